@@ -1,0 +1,115 @@
+r"""Optimisers for S networks trained at once, each with its own learning rate.
+
+Every parameter tensor has the network index as its leading dimension (shape ``(S, …)``) and
+``lr`` is a vector of shape ``(S,)``. A boolean ``active`` mask of shape ``(S,)`` freezes
+networks (diverged ones): their parameters and optimiser state stay as they are.
+
+Adam (Kingma & Ba 2015), written to follow ``torch.optim.Adam`` (no weight decay, no amsgrad)
+operation for operation, so a single network matches it to rounding:
+
+.. math::
+    m_t = \beta_1 m_{t-1} + (1-\beta_1) g_t,\qquad v_t = \beta_2 v_{t-1} + (1-\beta_2) g_t^2,
+
+    \theta_t = \theta_{t-1} - \frac{\eta}{1-\beta_1^t}\;
+               \frac{m_t}{\sqrt{v_t}/\sqrt{1-\beta_2^t} + \epsilon}.
+
+Note torch's epsilon placement: :math:`\epsilon` is added to :math:`\sqrt{\hat v_t}`, not inside
+the square root (optax's ``eps_root`` is the other convention).
+
+SGD with heavy-ball momentum, as ``torch.optim.SGD`` (dampening 0, no Nesterov):
+:math:`u_1 = g_1`, :math:`u_t = \mu u_{t-1} + g_t`, :math:`\theta_t = \theta_{t-1} - \eta u_t`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+__all__ = ["BatchedAdam", "BatchedSGD"]
+
+
+def _per_network(vector: Tensor, like: Tensor) -> Tensor:
+    """Reshape an ``(S,)`` vector to broadcast against a parameter of shape ``(S, …)``."""
+    return vector.reshape((-1,) + (1,) * (like.dim() - 1))
+
+
+def _as_lr_vector(lr: float | Sequence[float] | Tensor, n_networks: int, like: Tensor) -> Tensor:
+    lr_vec = torch.as_tensor(lr, dtype=like.dtype, device=like.device)
+    if lr_vec.dim() == 0:
+        lr_vec = lr_vec.expand(n_networks).clone()
+    if lr_vec.shape != (n_networks,):
+        raise ValueError(f"lr must be a scalar or have shape ({n_networks},), got {tuple(lr_vec.shape)}")
+    return lr_vec
+
+
+class BatchedAdam:
+    """Adam over S networks with per-network learning rates; see the module docstring."""
+
+    def __init__(
+        self,
+        params: Sequence[Tensor],
+        lr: float | Sequence[float] | Tensor,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+    ) -> None:
+        self.params = list(params)
+        n_networks = self.params[0].shape[0]
+        self.lr = _as_lr_vector(lr, n_networks, self.params[0])
+        self.beta1, self.beta2 = betas
+        self.eps = eps
+        self.step_count = 0
+        self.exp_avg = [torch.zeros_like(p) for p in self.params]
+        self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
+
+    @torch.no_grad()
+    def step(self, grads: Sequence[Tensor], active: Tensor | None = None) -> None:
+        self.step_count += 1
+        bias_correction1 = 1 - self.beta1**self.step_count
+        bias_correction2_sqrt = math.sqrt(1 - self.beta2**self.step_count)
+        for p, g, m, v in zip(self.params, grads, self.exp_avg, self.exp_avg_sq, strict=True):
+            m_new = torch.lerp(m, g, 1 - self.beta1)
+            v_new = torch.addcmul(v * self.beta2, g, g, value=1 - self.beta2)
+            denom = (v_new.sqrt() / bias_correction2_sqrt).add_(self.eps)
+            update = _per_network(self.lr / bias_correction1, p) * m_new / denom
+            if active is not None:
+                keep = _per_network(active, p)
+                m_new = torch.where(keep, m_new, m)
+                v_new = torch.where(keep, v_new, v)
+                update = torch.where(keep, update, torch.zeros_like(update))
+            m.copy_(m_new)
+            v.copy_(v_new)
+            p.sub_(update)
+
+
+class BatchedSGD:
+    """SGD with optional heavy-ball momentum over S networks; see the module docstring."""
+
+    def __init__(
+        self,
+        params: Sequence[Tensor],
+        lr: float | Sequence[float] | Tensor,
+        momentum: float = 0.0,
+    ) -> None:
+        self.params = list(params)
+        self.lr = _as_lr_vector(lr, self.params[0].shape[0], self.params[0])
+        self.momentum = momentum
+        self.buffers: list[Tensor] | None = None
+
+    @torch.no_grad()
+    def step(self, grads: Sequence[Tensor], active: Tensor | None = None) -> None:
+        grads = list(grads)
+        if self.momentum:
+            if self.buffers is None:
+                self.buffers = [g.clone() for g in grads]
+            else:
+                for buf, g in zip(self.buffers, grads, strict=True):
+                    buf.mul_(self.momentum).add_(g)
+            grads = self.buffers
+        for p, g in zip(self.params, grads, strict=True):
+            update = _per_network(self.lr, p) * g
+            if active is not None:
+                update = torch.where(_per_network(active, p), update, torch.zeros_like(update))
+            p.sub_(update)

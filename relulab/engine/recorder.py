@@ -1,0 +1,53 @@
+"""Metric recording every k steps without a host synchronisation per step.
+
+The recorder preallocates one ``(T, S)`` tensor per metric on the training device and writes a
+row at each recording step; the only transfer to the host happens once, in :meth:`to_numpy`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor
+
+__all__ = ["Recorder", "recording_steps"]
+
+
+def recording_steps(steps: int, every: int) -> np.ndarray:
+    """Steps ``0, k, 2k, …`` plus the final step ``steps`` (step 0 is the initialisation)."""
+    if every <= 0:
+        raise ValueError(f"record_every must be positive, got {every}")
+    grid = np.arange(0, steps + 1, every)
+    if grid[-1] != steps:
+        grid = np.append(grid, steps)
+    return grid
+
+
+class Recorder:
+    """Preallocated per-metric buffers of shape ``(T, S)``; see the module docstring."""
+
+    def __init__(self, steps: int, every: int, n_networks: int, device: torch.device | str,
+                 dtype: torch.dtype = torch.float32) -> None:
+        self.steps = recording_steps(steps, every)
+        self._row_of_step = {int(s): i for i, s in enumerate(self.steps)}
+        self.n_networks = n_networks
+        self.device = device
+        self.dtype = dtype
+        self._buffers: dict[str, Tensor] = {}
+
+    def wants(self, step: int) -> bool:
+        return step in self._row_of_step
+
+    def record(self, step: int, values: dict[str, Tensor]) -> None:
+        row = self._row_of_step[step]
+        for name, value in values.items():
+            buffer = self._buffers.get(name)
+            if buffer is None:
+                buffer = torch.full((len(self.steps), self.n_networks), float("nan"),
+                                    dtype=self.dtype, device=self.device)
+                self._buffers[name] = buffer
+            buffer[row].copy_(value.detach())
+
+    def to_numpy(self) -> dict[str, np.ndarray]:
+        """Curves as ``{name: array (S, T)}`` on the host."""
+        return {name: buf.T.cpu().numpy() for name, buf in self._buffers.items()}

@@ -1,0 +1,18 @@
+"""One module per study: presets, the work to run, figures and the claims scorecard."""
+
+from __future__ import annotations
+
+from relulab.experiments import single_neuron
+from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Unit
+
+__all__ = ["Analysis", "Claim", "Experiment", "Figure", "Unit", "REGISTRY", "get_experiment"]
+
+REGISTRY: dict[str, Experiment] = {e.name: e for e in (single_neuron.EXPERIMENT,)}
+
+
+def get_experiment(name: str) -> Experiment:
+    """The experiment called ``name``; ``ValueError`` naming the known ones otherwise."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown experiment {name!r}; known: {', '.join(REGISTRY)}") from None

@@ -1,0 +1,69 @@
+"""What an experiment module declares: config, presets, work units, claims and figures.
+
+An experiment is data plus three functions, readable top to bottom in one short module:
+
+* ``plan(config) -> list[Unit]`` — the batched computations to run (each one resumable);
+* ``analyse(results, config) -> Analysis`` — claims (seed statement, expected, measured,
+  verdict) and named metrics, computed from the stored results only;
+* ``figures(results, config, out_dir) -> list[Figure]`` — PNG files written into the run dir.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from relulab.runtime import RunContext
+from relulab.store import UnitResult
+
+__all__ = ["Analysis", "Claim", "Experiment", "Figure", "Unit"]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One statement of a seed, what it leads us to expect, what we measured, and the verdict."""
+
+    id: str
+    statement: str
+    expected: str
+    measured: float
+    passed: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    filename: str
+    caption: str
+
+
+@dataclass
+class Analysis:
+    claims: list[Claim]
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A resumable piece of work: one batched computation whose result is stored whole."""
+
+    name: str
+    run: Callable[[RunContext], UnitResult]
+
+
+Results = Mapping[str, UnitResult]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    title: str
+    seed: str
+    summary: str
+    config: type
+    presets: dict[str, Any]
+    plan: Callable[[Any], list[Unit]]
+    analyse: Callable[[Results, Any], Analysis]
+    figures: Callable[[Results, Any, Path], list[Figure]]

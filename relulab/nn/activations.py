@@ -1,0 +1,80 @@
+r"""Activation functions with their derivatives, and the ReLU−b module.
+
+The engine trains networks with hand-derived gradients where that is much faster than autograd
+(the single neuron), so each activation carries its derivative :math:`\sigma'`. Conventions follow
+torch's autograd so both paths agree exactly: :math:`\mathrm{ReLU}'(0) = 0`.
+
+ReLU−b (seed ``000_…``, Liu, *Adding bias after ReLU*): :math:`\sigma_b(z) = \mathrm{ReLU}(z) - b`,
+a constant subtracted after the ReLU to re-centre its output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["Activation", "ReLUMinusB", "get_activation", "ACTIVATION_NAMES"]
+
+
+@dataclass(frozen=True)
+class Activation:
+    """An elementwise function ``fn`` with its derivative ``grad`` (both Tensor → Tensor)."""
+
+    name: str
+    fn: Callable[[Tensor], Tensor]
+    grad: Callable[[Tensor], Tensor]
+
+
+def _relu_grad(z: Tensor) -> Tensor:
+    return (z > 0).to(z.dtype)
+
+
+def _silu_grad(z: Tensor) -> Tensor:
+    r""":math:`\frac{d}{dz} z\,s(z) = s(z)\,(1 + z\,(1 - s(z)))`, :math:`s` the logistic."""
+    s = torch.sigmoid(z)
+    return s * (1 + z * (1 - s))
+
+
+def _tanh_grad(z: Tensor) -> Tensor:
+    return 1 - torch.tanh(z) ** 2
+
+
+_ACTIVATIONS: dict[str, Activation] = {
+    "relu": Activation("relu", torch.relu, _relu_grad),
+    "silu": Activation("silu", torch.nn.functional.silu, _silu_grad),
+    "tanh": Activation("tanh", torch.tanh, _tanh_grad),
+    "linear": Activation("linear", lambda z: z, torch.ones_like),
+}
+
+ACTIVATION_NAMES: tuple[str, ...] = tuple(_ACTIVATIONS)
+
+
+def get_activation(name: str) -> Activation:
+    """Look an activation up by name (one of :data:`ACTIVATION_NAMES`)."""
+    try:
+        return _ACTIVATIONS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown activation {name!r}; choose one of {', '.join(ACTIVATION_NAMES)}"
+        ) from None
+
+
+class ReLUMinusB(nn.Module):
+    r""":math:`\mathrm{ReLU}(z) - b`: ReLU followed by a fixed negative bias (seed ``000_…``).
+
+    ``b = 0`` is the plain ReLU. For :math:`z \sim N(0, s^2)` the choice
+    :math:`b^* = E[\mathrm{ReLU}(z)] = s/\sqrt{2\pi}` centres the output (SETUPS.md §2, [D]).
+    """
+
+    def __init__(self, b: float = 0.0) -> None:
+        super().__init__()
+        self.b = float(b)
+
+    def forward(self, z: Tensor) -> Tensor:
+        return torch.relu(z) - self.b
+
+    def extra_repr(self) -> str:
+        return f"b={self.b}"
