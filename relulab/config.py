@@ -100,6 +100,7 @@ def apply_overrides(config: C, assignments: list[str]) -> C:
 
 def config_to_dict(config: Any) -> dict[str, Any]:
     """Plain JSON-ready dict (tuples become lists)."""
+
     def plain(value: Any) -> Any:
         if isinstance(value, tuple | list):
             return [plain(v) for v in value]

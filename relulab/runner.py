@@ -46,16 +46,20 @@ def _check_run_dir(out_dir: Path, experiment: str, preset: str, config: dict[str
         with RunStore.open(store_path) as store:
             store.check_same_run(experiment, preset, config)
     elif out_dir.is_dir() and any(out_dir.iterdir()):
-        raise ValueError(f"--out {out_dir} is not empty and holds no relulab run; choose another directory")
+        raise ValueError(
+            f"--out {out_dir} is not empty and holds no relulab run; choose another directory"
+        )
 
 
-def prepare_run(name: str, preset: str, overrides: list[str], seed: int | None,
-                device: str, out_dir: str | Path) -> PreparedRun:
+def prepare_run(
+    name: str, preset: str, overrides: list[str], seed: int | None, device: str, out_dir: str | Path
+) -> PreparedRun:
     """Resolve and validate everything a run needs; raises ``ValueError``/``StoreError``."""
     experiment = get_experiment(name)
     if preset not in experiment.presets:
-        raise ConfigError(f"unknown preset {preset!r} for {name}; choose one of "
-                          f"{', '.join(experiment.presets)}")
+        raise ConfigError(
+            f"unknown preset {preset!r} for {name}; choose one of {', '.join(experiment.presets)}"
+        )
     config = apply_overrides(experiment.presets[preset], list(overrides))
     if seed is not None:
         config = apply_overrides(config, [f"seed={seed}"])
@@ -76,8 +80,13 @@ def execute(run: PreparedRun, quiet: bool = False) -> dict[str, Any]:
     config_dict = config_to_dict(run.config)
     dtype = getattr(torch, getattr(run.config, "dtype", "float32"))
     context = RunContext(device=run.device, dtype=dtype, seed=run.config.seed, quiet=quiet)
-    with RunStore.create_or_resume(run.out_dir / STORE_FILENAME, run.experiment.name, run.preset,
-                                   config_dict, {**library_versions(), "device": str(run.device)}) as store:
+    with RunStore.create_or_resume(
+        run.out_dir / STORE_FILENAME,
+        run.experiment.name,
+        run.preset,
+        config_dict,
+        {**library_versions(), "device": str(run.device)},
+    ) as store:
         done = store.done_units()
         for unit in run.experiment.plan(run.config):
             if unit.name in done:
@@ -95,13 +104,16 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
     with RunStore.open(out_dir / STORE_FILENAME) as store:
         meta = store.meta()
         experiment = get_experiment(meta["experiment"])
-        config = experiment.config(**{k: tuple(v) if isinstance(v, list) else v
-                                      for k, v in meta["config"].items()})
+        config = experiment.config(
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in meta["config"].items()}
+        )
         expected_units = [unit.name for unit in experiment.plan(config)]
         missing = [name for name in expected_units if name not in store.done_units()]
         if missing:
-            raise StoreError(f"{out_dir} is an unfinished run (missing: {', '.join(missing)}); "
-                             "re-run it to resume")
+            raise StoreError(
+                f"{out_dir} is an unfinished run (missing: {', '.join(missing)}); "
+                "re-run it to resume"
+            )
         results = {name: store.unit(name) for name in expected_units}
     analysis = experiment.analyse(results, config)
     figures = experiment.figures(results, config, out_dir)
@@ -111,11 +123,19 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
         "seed_document": experiment.seed,
         "preset": meta["preset"],
         "config": meta["config"],
-        "claims": [{**asdict(c), "measured": _finite_or_none(c.measured), "passed": bool(c.passed)}
-                   for c in analysis.claims],
+        "claims": [
+            {**asdict(c), "measured": _finite_or_none(c.measured), "passed": bool(c.passed)}
+            for c in analysis.claims
+        ],
         "metrics": {k: _finite_or_none(v) for k, v in analysis.metrics.items()},
-        "units": {name: {"networks": r.n_networks, "wall_s": round(r.wall_s, 3),
-                         "diverged": int(r.diverged.sum())} for name, r in results.items()},
+        "units": {
+            name: {
+                "networks": r.n_networks,
+                "wall_s": round(r.wall_s, 3),
+                "diverged": int(r.diverged.sum()),
+            }
+            for name, r in results.items()
+        },
         "versions": meta["versions"],
         "created": meta["created"],
         "device": meta["versions"].get("device", "unknown"),

@@ -30,8 +30,14 @@ def resolve_device(name: str) -> torch.device:
         raise ValueError(f"unsupported device {name!r}; use auto, cpu or cuda[:N]")
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {name!r} requested but CUDA is not available here")
-    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
-        raise ValueError(f"device {name!r} does not exist ({torch.cuda.device_count()} CUDA devices)")
+    if (
+        device.type == "cuda"
+        and device.index is not None
+        and device.index >= torch.cuda.device_count()
+    ):
+        raise ValueError(
+            f"device {name!r} does not exist ({torch.cuda.device_count()} CUDA devices)"
+        )
     return device
 
 
@@ -73,8 +79,12 @@ class RunContext:
         if self.quiet or not console.is_terminal:
             yield lambda n: None
             return
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn())
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        )
         with Progress(*columns, console=console, transient=False) as bar:
             task = bar.add_task(description, total=total)
             yield lambda n: bar.advance(task, n)

@@ -41,7 +41,9 @@ def _as_lr_vector(lr: float | Sequence[float] | Tensor, n_networks: int, like: T
     if lr_vec.dim() == 0:
         lr_vec = lr_vec.expand(n_networks).clone()
     if lr_vec.shape != (n_networks,):
-        raise ValueError(f"lr must be a scalar or have shape ({n_networks},), got {tuple(lr_vec.shape)}")
+        raise ValueError(
+            f"lr must be a scalar or have shape ({n_networks},), got {tuple(lr_vec.shape)}"
+        )
     return lr_vec
 
 

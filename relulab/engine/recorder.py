@@ -26,8 +26,14 @@ def recording_steps(steps: int, every: int) -> np.ndarray:
 class Recorder:
     """Preallocated per-metric buffers of shape ``(T, S)``; see the module docstring."""
 
-    def __init__(self, steps: int, every: int, n_networks: int, device: torch.device | str,
-                 dtype: torch.dtype = torch.float32) -> None:
+    def __init__(
+        self,
+        steps: int,
+        every: int,
+        n_networks: int,
+        device: torch.device | str,
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
         self.steps = recording_steps(steps, every)
         self._row_of_step = {int(s): i for i, s in enumerate(self.steps)}
         self.n_networks = n_networks
@@ -43,8 +49,12 @@ class Recorder:
         for name, value in values.items():
             buffer = self._buffers.get(name)
             if buffer is None:
-                buffer = torch.full((len(self.steps), self.n_networks), float("nan"),
-                                    dtype=self.dtype, device=self.device)
+                buffer = torch.full(
+                    (len(self.steps), self.n_networks),
+                    float("nan"),
+                    dtype=self.dtype,
+                    device=self.device,
+                )
                 self._buffers[name] = buffer
             buffer[row].copy_(value.detach())
 

@@ -11,7 +11,8 @@ network):
 
 The gradients are written out by hand (one fused pass over the ``S×N`` array instead of an
 autograd graph); ``tests/test_engine_single_neuron.py`` checks them against autograd. With
-:math:`\delta_{sn} = 2 (f_{sn} - y_{sn}) / N` and :math:`e_{sn} = \delta_{sn} w_{2s} \sigma'(z_{sn})`:
+:math:`\delta_{sn} = 2 (f_{sn} - y_{sn}) / N` and
+:math:`e_{sn} = \delta_{sn} w_{2s} \sigma'(z_{sn})`:
 :math:`\partial_{w_2} L = \sum_n \delta\,\sigma(z)`, :math:`\partial_{b_2} L = \sum_n \delta`,
 standard: :math:`\partial_{w_1} L = \sum_n e\,x`, :math:`\partial_{b_1} L = \sum_n e`;
 reparam: :math:`\partial_{w_1} L = \sum_n e\,(x + b')`, :math:`\partial_{b'} L = w_1 \sum_n e`.
@@ -36,7 +37,9 @@ __all__ = ["BatchedSingleNeuron", "STATE_CODES"]
 STATE_CODES = {"dead": 0, "balanced": 1, "hyperactive": 2}
 
 
-def _column(values: Sequence[float] | Tensor, dtype: torch.dtype, device: torch.device | str) -> Tensor:
+def _column(
+    values: Sequence[float] | Tensor, dtype: torch.dtype, device: torch.device | str
+) -> Tensor:
     return torch.as_tensor(values, dtype=dtype, device=device).reshape(-1).clone()
 
 
@@ -67,9 +70,13 @@ class BatchedSingleNeuron:
         self.theta = torch.stack(columns, dim=1)
         self.params = [self.theta]
         if y.shape not in ((x.shape[0],), (self.n_networks, x.shape[0])):
-            raise ValueError(f"y must have shape (N,) or (S, N); got {tuple(y.shape)} for N={x.shape[0]}")
+            raise ValueError(
+                f"y must have shape (N,) or (S, N); got {tuple(y.shape)} for N={x.shape[0]}"
+            )
         if parameterisation not in ("standard", "reparam"):
-            raise ValueError(f"parameterisation must be 'standard' or 'reparam', got {parameterisation!r}")
+            raise ValueError(
+                f"parameterisation must be 'standard' or 'reparam', got {parameterisation!r}"
+            )
         self.x = x
         self.y = y if y.dim() == 2 else y.unsqueeze(0)
         self.activation = get_activation(activation)

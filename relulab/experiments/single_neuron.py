@@ -54,7 +54,21 @@ class SingleNeuronConfig:
     steps: int = 5000  # [S/I]
     silu_steps: int = 20000  # [S/I]
     record_every: int = 10
-    b1_sweep: tuple[float, ...] = (-2.0, -1.5, -1.2, -1.0, -0.8, -0.5, 0.0, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0)
+    b1_sweep: tuple[float, ...] = (
+        -2.0,
+        -1.5,
+        -1.2,
+        -1.0,
+        -0.8,
+        -0.5,
+        0.0,
+        0.5,
+        0.8,
+        1.0,
+        1.2,
+        1.5,
+        2.0,
+    )
     b2_sweep: tuple[float, ...] = (0.0, -0.5, -1.0, -1.1, -1.2, -1.5, -2.0)
     lr_sweep: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
     lr_sweep_b2: float = -1.0  # [S]
@@ -72,8 +86,15 @@ class SingleNeuronConfig:
     plateau_rtol: float = 0.05  # [I] "stuck around" a plateau: within 5 % of the exact value
 
     def validate(self) -> None:
-        positive_ints = ("n_points", "steps", "silu_steps", "record_every", "boundary_points",
-                         "grid_size", "grid_record_every")
+        positive_ints = (
+            "n_points",
+            "steps",
+            "silu_steps",
+            "record_every",
+            "boundary_points",
+            "grid_size",
+            "grid_record_every",
+        )
         for name in positive_ints:
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
@@ -83,12 +104,20 @@ class SingleNeuronConfig:
         for name in positive_floats:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
-        if any(lr <= 0 for lr in self.lr_sweep) or min(self.lr_boundary_range + self.grid_lr_range) <= 0:
+        if (
+            any(lr <= 0 for lr in self.lr_sweep)
+            or min(self.lr_boundary_range + self.grid_lr_range) <= 0
+        ):
             raise ConfigError("learning rates must be positive")
         if not all(0 <= b < 1 for b in self.betas):
             raise ConfigError(f"betas must lie in [0, 1), got {self.betas}")
-        for name in ("b2_boundary_range", "lr_boundary_range", "grid_b1_range", "grid_b2_range",
-                     "grid_lr_range"):
+        for name in (
+            "b2_boundary_range",
+            "lr_boundary_range",
+            "grid_b1_range",
+            "grid_b2_range",
+            "grid_lr_range",
+        ):
             low, high = getattr(self, name)
             if not low < high:
                 raise ConfigError(f"{name} must be (low, high) with low < high, got {(low, high)}")
@@ -96,8 +125,9 @@ class SingleNeuronConfig:
 
 PRESETS = {
     "quick": SingleNeuronConfig(),
-    "paper": SingleNeuronConfig(n_points=1000, boundary_points=201, grid_size=61,
-                                record_every=5, grid_record_every=100),
+    "paper": SingleNeuronConfig(
+        n_points=1000, boundary_points=201, grid_size=61, record_every=5, grid_record_every=100
+    ),
 }
 
 
@@ -105,16 +135,37 @@ PRESETS = {
 # Running: each unit is one (or one per activation/parameterisation) batched computation.
 # ---------------------------------------------------------------------------------------------
 def _condition(config: SingleNeuronConfig, **overrides: Any) -> dict[str, Any]:
-    base = {"w1": 1.0, "b1": 0.0, "w2": 1.0, "b2": 0.0, "lr": config.lr, "activation": "relu",
-            "teacher": "relu", "parameterisation": "standard"}
+    base = {
+        "w1": 1.0,
+        "b1": 0.0,
+        "w2": 1.0,
+        "b2": 0.0,
+        "lr": config.lr,
+        "activation": "relu",
+        "teacher": "relu",
+        "parameterisation": "standard",
+    }
     return {**base, **overrides}
 
 
-def _train_conditions(conditions: list[dict[str, Any]], steps: int, record_every: int,
-                      config: SingleNeuronConfig, context: RunContext, description: str) -> UnitResult:
+def _train_conditions(
+    conditions: list[dict[str, Any]],
+    steps: int,
+    record_every: int,
+    config: SingleNeuronConfig,
+    context: RunContext,
+    description: str,
+) -> UnitResult:
     """Train every condition; one batched problem per (activation, teacher, parameterisation)."""
-    x = scalar_inputs(config.n_points, config.sampling, -1.0, 1.0, context.generator("inputs"),
-                      context.dtype, context.device)
+    x = scalar_inputs(
+        config.n_points,
+        config.sampling,
+        -1.0,
+        1.0,
+        context.generator("inputs"),
+        context.dtype,
+        context.device,
+    )
     groups: dict[tuple[str, str, str], list[int]] = {}
     for i, c in enumerate(conditions):
         groups.setdefault((c["activation"], c["teacher"], c["parameterisation"]), []).append(i)
@@ -128,9 +179,15 @@ def _train_conditions(conditions: list[dict[str, Any]], steps: int, record_every
         for (activation, teacher, parameterisation), indices in groups.items():
             chosen = [conditions[i] for i in indices]
             problem = BatchedSingleNeuron(
-                x, scalar_teacher(x, teacher), *([c[k] for c in chosen] for k in ("w1", "b1", "w2", "b2")),
-                activation=activation, parameterisation=parameterisation)
-            optimiser = BatchedAdam(problem.params, [c["lr"] for c in chosen], config.betas, config.eps)
+                x,
+                scalar_teacher(x, teacher),
+                *([c[k] for c in chosen] for k in ("w1", "b1", "w2", "b2")),
+                activation=activation,
+                parameterisation=parameterisation,
+            )
+            optimiser = BatchedAdam(
+                problem.params, [c["lr"] for c in chosen], config.betas, config.eps
+            )
             result = train(problem, optimiser, steps, record_every, advance)
             steps_recorded = result.steps
             for name, curve in result.curves.items():
@@ -138,14 +195,31 @@ def _train_conditions(conditions: list[dict[str, Any]], steps: int, record_every
                 final.setdefault(name, np.full(n_total, np.nan))[indices] = result.final[name]
             diverged[indices] = result.diverged
             diverged_step[indices] = result.diverged_step
-    return UnitResult(conditions, steps_recorded, curves, final, diverged, diverged_step,
-                      arrays={"x": x.cpu().numpy().astype(np.float64)})
+    return UnitResult(
+        conditions,
+        steps_recorded,
+        curves,
+        final,
+        diverged,
+        diverged_step,
+        arrays={"x": x.cpu().numpy().astype(np.float64)},
+    )
 
 
-def _unit(name: str, description: str, make_conditions: Callable[[], list[dict[str, Any]]],
-          steps: int, record_every: int, config: SingleNeuronConfig) -> Unit:
-    return Unit(name, lambda context: _train_conditions(make_conditions(), steps, record_every,
-                                                         config, context, description))
+def _unit(
+    name: str,
+    description: str,
+    make_conditions: Callable[[], list[dict[str, Any]]],
+    steps: int,
+    record_every: int,
+    config: SingleNeuronConfig,
+) -> Unit:
+    return Unit(
+        name,
+        lambda context: _train_conditions(
+            make_conditions(), steps, record_every, config, context, description
+        ),
+    )
 
 
 def _both_parameterisations(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -165,29 +239,75 @@ def plan(config: SingleNeuronConfig) -> list[Unit]:
     sweeps = [
         ("b1-sweep", "b1 sweep (b2 = 0)", lambda: [_condition(c, b1=v) for v in c.b1_sweep]),
         ("b2-sweep", "b2 sweep (b1 = 0)", lambda: [_condition(c, b2=v) for v in c.b2_sweep]),
-        ("lr-sweep", "lr sweep (b2 = -1)",
-         lambda: [_condition(c, b2=c.lr_sweep_b2, lr=v) for v in c.lr_sweep]),
-        ("b2-boundary", "b2 boundary",
-         lambda: _both_parameterisations(
-             [_condition(c, b2=float(v)) for v in _lin_grid(c.b2_boundary_range, c.boundary_points)])),
-        ("lr-boundary", "lr boundary",
-         lambda: _both_parameterisations(
-             [_condition(c, b2=c.lr_sweep_b2, lr=float(v))
-              for v in _log_grid(c.lr_boundary_range, c.boundary_points)])),
+        (
+            "lr-sweep",
+            "lr sweep (b2 = -1)",
+            lambda: [_condition(c, b2=c.lr_sweep_b2, lr=v) for v in c.lr_sweep],
+        ),
+        (
+            "b2-boundary",
+            "b2 boundary",
+            lambda: _both_parameterisations(
+                [
+                    _condition(c, b2=float(v))
+                    for v in _lin_grid(c.b2_boundary_range, c.boundary_points)
+                ]
+            ),
+        ),
+        (
+            "lr-boundary",
+            "lr boundary",
+            lambda: _both_parameterisations(
+                [
+                    _condition(c, b2=c.lr_sweep_b2, lr=float(v))
+                    for v in _log_grid(c.lr_boundary_range, c.boundary_points)
+                ]
+            ),
+        ),
     ]
     units = [_unit(name, text, make, c.steps, c.record_every, c) for name, text, make in sweeps]
-    units.append(_unit("silu-vs-relu", "SiLU vs ReLU", lambda: [
-        _condition(c, b2=c.silu_b2),
-        _condition(c, b2=c.silu_b2, activation="silu", teacher=c.silu_teacher)],
-        c.silu_steps, c.record_every, c))
-    b1_axis, b2_axis = _lin_grid(c.grid_b1_range, c.grid_size), _lin_grid(c.grid_b2_range, c.grid_size)
+    units.append(
+        _unit(
+            "silu-vs-relu",
+            "SiLU vs ReLU",
+            lambda: [
+                _condition(c, b2=c.silu_b2),
+                _condition(c, b2=c.silu_b2, activation="silu", teacher=c.silu_teacher),
+            ],
+            c.silu_steps,
+            c.record_every,
+            c,
+        )
+    )
+    b1_axis, b2_axis = (
+        _lin_grid(c.grid_b1_range, c.grid_size),
+        _lin_grid(c.grid_b2_range, c.grid_size),
+    )
     lr_axis = _log_grid(c.grid_lr_range, c.grid_size)
-    units.append(_unit("map-b1-b2", "phase map (b1, b2)", lambda: _both_parameterisations(
-        [_condition(c, b1=float(b1), b2=float(b2)) for b2 in b2_axis for b1 in b1_axis]),
-        c.steps, c.grid_record_every, c))
-    units.append(_unit("map-b2-lr", "phase map (b2, lr)", lambda: _both_parameterisations(
-        [_condition(c, b2=float(b2), lr=float(lr)) for lr in lr_axis for b2 in b2_axis]),
-        c.steps, c.grid_record_every, c))
+    units.append(
+        _unit(
+            "map-b1-b2",
+            "phase map (b1, b2)",
+            lambda: _both_parameterisations(
+                [_condition(c, b1=float(b1), b2=float(b2)) for b2 in b2_axis for b1 in b1_axis]
+            ),
+            c.steps,
+            c.grid_record_every,
+            c,
+        )
+    )
+    units.append(
+        _unit(
+            "map-b2-lr",
+            "phase map (b2, lr)",
+            lambda: _both_parameterisations(
+                [_condition(c, b2=float(b2), lr=float(lr)) for lr in lr_axis for b2 in b2_axis]
+            ),
+            c.steps,
+            c.grid_record_every,
+            c,
+        )
+    )
     return units
 
 
@@ -195,16 +315,20 @@ def plan(config: SingleNeuronConfig) -> list[Unit]:
 # Analysis: outcomes, boundaries and the claims scorecard.
 # ---------------------------------------------------------------------------------------------
 def outcomes(result: UnitResult, converge_tol: float) -> np.ndarray:
-    """Per network: converged (final loss < tol), else its final state (dead/balanced/hyperactive)."""
+    """Per network: converged (final loss < tol), else its final state (dead/balanced/hyper)."""
     state = result.final["state"].astype(int)
     return np.where(result.final["loss"] < converge_tol, OUTCOMES["converged"], state)
 
 
 def _where(result: UnitResult, **match: Any) -> np.ndarray:
     """Indices of the networks whose condition matches every given value."""
+
     def matches(condition: dict[str, Any]) -> bool:
-        return all(np.isclose(condition[k], v) if isinstance(v, float) else condition[k] == v
-                   for k, v in match.items())
+        return all(
+            np.isclose(condition[k], v) if isinstance(v, float) else condition[k] == v
+            for k, v in match.items()
+        )
+
     return np.array([i for i, c in enumerate(result.conditions) if matches(c)], dtype=int)
 
 
@@ -226,9 +350,10 @@ def locate_boundary(values: np.ndarray, converged: np.ndarray) -> tuple[float, i
     return float(0.5 * (values[first] + values[first + 1])), int(len(flips))
 
 
-def _longest_plateau(steps: np.ndarray, loss: np.ndarray, floor: float, window_steps: int = 500,
-                     rtol: float = 0.05) -> int:
-    """Longest stretch (in steps) where the loss is above ``floor`` and changes < ``rtol`` per window."""
+def _longest_plateau(
+    steps: np.ndarray, loss: np.ndarray, floor: float, window_steps: int = 500, rtol: float = 0.05
+) -> int:
+    """Longest stretch (steps) with loss above ``floor`` changing < ``rtol`` per window."""
     spacing = int(steps[1] - steps[0])
     lag = max(1, window_steps // spacing)
     log_loss = np.log(np.maximum(loss, 1e-30))
@@ -261,33 +386,58 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}"
 
 
-def _stuck_claim(claim_id: str, statement: str, result: UnitResult, indices: Sequence[int],
-                 label: str, plateau: float, state: str, plateau_text: str,
-                 config: SingleNeuronConfig) -> Claim:
+def _stuck_claim(
+    claim_id: str,
+    statement: str,
+    result: UnitResult,
+    indices: Sequence[int],
+    label: str,
+    plateau: float,
+    state: str,
+    plateau_text: str,
+    config: SingleNeuronConfig,
+) -> Claim:
     """The final loss of every chosen network is at ``plateau`` (rtol) in the given state."""
     losses = np.array([plateau_level(result, i) for i in indices])
     states = result.final["state"][list(indices)].astype(int)
     rel = np.abs(losses / plateau - 1)
-    ok = bool(len(indices)) and bool(np.all(rel < config.plateau_rtol)) and bool(
-        np.all(states == STATE_CODES[state]))
-    detail = "; ".join(f"{label(i)}: loss {_fmt(plateau_level(result, i))}, "
-                       f"{_state_name(int(result.final['state'][i]))}" for i in indices)
-    return Claim(claim_id, statement,
-                 f"loss level over the last 10 % of training ≈ {plateau_text} = {plateau:.4f} "
-                 f"(within {config.plateau_rtol:.0%}), "
-                 f"neuron {state} (seed {SEED})",
-                 float(np.max(losses)) if len(losses) else float("nan"), ok, detail)
+    ok = (
+        bool(len(indices))
+        and bool(np.all(rel < config.plateau_rtol))
+        and bool(np.all(states == STATE_CODES[state]))
+    )
+    detail = "; ".join(
+        f"{label(i)}: loss {_fmt(plateau_level(result, i))}, "
+        f"{_state_name(int(result.final['state'][i]))}"
+        for i in indices
+    )
+    return Claim(
+        claim_id,
+        statement,
+        f"loss level over the last 10 % of training ≈ {plateau_text} = {plateau:.4f} "
+        f"(within {config.plateau_rtol:.0%}), "
+        f"neuron {state} (seed {SEED})",
+        float(np.max(losses)) if len(losses) else float("nan"),
+        ok,
+        detail,
+    )
 
 
 def _state_name(code: int) -> str:
     return {v: k for k, v in STATE_CODES.items()}[code]
 
 
-def _converges_claim(claim_id: str, statement: str, result: UnitResult, index: int | None,
-                     config: SingleNeuronConfig) -> Claim:
+def _converges_claim(
+    claim_id: str, statement: str, result: UnitResult, index: int | None, config: SingleNeuronConfig
+) -> Claim:
     loss = float(result.final["loss"][index]) if index is not None else float("nan")
-    return Claim(claim_id, statement, f"final loss < {config.converge_tol:g}, i.e. the loss goes to "
-                 f"zero (seed {SEED})", loss, bool(loss < config.converge_tol))
+    return Claim(
+        claim_id,
+        statement,
+        f"final loss < {config.converge_tol:g}, i.e. the loss goes to zero (seed {SEED})",
+        loss,
+        bool(loss < config.converge_tol),
+    )
 
 
 def _kink(result: UnitResult) -> np.ndarray:
@@ -302,50 +452,111 @@ def _claims(results: Results, config: SingleNeuronConfig) -> list[Claim]:
     hyper_idx = [i for i, cond in enumerate(b1s.conditions) if cond["b1"] > 1]
     dead_idx = [i for i, cond in enumerate(b1s.conditions) if cond["b1"] < -1]
     claims = [
-        _stuck_claim("b1-hyperactive-plateau", "With b2 = 0 and b1 > 1 the neuron starts hyperactive "
-                     "and the loss gets stuck around 0.02 (linear regression of ReLU).",
-                     b1s, hyper_idx, lambda i: f"b1={b1s.conditions[i]['b1']:g}", HYPERACTIVE_PLATEAU,
-                     "hyperactive", "1/48", c),
-        _stuck_claim("b1-dead-plateau", "With b2 = 0 and b1 < −1 the neuron starts dead and the loss "
-                     "gets stuck around 0.1 (a constant fit of ReLU).",
-                     b1s, dead_idx, lambda i: f"b1={b1s.conditions[i]['b1']:g}", DEAD_PLATEAU,
-                     "dead", "5/48", c),
-        _converges_claim("b2-minus-1.1-converges", "With b1 = 0, b2 = −1.1 the loss goes to zero.",
-                         b2s, _one(b2s, b2=-1.1), c),
+        _stuck_claim(
+            "b1-hyperactive-plateau",
+            "With b2 = 0 and b1 > 1 the neuron starts hyperactive "
+            "and the loss gets stuck around 0.02 (linear regression of ReLU).",
+            b1s,
+            hyper_idx,
+            lambda i: f"b1={b1s.conditions[i]['b1']:g}",
+            HYPERACTIVE_PLATEAU,
+            "hyperactive",
+            "1/48",
+            c,
+        ),
+        _stuck_claim(
+            "b1-dead-plateau",
+            "With b2 = 0 and b1 < −1 the neuron starts dead and the loss "
+            "gets stuck around 0.1 (a constant fit of ReLU).",
+            b1s,
+            dead_idx,
+            lambda i: f"b1={b1s.conditions[i]['b1']:g}",
+            DEAD_PLATEAU,
+            "dead",
+            "5/48",
+            c,
+        ),
+        _converges_claim(
+            "b2-minus-1.1-converges",
+            "With b1 = 0, b2 = −1.1 the loss goes to zero.",
+            b2s,
+            _one(b2s, b2=-1.1),
+            c,
+        ),
     ]
     stuck = _one(b2s, b2=-1.2)
-    claims.append(_stuck_claim(
-        "b2-minus-1.2-sticks", "With b1 = 0, b2 = −1.2 the loss gets stuck around 0.02 and the neuron "
-        "ends hyperactive.", b2s, [stuck] if stuck is not None else [],
-        lambda i: "b2=-1.2", HYPERACTIVE_PLATEAU, "hyperactive", "1/48", c))
+    claims.append(
+        _stuck_claim(
+            "b2-minus-1.2-sticks",
+            "With b1 = 0, b2 = −1.2 the loss gets stuck around 0.02 and the neuron "
+            "ends hyperactive.",
+            b2s,
+            [stuck] if stuck is not None else [],
+            lambda i: "b2=-1.2",
+            HYPERACTIVE_PLATEAU,
+            "hyperactive",
+            "1/48",
+            c,
+        )
+    )
     claims.append(_kink_claim(b2s))
-    claims.append(_converges_claim("lr-0.2-converges", "With b1 = 0, b2 = −1, learning rate 0.2 "
-                                   "optimises the loss to zero.", lrs, _one(lrs, lr=0.2), c))
+    claims.append(
+        _converges_claim(
+            "lr-0.2-converges",
+            "With b1 = 0, b2 = −1, learning rate 0.2 optimises the loss to zero.",
+            lrs,
+            _one(lrs, lr=0.2),
+            c,
+        )
+    )
     dies = _one(lrs, lr=0.4)
-    claims.append(_stuck_claim(
-        "lr-0.4-kills", "With b1 = 0, b2 = −1, learning rate 0.4 kills the neuron: the loss only "
-        "reaches 0.1 (constant fit).", lrs, [dies] if dies is not None else [],
-        lambda i: "lr=0.4", DEAD_PLATEAU, "dead", "5/48", c))
+    claims.append(
+        _stuck_claim(
+            "lr-0.4-kills",
+            "With b1 = 0, b2 = −1, learning rate 0.4 kills the neuron: the loss only "
+            "reaches 0.1 (constant fit).",
+            lrs,
+            [dies] if dies is not None else [],
+            lambda i: "lr=0.4",
+            DEAD_PLATEAU,
+            "dead",
+            "5/48",
+            c,
+        )
+    )
     claims.extend(_silu_claims(silu, c))
     claims.append(_exact_plateau_claim(results, c))
     return claims
 
 
+_KINK_STATEMENT = (
+    "The kink x_t = −b1/w1 starts at 0 and moves left during training; for b2 = −1.2 "
+    "it passes −1 (balanced → hyperactive), for b2 = −1.1 it does not."
+)
+_KINK_EXPECTED = f"lowest kink < −1 for b2 = −1.2 and > −1 for b2 = −1.1 (seed {SEED}, Obs. 1)"
+
+
 def _kink_claim(b2s: UnitResult) -> Claim:
     stuck, fine = _one(b2s, b2=-1.2), _one(b2s, b2=-1.1)
     if stuck is None or fine is None:
-        return Claim("kink-drifts-left", "…", "b2 = −1.1 and −1.2 must be in b2_sweep", float("nan"), False)
+        return Claim(
+            "kink-drifts-left",
+            _KINK_STATEMENT,
+            _KINK_EXPECTED,
+            float("nan"),
+            False,
+            "not measured: b2_sweep must contain -1.1 and -1.2",
+        )
     kinks = _kink(b2s)
     start, lowest, lowest_fine = kinks[stuck, 0], kinks[stuck].min(), kinks[fine].min()
     crossed = np.flatnonzero(kinks[stuck] < -1)
     ok = bool(abs(start) < 1e-6 and lowest < -1 and lowest_fine > -1)
-    detail = (f"b2=-1.2: kink starts at {_fmt(start)}, reaches {_fmt(lowest)}"
-              + (f", passes −1 at step {int(b2s.steps[crossed[0]])}" if len(crossed) else "")
-              + f"; b2=-1.1: lowest kink {_fmt(lowest_fine)}")
-    return Claim("kink-drifts-left", "The kink x_t = −b1/w1 starts at 0 and moves left during "
-                 "training; for b2 = −1.2 it passes −1 (balanced → hyperactive), for b2 = −1.1 it "
-                 "does not.", f"lowest kink < −1 for b2 = −1.2 and > −1 for b2 = −1.1 (seed {SEED})",
-                 float(lowest), ok, detail)
+    detail = (
+        f"b2=-1.2: kink starts at {_fmt(start)}, reaches {_fmt(lowest)}"
+        + (f", passes −1 at step {int(b2s.steps[crossed[0]])}" if len(crossed) else "")
+        + f"; b2=-1.1: lowest kink {_fmt(lowest_fine)}"
+    )
+    return Claim("kink-drifts-left", _KINK_STATEMENT, _KINK_EXPECTED, float(lowest), ok, detail)
 
 
 def _silu_claims(silu: UnitResult, config: SingleNeuronConfig) -> list[Claim]:
@@ -356,20 +567,39 @@ def _silu_claims(silu: UnitResult, config: SingleNeuronConfig) -> list[Claim]:
     reach = _first_below(silu.steps, loss[silu_i], config.converge_tol)
     final_silu = float(silu.final["loss"][silu_i])
     return [
-        _stuck_claim("relu-stuck-at-b2-minus-2", f"ReLU at b2 = {config.silu_b2:g} (b1 = 0) does not "
-                     "recover: it stays on the hyperactive plateau.", silu, [relu_i],
-                     lambda i: "ReLU", HYPERACTIVE_PLATEAU, "hyperactive", "1/48", config),
-        Claim("silu-recovers", f"SiLU at b2 = {config.silu_b2:g} eventually reaches zero loss "
-              "(up to machine precision).",
-              f"final loss < {config.converge_tol:g} after {config.silu_steps} steps (seed {SEED}, "
-              f"Obs. 3; teacher: {config.silu_teacher} [I])", final_silu,
-              bool(final_silu < config.converge_tol),
-              f"first below {config.converge_tol:g} at step {_fmt(reach)}"),
-        Claim("silu-long-saddle", "SiLU gets stuck at a saddle point for a very long time before "
-              "it converges.", "a plateau (loss changing < 5 % per 500 steps, above the convergence "
-              f"threshold) lasting ≥ 10 % of the {config.silu_steps}-step run (seed {SEED}, Obs. 3; "
-              "threshold [I])", float(plateau), bool(plateau >= 0.1 * config.silu_steps),
-              f"longest plateau {plateau} steps; reaches {config.converge_tol:g} at step {_fmt(reach)}"),
+        _stuck_claim(
+            "relu-stuck-at-b2-minus-2",
+            f"ReLU at b2 = {config.silu_b2:g} (b1 = 0) does not "
+            "recover: it stays on the hyperactive plateau.",
+            silu,
+            [relu_i],
+            lambda i: "ReLU",
+            HYPERACTIVE_PLATEAU,
+            "hyperactive",
+            "1/48",
+            config,
+        ),
+        Claim(
+            "silu-recovers",
+            f"SiLU at b2 = {config.silu_b2:g} eventually reaches zero loss "
+            "(up to machine precision).",
+            f"final loss < {config.converge_tol:g} after {config.silu_steps} steps (seed {SEED}, "
+            f"Obs. 3; teacher: {config.silu_teacher} [I])",
+            final_silu,
+            bool(final_silu < config.converge_tol),
+            f"first below {config.converge_tol:g} at step {_fmt(reach)}",
+        ),
+        Claim(
+            "silu-long-saddle",
+            "SiLU gets stuck at a saddle point for a very long time before it converges.",
+            "a plateau (loss changing < 5 % per 500 steps, above the convergence "
+            f"threshold) lasting ≥ 10 % of the {config.silu_steps}-step run (seed {SEED}, Obs. 3; "
+            "threshold [I])",
+            float(plateau),
+            bool(plateau >= 0.1 * config.silu_steps),
+            f"longest plateau {plateau} steps; "
+            f"reaches {config.converge_tol:g} at step {_fmt(reach)}",
+        ),
     ]
 
 
@@ -377,8 +607,10 @@ def _exact_plateau_claim(results: Results, config: SingleNeuronConfig) -> Claim:
     """Stuck losses equal the exact least-squares constant / linear fits on the same inputs."""
     x = results["b1-sweep"].arrays["x"]
     teacher = np.maximum(x, 0.0)
-    exact = {STATE_CODES["hyperactive"]: sample_linear_fit_loss(x, teacher),
-             STATE_CODES["dead"]: sample_constant_fit_loss(x, teacher)}
+    exact = {
+        STATE_CODES["hyperactive"]: sample_linear_fit_loss(x, teacher),
+        STATE_CODES["dead"]: sample_constant_fit_loss(x, teacher),
+    }
     deviations = []
     for name in ("b1-sweep", "b2-sweep", "lr-sweep"):
         result = results[name]
@@ -388,20 +620,28 @@ def _exact_plateau_claim(results: Results, config: SingleNeuronConfig) -> Claim:
             if state in exact and level >= config.converge_tol:
                 deviations.append(abs(level / exact[state] - 1))
     worst = float(max(deviations)) if deviations else float("nan")
-    return Claim("plateaus-are-exact-fits", "The stuck losses are exactly those of fitting ReLU by "
-                 "linear regression (hyperactive) and by a constant (dead).",
-                 f"every stuck run's loss level (median of the last 10 %) within 0.1 % of the exact "
-                 f"least-squares loss on the same "
-                 f"{config.n_points} inputs ({_fmt(exact[2])}, {_fmt(exact[0])}; 1/48 and 5/48 in the "
-                 f"continuum) (seed {SEED}, Obs. 0–2)", worst, bool(deviations) and worst < 1e-3,
-                 f"{len(deviations)} stuck runs compared")
+    return Claim(
+        "plateaus-are-exact-fits",
+        "The stuck losses are exactly those of fitting ReLU by "
+        "linear regression (hyperactive) and by a constant (dead).",
+        f"every stuck run's loss level (median of the last 10 %) within 0.1 % of the exact "
+        f"least-squares loss on the same "
+        f"{config.n_points} inputs ({_fmt(exact[2])}, {_fmt(exact[0])}; 1/48 and 5/48 in the "
+        f"continuum) (seed {SEED}, Obs. 0–2)",
+        worst,
+        bool(deviations) and worst < 1e-3,
+        f"{len(deviations)} stuck runs compared",
+    )
 
 
 def _metrics(results: Results, config: SingleNeuronConfig) -> dict[str, float]:
     x = results["b1-sweep"].arrays["x"]
-    metrics = {"plateau_hyperactive_exact": HYPERACTIVE_PLATEAU, "plateau_dead_exact": DEAD_PLATEAU,
-               "plateau_hyperactive_sample": sample_linear_fit_loss(x, np.maximum(x, 0)),
-               "plateau_dead_sample": sample_constant_fit_loss(x, np.maximum(x, 0))}
+    metrics = {
+        "plateau_hyperactive_exact": HYPERACTIVE_PLATEAU,
+        "plateau_dead_exact": DEAD_PLATEAU,
+        "plateau_hyperactive_sample": sample_linear_fit_loss(x, np.maximum(x, 0)),
+        "plateau_dead_sample": sample_constant_fit_loss(x, np.maximum(x, 0)),
+    }
     for unit, key, descending in (("b2-boundary", "b2", True), ("lr-boundary", "lr", False)):
         result = results[unit]
         converged = outcomes(result, config.converge_tol) == OUTCOMES["converged"]
@@ -413,18 +653,22 @@ def _metrics(results: Results, config: SingleNeuronConfig) -> dict[str, float]:
             metrics[f"{key}_boundary_{parameterisation}"] = boundary
             metrics[f"{key}_boundary_transitions_{parameterisation}"] = float(flips)
             metrics[f"{key}_fine_sweep_converged_fraction_{parameterisation}"] = float(
-                converged[idx].mean())
+                converged[idx].mean()
+            )
     for unit in ("map-b1-b2", "map-b2-lr"):
         result = results[unit]
         outcome = outcomes(result, config.converge_tol)
         for parameterisation in ("standard", "reparam"):
             idx = _where(result, parameterisation=parameterisation)
             for name, code in OUTCOMES.items():
-                metrics[f"{unit}_{parameterisation}_{name}_fraction"] = float(np.mean(outcome[idx] == code))
+                metrics[f"{unit}_{parameterisation}_{name}_fraction"] = float(
+                    np.mean(outcome[idx] == code)
+                )
     silu = results["silu-vs-relu"]
     silu_i = _one(silu, activation="silu")
-    metrics["silu_steps_to_converge"] = _first_below(silu.steps, silu.curves["loss"][silu_i],
-                                                     config.converge_tol)
+    metrics["silu_steps_to_converge"] = _first_below(
+        silu.steps, silu.curves["loss"][silu_i], config.converge_tol
+    )
     metrics["silu_final_loss"] = float(silu.final["loss"][silu_i])
     metrics["diverged_networks"] = float(sum(int(r.diverged.sum()) for r in results.values()))
     return metrics
@@ -442,12 +686,18 @@ def _plateau_lines(ax: plt.Axes) -> None:
     ax.axhline(DEAD_PLATEAU, color="k", ls="--", lw=1, label="5/48 (dead)")
 
 
-def _loss_panel(ax: plt.Axes, result: UnitResult, label: Callable[[dict[str, Any]], str],
-                title: str) -> None:
+def _loss_panel(
+    ax: plt.Axes, result: UnitResult, label: Callable[[dict[str, Any]], str], title: str
+) -> None:
     colours = plt.cm.viridis(np.linspace(0, 0.95, result.n_networks))
     for i, condition in enumerate(result.conditions):
-        ax.plot(result.steps, np.maximum(result.curves["loss"][i], 1e-16), color=colours[i],
-                label=label(condition), lw=1.2)
+        ax.plot(
+            result.steps,
+            np.maximum(result.curves["loss"][i], 1e-16),
+            color=colours[i],
+            label=label(condition),
+            lw=1.2,
+        )
     _plateau_lines(ax)
     ax.set(yscale="log", xlabel="step", ylabel="MSE", title=title, ylim=(1e-14, 10))
     ax.legend(ncol=2)
@@ -457,13 +707,24 @@ def _figure_losses(results: Results, config: SingleNeuronConfig, out_dir: Path) 
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
     _loss_panel(axes[0, 0], results["b1-sweep"], lambda c: f"b1={c['b1']:g}", "b1 sweep (b2 = 0)")
     _loss_panel(axes[0, 1], results["b2-sweep"], lambda c: f"b2={c['b2']:g}", "b2 sweep (b1 = 0)")
-    _loss_panel(axes[1, 0], results["lr-sweep"], lambda c: f"lr={c['lr']:g}",
-                f"learning-rate sweep (b1 = 0, b2 = {config.lr_sweep_b2:g})")
-    _loss_panel(axes[1, 1], results["silu-vs-relu"], lambda c: c["activation"],
-                f"SiLU vs ReLU (b2 = {config.silu_b2:g})")
+    _loss_panel(
+        axes[1, 0],
+        results["lr-sweep"],
+        lambda c: f"lr={c['lr']:g}",
+        f"learning-rate sweep (b1 = 0, b2 = {config.lr_sweep_b2:g})",
+    )
+    _loss_panel(
+        axes[1, 1],
+        results["silu-vs-relu"],
+        lambda c: c["activation"],
+        f"SiLU vs ReLU (b2 = {config.silu_b2:g})",
+    )
     save_figure(fig, out_dir / "loss_curves.png")
-    return Figure("loss_curves.png", "Loss per condition (log scale) with the exact plateaus "
-                  "1/48 (best line) and 5/48 (best constant).")
+    return Figure(
+        "loss_curves.png",
+        "Loss per condition (log scale) with the exact plateaus "
+        "1/48 (best line) and 5/48 (best constant).",
+    )
 
 
 def _student(result: UnitResult, i: int, t: int, x: np.ndarray) -> np.ndarray:
@@ -473,8 +734,12 @@ def _student(result: UnitResult, i: int, t: int, x: np.ndarray) -> np.ndarray:
 
 
 def _figure_fits(results: Results, config: SingleNeuronConfig, out_dir: Path) -> Figure:
-    cases = [("b2-sweep", {"b2": -1.1}, "b2 = −1.1"), ("b2-sweep", {"b2": -1.2}, "b2 = −1.2"),
-             ("lr-sweep", {"lr": 0.2}, "lr = 0.2"), ("lr-sweep", {"lr": 0.4}, "lr = 0.4")]
+    cases = [
+        ("b2-sweep", {"b2": -1.1}, "b2 = −1.1"),
+        ("b2-sweep", {"b2": -1.2}, "b2 = −1.2"),
+        ("lr-sweep", {"lr": 0.2}, "lr = 0.2"),
+        ("lr-sweep", {"lr": 0.4}, "lr = 0.4"),
+    ]
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.4), sharey=True)
     x = np.linspace(-1, 1, 201)
     for ax, (unit, match, title) in zip(axes, cases, strict=True):
@@ -489,8 +754,11 @@ def _figure_fits(results: Results, config: SingleNeuronConfig, out_dir: Path) ->
         ax.legend()
     axes[0].set_ylabel("f(x)")
     save_figure(fig, out_dir / "fits.png")
-    return Figure("fits.png", "Student function at chosen steps: b2 = −1.1 converges, −1.2 ends "
-                  "as the best line; lr 0.2 converges, lr 0.4 ends as the best constant.")
+    return Figure(
+        "fits.png",
+        "Student function at chosen steps: b2 = −1.1 converges, −1.2 ends "
+        "as the best line; lr 0.2 converges, lr 0.4 ends as the best constant.",
+    )
 
 
 def _figure_kinks(results: Results, config: SingleNeuronConfig, out_dir: Path) -> Figure:
@@ -503,31 +771,52 @@ def _figure_kinks(results: Results, config: SingleNeuronConfig, out_dir: Path) -
             ax.plot(result.steps, kinks[i], color=colours[i], label=f"{key}={condition[key]:g}")
         for edge in (-1, 1):
             ax.axhline(edge, color="k", ls=":", lw=1)
-        ax.set(xscale="symlog", xlabel="step", ylabel="kink x_t", ylim=(-3, 3),
-               title=f"kink x_t = −b1/w1, {unit.replace('-', ' ')}")
+        ax.set(
+            xscale="symlog",
+            xlabel="step",
+            ylabel="kink x_t",
+            ylim=(-3, 3),
+            title=f"kink x_t = −b1/w1, {unit.replace('-', ' ')}",
+        )
         ax.legend(ncol=2)
     result = results["b2-sweep"]
-    image = axes[2].imshow(result.curves["state"], aspect="auto", cmap=plt.colormaps["coolwarm"].resampled(3),
-                           vmin=-0.5, vmax=2.5, interpolation="nearest",
-                           extent=(result.steps[0], result.steps[-1], result.n_networks - 0.5, -0.5))
-    axes[2].set(yticks=range(result.n_networks), xlabel="step", title="neuron state, b2 sweep",
-                yticklabels=[f"b2={c['b2']:g}" for c in result.conditions])
+    image = axes[2].imshow(
+        result.curves["state"],
+        aspect="auto",
+        cmap=plt.colormaps["coolwarm"].resampled(3),
+        vmin=-0.5,
+        vmax=2.5,
+        interpolation="nearest",
+        extent=(result.steps[0], result.steps[-1], result.n_networks - 0.5, -0.5),
+    )
+    axes[2].set(
+        yticks=range(result.n_networks),
+        xlabel="step",
+        title="neuron state, b2 sweep",
+        yticklabels=[f"b2={c['b2']:g}" for c in result.conditions],
+    )
     axes[2].grid(False)
     bar = fig.colorbar(image, ax=axes[2], ticks=[0, 1, 2])
     bar.ax.set_yticklabels(["dead", "balanced", "hyperactive"])
     save_figure(fig, out_dir / "kinks.png")
-    return Figure("kinks.png", "Kink trajectories (the neuron is balanced while the kink is inside "
-                  "[−1, 1]) and the neuron state over time for the b2 sweep.")
+    return Figure(
+        "kinks.png",
+        "Kink trajectories (the neuron is balanced while the kink is inside "
+        "[−1, 1]) and the neuron state over time for the b2 sweep.",
+    )
 
 
-def _map_axes(result: UnitResult, x_key: str, y_key: str, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _map_axes(
+    result: UnitResult, x_key: str, y_key: str, idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     xs = np.unique([result.conditions[i][x_key] for i in idx])
     ys = np.unique([result.conditions[i][y_key] for i in idx])
     return xs, ys
 
 
-def _map_values(result: UnitResult, values: np.ndarray, x_key: str, y_key: str,
-                parameterisation: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _map_values(
+    result: UnitResult, values: np.ndarray, x_key: str, y_key: str, parameterisation: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     idx = _where(result, parameterisation=parameterisation)
     xs, ys = _map_axes(result, x_key, y_key, idx)
     grid = np.full((len(ys), len(xs)), np.nan)
@@ -550,18 +839,31 @@ def _figure_phase_maps(results: Results, config: SingleNeuronConfig, out_dir: Pa
             ax = axes[row, col]
             xs, ys, grid = _map_values(result, outcome, x_key, y_key, parameterisation)
             mesh = ax.pcolormesh(xs, ys, grid, cmap=cmap, vmin=-0.5, vmax=3.5, shading="nearest")
-            ax.contour(xs, ys, (grid == OUTCOMES["converged"]).astype(float), levels=[0.5],
-                       colors="k", linewidths=1.2)
-            ax.set(xlabel=x_key, ylabel=y_key, title=f"final outcome, {parameterisation} neuron",
-                   yscale="log" if y_key == "lr" else "linear")
+            ax.contour(
+                xs,
+                ys,
+                (grid == OUTCOMES["converged"]).astype(float),
+                levels=[0.5],
+                colors="k",
+                linewidths=1.2,
+            )
+            ax.set(
+                xlabel=x_key,
+                ylabel=y_key,
+                title=f"final outcome, {parameterisation} neuron",
+                yscale="log" if y_key == "lr" else "linear",
+            )
             ax.grid(False)
             bar = fig.colorbar(mesh, ax=ax, ticks=range(4))
             bar.ax.set_yticklabels(list(OUTCOMES))
     save_figure(fig, out_dir / "phase_maps.png")
-    return Figure("phase_maps.png", f"Final outcome after {config.steps} steps over (b1, b2) and "
-                  f"(b2, lr): converged (loss < {config.converge_tol:g}) or stuck dead / balanced / "
-                  "hyperactive; black line: convergence boundary. Left: standard neuron w·x + b; "
-                  "right: reparameterised w·(x + b').")
+    return Figure(
+        "phase_maps.png",
+        f"Final outcome after {config.steps} steps over (b1, b2) and "
+        f"(b2, lr): converged (loss < {config.converge_tol:g}) or stuck dead / balanced / "
+        "hyperactive; black line: convergence boundary. Left: standard neuron w·x + b; "
+        "right: reparameterised w·(x + b').",
+    )
 
 
 def _figure_loss_maps(results: Results, config: SingleNeuronConfig, out_dir: Path) -> Figure:
@@ -573,8 +875,12 @@ def _figure_loss_maps(results: Results, config: SingleNeuronConfig, out_dir: Pat
             ax = axes[row, col]
             xs, ys, grid = _map_values(result, log_loss, x_key, y_key, parameterisation)
             mesh = ax.pcolormesh(xs, ys, grid, cmap="magma", vmin=-14, vmax=0, shading="nearest")
-            ax.set(xlabel=x_key, ylabel=y_key, title=f"log10 final loss, {parameterisation} neuron",
-                   yscale="log" if y_key == "lr" else "linear")
+            ax.set(
+                xlabel=x_key,
+                ylabel=y_key,
+                title=f"log10 final loss, {parameterisation} neuron",
+                yscale="log" if y_key == "lr" else "linear",
+            )
             ax.grid(False)
             fig.colorbar(mesh, ax=ax)
     save_figure(fig, out_dir / "loss_maps.png")

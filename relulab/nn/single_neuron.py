@@ -37,7 +37,9 @@ class SingleNeuron(nn.Module):
     ) -> None:
         super().__init__()
         if parameterisation not in ("standard", "reparam"):
-            raise ValueError(f"parameterisation must be 'standard' or 'reparam', got {parameterisation!r}")
+            raise ValueError(
+                f"parameterisation must be 'standard' or 'reparam', got {parameterisation!r}"
+            )
         self.activation = get_activation(activation)
         self.parameterisation = parameterisation
         for name, value in (("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2)):

@@ -48,16 +48,24 @@ def _embedded_figures(out_dir: Path, figures: Sequence[Any]) -> list[dict[str, s
     embedded = []
     for figure in figures:
         data = (out_dir / figure.filename).read_bytes()
-        embedded.append({"caption": figure.caption, "filename": figure.filename,
-                         "src": "data:image/png;base64," + base64.b64encode(data).decode("ascii")})
+        embedded.append(
+            {
+                "caption": figure.caption,
+                "filename": figure.filename,
+                "src": "data:image/png;base64," + base64.b64encode(data).decode("ascii"),
+            }
+        )
     return embedded
 
 
 def write_run_report(out_dir: Path, summary: dict[str, Any], figures: Sequence[Any]) -> Path:
     """Write ``report.html``: scorecard first, then metrics, figures, config and versions."""
     template = _environment.get_template("run.html")
-    html = template.render(summary=summary, figures=_embedded_figures(out_dir, figures),
-                           n_passed=sum(c["passed"] for c in summary["claims"]))
+    html = template.render(
+        summary=summary,
+        figures=_embedded_figures(out_dir, figures),
+        n_passed=sum(c["passed"] for c in summary["claims"]),
+    )
     path = out_dir / REPORT_FILENAME
     path.write_text(html, encoding="utf-8")
     return path
@@ -71,8 +79,12 @@ def write_index(out_dir: Path, entries: Sequence[dict[str, Any]], preset: str) -
     """
     template = _environment.get_template("index.html")
     claims = [c for e in entries if e.get("summary") for c in e["summary"]["claims"]]
-    html = template.render(entries=entries, preset=preset, n_claims=len(claims),
-                           n_passed=sum(c["passed"] for c in claims))
+    html = template.render(
+        entries=entries,
+        preset=preset,
+        n_claims=len(claims),
+        n_passed=sum(c["passed"] for c in claims),
+    )
     path = out_dir / INDEX_FILENAME
     path.write_text(html, encoding="utf-8")
     return path

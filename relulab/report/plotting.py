@@ -11,8 +11,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 __all__ = ["plt", "save_figure"]
 
-plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 110, "axes.grid": True, "grid.alpha": 0.3,
-                     "font.size": 9, "axes.titlesize": 10, "legend.fontsize": 7})
+plt.rcParams.update(
+    {
+        "figure.dpi": 100,
+        "savefig.dpi": 110,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "font.size": 9,
+        "axes.titlesize": 10,
+        "legend.fontsize": 7,
+    }
+)
 
 
 def save_figure(figure: plt.Figure, path: Path) -> None:

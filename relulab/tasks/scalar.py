@@ -40,7 +40,13 @@ def scalar_inputs(
     raise ValueError(f"sampling must be 'grid' or 'uniform', got {sampling!r}")
 
 
-def scalar_teacher(x: Tensor, activation: str = "relu", w1: float = 1.0, b1: float = 0.0,
-                   w2: float = 1.0, b2: float = 0.0) -> Tensor:
+def scalar_teacher(
+    x: Tensor,
+    activation: str = "relu",
+    w1: float = 1.0,
+    b1: float = 0.0,
+    w2: float = 1.0,
+    b2: float = 0.0,
+) -> Tensor:
     r"""Teacher outputs :math:`w_2\,\sigma(w_1 x + b_1) + b_2`; the seed's is ``ReLU(x)``."""
     return w2 * get_activation(activation).fn(w1 * x + b1) + b2
