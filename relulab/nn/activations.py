@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-__all__ = ["Activation", "ReLUMinusB", "get_activation", "ACTIVATION_NAMES"]
+__all__ = ["Activation", "ReLUMinusB", "get_activation", "leaky_relu", "ACTIVATION_NAMES"]
 
 
 @dataclass(frozen=True)
@@ -52,13 +52,24 @@ _ACTIVATIONS: dict[str, Activation] = {
 ACTIVATION_NAMES: tuple[str, ...] = tuple(_ACTIVATIONS)
 
 
-def get_activation(name: str) -> Activation:
-    """Look an activation up by name (one of :data:`ACTIVATION_NAMES`)."""
+def leaky_relu(slope: float) -> Activation:
+    r"""Leaky ReLU :math:`\max(z, 0) + p\,\min(z, 0)` with slope :math:`p` (derivative at 0: p)."""
+    return Activation(
+        f"leaky_relu({slope:g})",
+        lambda z: torch.nn.functional.leaky_relu(z, slope),
+        lambda z: torch.where(z > 0, 1.0, slope).to(z.dtype),
+    )
+
+
+def get_activation(name: str, slope: float = 0.01) -> Activation:
+    """Look an activation up by name: one of :data:`ACTIVATION_NAMES`, or ``leaky_relu``."""
+    if name == "leaky_relu":
+        return leaky_relu(slope)
     try:
         return _ACTIVATIONS[name]
     except KeyError:
         raise ValueError(
-            f"unknown activation {name!r}; choose one of {', '.join(ACTIVATION_NAMES)}"
+            f"unknown activation {name!r}; choose one of {', '.join(ACTIVATION_NAMES)}, leaky_relu"
         ) from None
 
 

@@ -1,0 +1,188 @@
+r"""Batched model families: S networks of one architecture as stacked weight tensors.
+
+Every parameter has the network index first — weights ``(S, out, in)``, biases ``(S, out)`` —
+and activations flow as ``(S, B, features)``; one ``torch.baddbmm``/``matmul`` per layer serves
+all S networks. Inputs may be shared ``(B, d)`` or per network ``(S, B, d)``.
+
+Families
+--------
+* :class:`BatchedMLP` — any depth and width; bias on/off; activation ReLU, ReLU−b (a
+  per-network shift ``b`` subtracted after every hidden ReLU, seed ``000_…``), leaky ReLU, SiLU,
+  tanh or linear; optional BatchNorm (per-feature centring and scaling by batch statistics, no
+  affine, as ``nn.BatchNorm1d`` in training mode). The two-layer nets of seed ``004_…`` are the
+  depth-2 case, with the hidden bias as a bias or as a constant input column (``tasks``).
+* :class:`BatchedResidualToy` — Liu's residual toy (SETUPS.md §2): width ``d``, blocks of
+  ``FC1: d→hidden``, ReLU−b, ``FC2: hidden→d``, no biases, FC2's output scaled by ``α``;
+  Post-LN :math:`h \leftarrow \mathrm{LN}(h + \alpha\,\mathrm{FC2}(\mathrm{ReLU}(\mathrm{FC1}\,h) - b))`,
+  Pre-LN :math:`h \leftarrow h + \alpha\,\mathrm{FC2}(\mathrm{ReLU}(\mathrm{FC1}\,\mathrm{LN}(h)) - b)`
+  (no final LN). LN has no affine and eps 1e-5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import Tensor
+
+from relulab.engine.init import init_weight_stack, per_network
+from relulab.nn.activations import get_activation
+
+__all__ = ["BatchedMLP", "BatchedResidualToy", "MLPSpec", "ResidualToySpec"]
+
+BN_EPS = 1e-5
+LN_EPS = 1e-5
+
+
+def _linear(h: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """:math:`h W^\top + b` for ``h`` of shape ``(S, B, in)`` or shared ``(B, in)``."""
+    if h.dim() == 2:
+        h = h.expand(weight.shape[0], *h.shape)
+    if bias is None:
+        return torch.bmm(h, weight.transpose(1, 2))
+    return torch.baddbmm(bias.unsqueeze(1), h, weight.transpose(1, 2))
+
+
+def _batchnorm(z: Tensor) -> Tensor:
+    """Per network and feature: :math:`(z - \bar z)/\sqrt{\mathrm{Var}_B z + \epsilon}` over the batch."""
+    mean = z.mean(dim=1, keepdim=True)
+    var = z.var(dim=1, unbiased=False, keepdim=True)
+    return (z - mean) / torch.sqrt(var + BN_EPS)
+
+
+def _shift_vector(shift: float | Sequence[float] | Tensor, n_networks: int, like: Tensor) -> Tensor:
+    values = per_network(shift, n_networks, "relu_shift")
+    return torch.tensor(values, dtype=like.dtype, device=like.device).reshape(-1, 1, 1)
+
+
+@dataclass(frozen=True)
+class MLPSpec:
+    """Architecture of a fully connected net: ``widths = (d_in, h_1, …, d_out)``."""
+
+    widths: tuple[int, ...]
+    activation: str = "relu"
+    bias: bool = True
+    output_bias: bool | None = None  # default: same as ``bias``
+    batchnorm: bool = False
+    leaky_slope: float = 0.01
+
+    def __post_init__(self) -> None:
+        if len(self.widths) < 2 or min(self.widths) < 1:
+            raise ValueError(f"widths must list at least input and output sizes ≥ 1, got {self.widths}")
+        get_activation(self.activation, self.leaky_slope)  # validates the name
+
+    @property
+    def layer_shapes(self) -> list[tuple[int, int]]:
+        return [(out, inp) for inp, out in zip(self.widths[:-1], self.widths[1:], strict=True)]
+
+    @property
+    def layer_biases(self) -> list[bool]:
+        output_bias = self.bias if self.output_bias is None else self.output_bias
+        return [self.bias] * (len(self.widths) - 2) + [output_bias]
+
+
+class BatchedMLP:
+    """S fully connected networks; see the module docstring."""
+
+    def __init__(
+        self,
+        spec: MLPSpec,
+        n_networks: int,
+        init: str | Sequence[str] = "kaiming_normal",
+        init_scale: float | Sequence[float] = 1.0,
+        seeds: Sequence[int] | None = None,
+        relu_shift: float | Sequence[float] | Tensor = 0.0,
+        dtype: torch.dtype = torch.float32,
+        device: torch.device | str = "cpu",
+    ) -> None:
+        self.spec = spec
+        self.n_networks = n_networks
+        self.activation = get_activation(spec.activation, spec.leaky_slope)
+        stack = init_weight_stack(spec.layer_shapes, n_networks, init, init_scale, seeds,
+                                  spec.layer_biases, dtype, device)
+        self.weights = [w for w, _ in stack]
+        self.biases = [b for _, b in stack]
+        self.params = [t for pair in stack for t in pair if t is not None]
+        for p in self.params:
+            p.requires_grad_(True)
+        self.shift = _shift_vector(relu_shift, n_networks, self.weights[0])
+        self.has_shift = bool(self.shift.any())
+
+    def forward(self, x: Tensor, return_preactivations: bool = False
+                ) -> Tensor | tuple[Tensor, list[Tensor]]:
+        """Outputs ``(S, B, d_out)``; optionally the hidden pre-activations ``(S, B, h_l)``."""
+        h, preactivations = x, []
+        last = len(self.weights) - 1
+        for layer, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
+            z = _linear(h, weight, bias)
+            if layer == last:
+                return (z, preactivations) if return_preactivations else z
+            if self.spec.batchnorm:
+                z = _batchnorm(z)
+            preactivations.append(z)
+            h = self.activation.fn(z) - self.shift if self.has_shift else self.activation.fn(z)
+        raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True)
+class ResidualToySpec:
+    """Liu's residual toy (SETUPS.md §2): width ``d``, ``blocks`` MLP blocks of ``hidden``."""
+
+    width: int
+    hidden: int
+    blocks: int
+    norm: Literal["post", "pre"] = "post"
+    alpha: float = 1.0
+
+    def __post_init__(self) -> None:
+        if min(self.width, self.hidden, self.blocks) < 1:
+            raise ValueError("width, hidden and blocks must be positive")
+        if self.norm not in ("post", "pre"):
+            raise ValueError(f"norm must be 'post' or 'pre', got {self.norm!r}")
+
+
+class BatchedResidualToy:
+    """S residual toys; weights in PyTorch's default init [I, strong] unless told otherwise."""
+
+    def __init__(
+        self,
+        spec: ResidualToySpec,
+        n_networks: int,
+        init: str | Sequence[str] = "torch_default",
+        init_scale: float | Sequence[float] = 1.0,
+        seeds: Sequence[int] | None = None,
+        relu_shift: float | Sequence[float] | Tensor = 0.0,
+        dtype: torch.dtype = torch.float32,
+        device: torch.device | str = "cpu",
+    ) -> None:
+        self.spec = spec
+        self.n_networks = n_networks
+        shapes = [(spec.hidden, spec.width), (spec.width, spec.hidden)] * spec.blocks
+        stack = init_weight_stack(shapes, n_networks, init, init_scale, seeds, False, dtype, device)
+        self.params = [w for w, _ in stack]
+        for p in self.params:
+            p.requires_grad_(True)
+        self.shift = _shift_vector(relu_shift, n_networks, self.params[0])
+        self.has_shift = bool(self.shift.any())
+
+    def _activation(self, z: Tensor) -> Tensor:
+        """ReLU−b; the subtraction (a full pass over the hidden tensor) is skipped when b ≡ 0."""
+        return torch.relu(z) - self.shift if self.has_shift else torch.relu(z)
+
+    def _layer_norm(self, h: Tensor) -> Tensor:
+        return torch.nn.functional.layer_norm(h, (self.spec.width,), eps=LN_EPS)
+
+    def forward(self, x: Tensor, return_hidden: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
+        """Outputs ``(S, B, d)``; optionally the residual stream after every block."""
+        h = x.expand(self.n_networks, *x.shape) if x.dim() == 2 else x
+        stream = []
+        for fc1, fc2 in zip(self.params[0::2], self.params[1::2], strict=True):
+            inner = self._layer_norm(h) if self.spec.norm == "pre" else h
+            update = _linear(self._activation(_linear(inner, fc1, None)), fc2, None)
+            h = h + self.spec.alpha * update
+            if self.spec.norm == "post":
+                h = self._layer_norm(h)
+            stream.append(h)
+        return (h, stream) if return_hidden else h
