@@ -1,12 +1,22 @@
 """Batched training of many small networks: one computation per step for all of them."""
 
+from relulab.engine.init import INIT_SCHEMES, init_weight_stack
+from relulab.engine.models import BatchedMLP, BatchedResidualToy, MLPSpec, ResidualToySpec
 from relulab.engine.optim import BatchedAdam, BatchedSGD
 from relulab.engine.recorder import Recorder, recording_steps
 from relulab.engine.single_neuron import STATE_CODES, BatchedSingleNeuron
+from relulab.engine.supervised import SupervisedProblem
 from relulab.engine.train import BatchedProblem, TrainResult, train
 
 __all__ = [
+    "INIT_SCHEMES",
     "STATE_CODES",
+    "BatchedMLP",
+    "BatchedResidualToy",
+    "MLPSpec",
+    "ResidualToySpec",
+    "SupervisedProblem",
+    "init_weight_stack",
     "BatchedAdam",
     "BatchedProblem",
     "BatchedSGD",

@@ -5,19 +5,14 @@ layer in a fixed order, so its initial parameters do not depend on S or on its p
 sweep: the same seed gives the same network in any batch, and in a plain per-network loop.
 The draws are written straight into preallocated ``(S, …)`` tensors (no modules are built).
 
-Schemes (``fan_in`` = the layer's input width; ``scale`` multiplies the weights' spread):
+Schemes (:math:`n_{in}` = the layer's input width; ``scale`` multiplies the spread):
 
-=================  ==============================================  =========================
-scheme             weights                                         biases
-=================  ==============================================  =========================
-``torch_default``  :math:`U(\pm 1/\sqrt{\text{fan\_in}})` — what     :math:`U(\pm 1/\sqrt{\text{fan\_in}})`
-                   ``nn.Linear`` does (*not* He init)
-``kaiming_normal`` :math:`N(0, 2/\text{fan\_in})` (He et al. 2015)  0
-``kaiming_uniform`` :math:`U(\pm\sqrt{6/\text{fan\_in}})` (He 2015)  0
-``lecun_normal``   :math:`N(0, 1/\text{fan\_in})` (LeCun 1998)      0
-``normal``         :math:`N(0, 1)` (``scale`` is the std σ;          0
-                   seed ``004_…`` uses σ² = 2e-4)
-=================  ==============================================  =========================
+* ``torch_default``: weights and biases :math:`U(\pm 1/\sqrt{n_{in}})` — what ``nn.Linear``
+  does, which is *not* He init;
+* ``kaiming_normal``: :math:`N(0, 2/n_{in})` (He et al. 2015), biases 0;
+* ``kaiming_uniform``: :math:`U(\pm\sqrt{6/n_{in}})` (He et al. 2015), biases 0;
+* ``lecun_normal``: :math:`N(0, 1/n_{in})` (LeCun et al. 1998), biases 0;
+* ``normal``: :math:`N(0, 1)`, so ``scale`` is the std σ (seed ``004_…``: σ² = 2e-4), biases 0.
 """
 
 from __future__ import annotations
@@ -49,8 +44,11 @@ def _draw_weight(scheme: str, shape: tuple[int, int], generator: torch.Generator
     if scheme in ("torch_default", "kaiming_uniform"):
         bound = 1 / math.sqrt(fan_in) if scheme == "torch_default" else math.sqrt(6 / fan_in)
         return (torch.rand(shape, generator=generator, dtype=torch.float64) * 2 - 1) * bound
-    std = {"kaiming_normal": math.sqrt(2 / fan_in), "lecun_normal": math.sqrt(1 / fan_in),
-           "normal": 1.0}[scheme]
+    std = {
+        "kaiming_normal": math.sqrt(2 / fan_in),
+        "lecun_normal": math.sqrt(1 / fan_in),
+        "normal": 1.0,
+    }[scheme]
     return torch.randn(shape, generator=generator, dtype=torch.float64) * std
 
 
@@ -83,10 +81,18 @@ def init_weight_stack(
         raise ValueError(f"unknown init scheme(s) {unknown}; choose from {', '.join(INIT_SCHEMES)}")
     scales = per_network(scale, n_networks, "scale")
     seeds = list(range(n_networks)) if seeds is None else per_network(seeds, n_networks, "seeds")
-    biases = per_network(bias, len(shapes), "bias") if not isinstance(bias, bool) else [bias] * len(shapes)
-    stack = [(torch.empty((n_networks, *shape), dtype=dtype, device=device),
-              torch.empty((n_networks, shape[0]), dtype=dtype, device=device) if has_bias else None)
-             for shape, has_bias in zip(shapes, biases, strict=True)]
+    biases = (
+        per_network(bias, len(shapes), "bias")
+        if not isinstance(bias, bool)
+        else [bias] * len(shapes)
+    )
+    stack = [
+        (
+            torch.empty((n_networks, *shape), dtype=dtype, device=device),
+            torch.empty((n_networks, shape[0]), dtype=dtype, device=device) if has_bias else None,
+        )
+        for shape, has_bias in zip(shapes, biases, strict=True)
+    ]
     for s in range(n_networks):
         generator = torch.Generator().manual_seed(int(seeds[s]))
         for (weight, bias_tensor), shape in zip(stack, shapes, strict=True):

@@ -13,9 +13,9 @@ Families
   depth-2 case, with the hidden bias as a bias or as a constant input column (``tasks``).
 * :class:`BatchedResidualToy` — Liu's residual toy (SETUPS.md §2): width ``d``, blocks of
   ``FC1: d→hidden``, ReLU−b, ``FC2: hidden→d``, no biases, FC2's output scaled by ``α``;
-  Post-LN :math:`h \leftarrow \mathrm{LN}(h + \alpha\,\mathrm{FC2}(\mathrm{ReLU}(\mathrm{FC1}\,h) - b))`,
-  Pre-LN :math:`h \leftarrow h + \alpha\,\mathrm{FC2}(\mathrm{ReLU}(\mathrm{FC1}\,\mathrm{LN}(h)) - b)`
-  (no final LN). LN has no affine and eps 1e-5.
+  with :math:`u(v) = \alpha\,\mathrm{FC2}(\mathrm{ReLU}(\mathrm{FC1}\,v) - b)`:
+  Post-LN :math:`h \leftarrow \mathrm{LN}(h + u(h))`,
+  Pre-LN :math:`h \leftarrow h + u(\mathrm{LN}(h))` (no final LN). LN has no affine and eps 1e-5.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from torch import Tensor
 
 from relulab.engine.init import init_weight_stack, per_network
 from relulab.nn.activations import get_activation
+from relulab.nn.models import MLP, ResidualToy
 
 __all__ = ["BatchedMLP", "BatchedResidualToy", "MLPSpec", "ResidualToySpec"]
 
@@ -37,7 +38,7 @@ LN_EPS = 1e-5
 
 
 def _linear(h: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    """:math:`h W^\top + b` for ``h`` of shape ``(S, B, in)`` or shared ``(B, in)``."""
+    r""":math:`h W^\top + b` for ``h`` of shape ``(S, B, in)`` or shared ``(B, in)``."""
     if h.dim() == 2:
         h = h.expand(weight.shape[0], *h.shape)
     if bias is None:
@@ -46,7 +47,10 @@ def _linear(h: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
 
 
 def _batchnorm(z: Tensor) -> Tensor:
-    """Per network and feature: :math:`(z - \bar z)/\sqrt{\mathrm{Var}_B z + \epsilon}` over the batch."""
+    r"""BatchNorm without affine, per network and feature over the batch.
+
+    :math:`(z - \bar z)/\sqrt{\mathrm{Var}_B z + \epsilon}` (Ioffe & Szegedy 2015).
+    """
     mean = z.mean(dim=1, keepdim=True)
     var = z.var(dim=1, unbiased=False, keepdim=True)
     return (z - mean) / torch.sqrt(var + BN_EPS)
@@ -70,7 +74,9 @@ class MLPSpec:
 
     def __post_init__(self) -> None:
         if len(self.widths) < 2 or min(self.widths) < 1:
-            raise ValueError(f"widths must list at least input and output sizes ≥ 1, got {self.widths}")
+            raise ValueError(
+                f"widths must list at least input and output sizes ≥ 1, got {self.widths}"
+            )
         get_activation(self.activation, self.leaky_slope)  # validates the name
 
     @property
@@ -100,8 +106,9 @@ class BatchedMLP:
         self.spec = spec
         self.n_networks = n_networks
         self.activation = get_activation(spec.activation, spec.leaky_slope)
-        stack = init_weight_stack(spec.layer_shapes, n_networks, init, init_scale, seeds,
-                                  spec.layer_biases, dtype, device)
+        stack = init_weight_stack(
+            spec.layer_shapes, n_networks, init, init_scale, seeds, spec.layer_biases, dtype, device
+        )
         self.weights = [w for w, _ in stack]
         self.biases = [b for _, b in stack]
         self.params = [t for pair in stack for t in pair if t is not None]
@@ -110,8 +117,29 @@ class BatchedMLP:
         self.shift = _shift_vector(relu_shift, n_networks, self.weights[0])
         self.has_shift = bool(self.shift.any())
 
-    def forward(self, x: Tensor, return_preactivations: bool = False
-                ) -> Tensor | tuple[Tensor, list[Tensor]]:
+    @torch.no_grad()
+    def module(self, s: int) -> MLP:
+        """Network ``s`` as a plain :class:`relulab.nn.MLP` with its current weights."""
+        spec = self.spec
+        module = MLP(
+            spec.widths,
+            spec.activation,
+            spec.bias,
+            spec.output_bias,
+            spec.batchnorm,
+            float(self.shift[s]),
+            spec.leaky_slope,
+        ).to(self.weights[0].dtype)
+        linears = [m for m in module if isinstance(m, torch.nn.Linear)]
+        for linear, weight, bias in zip(linears, self.weights, self.biases, strict=True):
+            linear.weight.copy_(weight[s])
+            if bias is not None:
+                linear.bias.copy_(bias[s])
+        return module
+
+    def forward(
+        self, x: Tensor, return_preactivations: bool = False
+    ) -> Tensor | tuple[Tensor, list[Tensor]]:
         """Outputs ``(S, B, d_out)``; optionally the hidden pre-activations ``(S, B, h_l)``."""
         h, preactivations = x, []
         last = len(self.weights) - 1
@@ -167,6 +195,19 @@ class BatchedResidualToy:
         self.shift = _shift_vector(relu_shift, n_networks, self.params[0])
         self.has_shift = bool(self.shift.any())
 
+    @torch.no_grad()
+    def module(self, s: int) -> ResidualToy:
+        """Network ``s`` as a plain :class:`relulab.nn.ResidualToy` with its current weights."""
+        spec = self.spec
+        module = ResidualToy(
+            spec.width, spec.hidden, spec.blocks, spec.norm, spec.alpha, float(self.shift[s])
+        ).to(self.params[0].dtype)
+        for linear, weight in zip(
+            [*module.fc1, *module.fc2], [*self.params[0::2], *self.params[1::2]], strict=True
+        ):
+            linear.weight.copy_(weight[s])
+        return module
+
     def _activation(self, z: Tensor) -> Tensor:
         """ReLU−b; the subtraction (a full pass over the hidden tensor) is skipped when b ≡ 0."""
         return torch.relu(z) - self.shift if self.has_shift else torch.relu(z)
@@ -174,7 +215,9 @@ class BatchedResidualToy:
     def _layer_norm(self, h: Tensor) -> Tensor:
         return torch.nn.functional.layer_norm(h, (self.spec.width,), eps=LN_EPS)
 
-    def forward(self, x: Tensor, return_hidden: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
+    def forward(
+        self, x: Tensor, return_hidden: bool = False
+    ) -> Tensor | tuple[Tensor, list[Tensor]]:
         """Outputs ``(S, B, d)``; optionally the residual stream after every block."""
         h = x.expand(self.n_networks, *x.shape) if x.dim() == 2 else x
         stream = []

@@ -1,0 +1,180 @@
+"""Every batched family against a plain per-network loop of torch modules and torch.optim."""
+
+import pytest
+import torch
+
+from relulab.engine import (
+    BatchedAdam,
+    BatchedMLP,
+    BatchedResidualToy,
+    BatchedSGD,
+    MLPSpec,
+    ResidualToySpec,
+    SupervisedProblem,
+    init_weight_stack,
+    train,
+)
+
+F64 = torch.float64
+
+
+def _data(n_samples, d_in, d_out, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(n_samples, d_in, generator=generator, dtype=F64)
+    y = torch.randn(n_samples, d_out, generator=generator, dtype=F64)
+    return x, y
+
+
+def _loop_reference(modules, x, y, steps, make_optimiser, lrs, loss, batch_size=None, seed=0):
+    """What a user would write: each network trained on its own, one after the other."""
+    for module, lr in zip(modules, lrs, strict=True):
+        optimiser = make_optimiser(module.parameters(), lr)
+        generator = torch.Generator().manual_seed(seed)
+        order, cursor = None, 0
+        for _ in range(steps):
+            xb, yb = x, y
+            if batch_size is not None:
+                if order is None or cursor + batch_size > len(x):
+                    order, cursor = torch.randperm(len(x), generator=generator), 0
+                index = order[cursor : cursor + batch_size]
+                cursor += batch_size
+                xb, yb = x[index], y[index]
+            optimiser.zero_grad()
+            squared = (module(xb) - yb).square()
+            (squared.mean() if loss == "mse" else 0.5 * squared.sum()).backward()
+            optimiser.step()
+
+
+def _assert_same_parameters(batched, modules):
+    for s, module in enumerate(modules):
+        trained = batched.module(s)
+        for got, want in zip(trained.parameters(), module.parameters(), strict=True):
+            torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-11)
+
+
+OPTIMISERS = {
+    "sgd": (lambda p, lr: BatchedSGD(p, lr), lambda p, lr: torch.optim.SGD(p, lr=lr)),
+    "momentum": (
+        lambda p, lr: BatchedSGD(p, lr, momentum=0.9),
+        lambda p, lr: torch.optim.SGD(p, lr=lr, momentum=0.9),
+    ),
+    "adam": (lambda p, lr: BatchedAdam(p, lr), lambda p, lr: torch.optim.Adam(p, lr=lr)),
+}
+
+
+@pytest.mark.parametrize(
+    ("spec", "shift", "optimiser", "loss", "batch_size"),
+    [
+        (MLPSpec((8, 16, 5)), 0.0, "sgd", "half_sum", None),  # two-layer ReLU, hidden bias
+        (MLPSpec((8, 16, 5), activation="linear", bias=False), 0.0, "sgd", "half_sum", None),
+        (MLPSpec((6, 12, 12, 12, 3)), [0.0, 0.2, 0.5], "adam", "mse", None),  # ReLU−b per network
+        (
+            MLPSpec((6, 10, 10, 3), activation="leaky_relu", leaky_slope=0.1),
+            0.0,
+            "momentum",
+            "mse",
+            8,
+        ),
+        (MLPSpec((6, 10, 10, 3), activation="silu", bias=False), 0.0, "adam", "mse", 8),
+        (MLPSpec((6, 10, 10, 3), activation="tanh"), 0.0, "sgd", "mse", None),
+        # A bias right before BatchNorm has an exactly-zero gradient; Adam would turn the
+        # rounding noise there into full steps, so the Adam case drops it (as is usual with BN).
+        (MLPSpec((6, 10, 10, 3), batchnorm=True, bias=False), 0.0, "adam", "mse", 12),
+        (MLPSpec((6, 10, 10, 3), batchnorm=True), 0.0, "momentum", "mse", None),
+    ],
+)
+def test_batched_mlp_matches_per_network_loop(spec, shift, optimiser, loss, batch_size):
+    x, y = _data(24, spec.widths[0], spec.widths[-1])
+    lrs = [lr / (len(x) if loss == "half_sum" else 1) for lr in (0.003, 0.01, 0.02)]
+    model = BatchedMLP(
+        spec,
+        3,
+        init=["kaiming_normal", "torch_default", "lecun_normal"],
+        seeds=[11, 12, 13],
+        relu_shift=shift,
+        dtype=F64,
+    )
+    modules = [model.module(s) for s in range(3)]
+    make_batched, make_torch = OPTIMISERS[optimiser]
+    problem = SupervisedProblem(
+        model, x, y, loss=loss, batch_size=batch_size, generator=torch.Generator().manual_seed(5)
+    )
+    train(problem, make_batched(problem.params, lrs), steps=40, record_every=10)
+    _loop_reference(modules, x, y, 40, make_torch, lrs, loss, batch_size, seed=5)
+    _assert_same_parameters(model, modules)
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_batched_residual_toy_matches_per_network_loop(norm):
+    spec = ResidualToySpec(width=6, hidden=24, blocks=3, norm=norm, alpha=1.5)
+    x, y = _data(20, 6, 6, seed=1)
+    lrs = [1e-3, 3e-3]
+    model = BatchedResidualToy(spec, 2, seeds=[3, 4], relu_shift=[0.0, 0.25], dtype=F64)
+    modules = [model.module(s) for s in range(2)]
+    problem = SupervisedProblem(model, x, y)
+    train(problem, BatchedAdam(problem.params, lrs), steps=30, record_every=10)
+    _loop_reference(modules, x, y, 30, lambda p, lr: torch.optim.Adam(p, lr=lr), lrs, "mse")
+    _assert_same_parameters(model, modules)
+
+
+def test_network_init_depends_on_its_seed_only():
+    shapes = [(7, 5), (3, 7)]
+    alone = init_weight_stack(shapes, 1, seeds=[42], dtype=F64)
+    in_a_sweep = init_weight_stack(shapes, 4, seeds=[1, 2, 42, 3], dtype=F64)
+    for (w_alone, b_alone), (w_sweep, b_sweep) in zip(alone, in_a_sweep, strict=True):
+        torch.testing.assert_close(w_alone[0], w_sweep[2], rtol=0, atol=0)
+        torch.testing.assert_close(b_alone[0], b_sweep[2], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("scheme", "weight_var", "bias_var"),
+    [
+        ("kaiming_normal", 2 / 400, 0.0),
+        ("lecun_normal", 1 / 400, 0.0),
+        ("kaiming_uniform", 2 / 400, 0.0),
+        ("torch_default", 1 / (3 * 400), 1 / (3 * 400)),
+    ],
+)
+def test_init_schemes_have_their_stated_variance(scheme, weight_var, bias_var):
+    ((weight, bias),) = init_weight_stack([(300, 400)], 4, scheme=scheme, dtype=F64)
+    # 480 000 draws: the variance estimate's relative standard error is ~0.3 %; 2 % is > 6 sigma.
+    assert weight.var().item() == pytest.approx(weight_var, rel=0.02)
+    assert bias.var().item() == pytest.approx(bias_var, rel=0.1, abs=1e-12)
+
+
+def test_neuron_state_fractions_are_recorded():
+    spec = MLPSpec((2, 4, 1), bias=True)
+    model = BatchedMLP(spec, 1, dtype=F64)
+    with torch.no_grad():
+        model.weights[0].copy_(torch.tensor([[[1.0, 0], [-1, 0], [0, 0], [0, 0]]]))
+        model.biases[0].copy_(torch.tensor([[0.0, 0, 5, -5]]))
+    x = torch.tensor([[1.0, 0], [-1, 0], [2, 0]], dtype=F64)
+    problem = SupervisedProblem(model, x, torch.zeros(3, 1, dtype=F64))
+    observed = problem.observe()
+    # unit 3 (bias +5) is always on, unit 4 (bias −5) is dead, units 1 and 2 are gating
+    assert observed["always_on_fraction"].item() == 0.25
+    assert observed["dead_fraction"].item() == 0.25
+
+
+def test_one_diverging_network_does_not_disturb_the_others():
+    spec = MLPSpec((4, 8, 2))
+    x, y = _data(16, 4, 2)
+    model = BatchedMLP(spec, 2, seeds=[0, 1], dtype=F64)
+    problem = SupervisedProblem(model, x, y)
+    result = train(problem, BatchedSGD(problem.params, [0.01, 1e8]), steps=30, record_every=10)
+    assert result.diverged.tolist() == [False, True]
+    reference = BatchedMLP(spec, 1, seeds=[0], dtype=F64)
+    reference_problem = SupervisedProblem(reference, x, y)
+    train(reference_problem, BatchedSGD(reference_problem.params, [0.01]), 30, 10)
+    torch.testing.assert_close(model.weights[0][0], reference.weights[0][0], rtol=0, atol=0)
+
+
+def test_bad_configurations_are_rejected():
+    with pytest.raises(ValueError, match="unknown activation"):
+        MLPSpec((2, 3), activation="swish")
+    with pytest.raises(ValueError, match="unknown init scheme"):
+        BatchedMLP(MLPSpec((2, 3)), 2, init="he")
+    with pytest.raises(ValueError, match="one entry per network"):
+        BatchedMLP(MLPSpec((2, 3, 1)), 2, relu_shift=[0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="samples"):
+        SupervisedProblem(BatchedMLP(MLPSpec((2, 1)), 1), torch.zeros(5, 2), torch.zeros(4, 1))
