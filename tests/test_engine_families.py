@@ -104,6 +104,23 @@ def test_batched_mlp_matches_per_network_loop(spec, shift, optimiser, loss, batc
     _assert_same_parameters(model, modules)
 
 
+@pytest.mark.parametrize("activation", ["relu", "leaky_relu", "silu", "tanh", "linear"])
+@pytest.mark.parametrize("loss", ["mse", "half_sum"])
+def test_manual_backprop_equals_autograd(activation, loss):
+    spec = MLPSpec((6, 10, 10, 3), activation=activation, leaky_slope=0.1)
+    shift = [0.0, 0.2, 0.5] if activation == "relu" else 0.0
+    model = BatchedMLP(spec, 3, seeds=[1, 2, 3], relu_shift=shift, dtype=F64)
+    x, y = _data(8, 6, 3)
+    losses, grads = model.loss_and_grads(x, y, loss)
+    with torch.enable_grad():
+        squared = (model.forward(x) - y).square()
+        reference = squared.mean((1, 2)) if loss == "mse" else 0.5 * squared.sum((1, 2))
+        reference_grads = torch.autograd.grad(reference.sum(), model.params)
+    torch.testing.assert_close(losses, reference, rtol=1e-14, atol=0)
+    for got, want in zip(grads, reference_grads, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.parametrize("norm", ["post", "pre"])
 def test_batched_residual_toy_matches_per_network_loop(norm):
     spec = ResidualToySpec(width=6, hidden=24, blocks=3, norm=norm, alpha=1.5)

@@ -137,21 +137,69 @@ class BatchedMLP:
                 linear.bias.copy_(bias[s])
         return module
 
+    def _activate(self, z: Tensor) -> Tensor:
+        """σ(z) − b; the subtraction (a pass over the tensor) is skipped when b ≡ 0."""
+        return self.activation.fn(z) - self.shift if self.has_shift else self.activation.fn(z)
+
+    def _forward(self, x: Tensor) -> tuple[Tensor, list[Tensor], list[Tensor]]:
+        """Output, hidden pre-activations (after BatchNorm, if any) and every layer's input."""
+        h, preactivations, inputs = x, [], []
+        last = len(self.weights) - 1
+        for layer, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
+            inputs.append(h)
+            z = _linear(h, weight, bias)
+            if layer == last:
+                return z, preactivations, inputs
+            if self.spec.batchnorm:
+                z = _batchnorm(z)
+            preactivations.append(z)
+            h = self._activate(z)
+        raise AssertionError("unreachable")
+
     def forward(
         self, x: Tensor, return_preactivations: bool = False
     ) -> Tensor | tuple[Tensor, list[Tensor]]:
         """Outputs ``(S, B, d_out)``; optionally the hidden pre-activations ``(S, B, h_l)``."""
-        h, preactivations = x, []
-        last = len(self.weights) - 1
-        for layer, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
-            z = _linear(h, weight, bias)
-            if layer == last:
-                return (z, preactivations) if return_preactivations else z
-            if self.spec.batchnorm:
-                z = _batchnorm(z)
-            preactivations.append(z)
-            h = self.activation.fn(z) - self.shift if self.has_shift else self.activation.fn(z)
-        raise AssertionError("unreachable")
+        output, preactivations, _ = self._forward(x)
+        return (output, preactivations) if return_preactivations else output
+
+    @property
+    def has_manual_backward(self) -> bool:
+        """Hand-written backprop covers every activation without BatchNorm."""
+        return not self.spec.batchnorm
+
+    @torch.no_grad()
+    def loss_and_grads(self, x: Tensor, y: Tensor, loss: str) -> tuple[Tensor, list[Tensor]]:
+        r"""Per-network loss and gradients by explicit backpropagation (no autograd graph).
+
+        With :math:`r = \hat y - y` and :math:`g_L = \partial L/\partial \hat y` (:math:`r` for
+        ``half_sum``, :math:`2r/(B\,d_{out})` for ``mse``), going down the layers:
+        :math:`\partial W_l = g_l^\top h_{l-1}`, :math:`\partial b_l = \sum_i g_l`,
+        :math:`g_{l-1} = (g_l W_l) \odot \sigma'(z_{l-1})`; the shift of ReLU−b does not enter.
+        Checked against torch autograd + optimisers in ``tests/test_engine_families.py``.
+        """
+        output, preactivations, inputs = self._forward(x)
+        residual = output - y
+        squared_sum = residual.square().sum(dim=(1, 2))
+        if loss == "mse":
+            scale = 1.0 / (residual.shape[1] * residual.shape[2])
+            losses, g = squared_sum * scale, residual * (2.0 * scale)
+        else:
+            losses, g = 0.5 * squared_sum, residual
+        grads: list[Tensor] = []
+        for layer in range(len(self.weights) - 1, -1, -1):
+            weight_grad = torch.matmul(g.transpose(1, 2), inputs[layer])
+            bias_grad = [] if self.biases[layer] is None else [g.sum(dim=1)]
+            grads[:0] = [weight_grad, *bias_grad]
+            if layer:
+                g_hidden = torch.bmm(g, self.weights[layer])
+                g = self._activation_backward(g_hidden, preactivations[layer - 1])
+        return losses, grads
+
+    def _activation_backward(self, grad: Tensor, z: Tensor) -> Tensor:
+        if self.spec.activation == "relu":
+            return torch.ops.aten.threshold_backward(grad, z, 0.0)
+        return grad * self.activation.grad(z)
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ class BatchedSGD:
                     buf.mul_(self.momentum).add_(g)
             grads = self.buffers
         for p, g in zip(self.params, grads, strict=True):
-            update = _per_network(self.lr, p) * g
+            update = _per_network(self.lr, p) * g  # same arithmetic with or without a mask
             if active is not None:
                 update = torch.where(_per_network(active, p), update, torch.zeros_like(update))
             p.sub_(update)

@@ -6,10 +6,12 @@ Loss per network :math:`s` on a batch of :math:`B` samples with outputs :math:`\
   (the residual-toy and teacher–student studies);
 * ``half_sum``: :math:`L_s = \frac12 \sum_{i,k} (\hat y_{s,ik} - y_{ik})^2` (seed ``004_…``).
 
-Gradients come from autograd on :math:`\sum_s L_s`: networks share no parameters, so each
-network's gradient is exactly that of its own loss, and a NaN in one network cannot reach the
-others' gradients. Minibatches (``batch_size``) follow one shuffled order per epoch shared by
-all networks, drawn from the problem's generator.
+Gradients come from the model's own explicit backpropagation where it has one (MLPs without
+BatchNorm: no autograd graph to build, which dominates the cost of tiny networks), else from
+autograd on :math:`\sum_s L_s`: networks share no parameters, so each network's gradient is
+exactly that of its own loss, and a NaN in one network cannot reach the others' gradients.
+Minibatches (``batch_size``) follow one shuffled order per epoch shared by all networks,
+drawn from the problem's generator.
 
 Observables at recording steps, computed on the full data: for models exposing hidden
 pre-activations, the fraction of hidden units that are *dead* (pre-activation ≤ 0 on every
@@ -85,6 +87,8 @@ class SupervisedProblem:
 
     def loss_and_grads(self) -> tuple[Tensor, list[Tensor]]:
         x, y = self._next_batch()
+        if getattr(self.model, "has_manual_backward", False):
+            return self.model.loss_and_grads(x, y, self.loss_name)
         with torch.enable_grad():
             losses = _per_network_loss(self.model.forward(x), y, self.loss_name)
             grads = torch.autograd.grad(losses.sum(), self.params)

@@ -57,7 +57,8 @@ def leaky_relu(slope: float) -> Activation:
     return Activation(
         f"leaky_relu({slope:g})",
         lambda z: torch.nn.functional.leaky_relu(z, slope),
-        lambda z: torch.where(z > 0, 1.0, slope).to(z.dtype),
+        # built in z's dtype: a Python-scalar torch.where would round the slope to float32
+        lambda z: torch.full_like(z, slope).masked_fill_(z > 0, 1.0),
     )
 
 
