@@ -115,6 +115,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_run_options(reproduce)
 
+    bench = commands.add_parser(
+        "bench",
+        help="measure the engine against the machine and peers",
+        description="Measure, in one process, the batched engine against a naive per-network "
+        "PyTorch loop, JAX (when installed) and the fp32 matmul peak; writes bench.json and "
+        "prints a table.",
+    )
+    bench.add_argument(
+        "--workloads",
+        default="w1,w2,w3",
+        help="comma-separated: w1 (tiny nets), "
+        "w2 (residual toy), w3 (wide forward statistics); default all",
+    )
+    bench.add_argument("--full", action="store_true", help="W3 at full size (width 3000)")
+    bench.add_argument(
+        "--naive-networks",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="time W1's naive loop on N networks and scale (default: all 40)",
+    )
+    bench.add_argument("--out", default="bench.json", help="where to write the results")
+    bench.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    bench.add_argument("--threads", type=_positive_int, default=None, help="torch CPU threads")
+    bench.add_argument("--quiet", action="store_true", help="no table")
+
     report = commands.add_parser(
         "report",
         help="rebuild reports from a run directory",
@@ -284,11 +310,108 @@ def _command_report(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
 
 
+def _bench_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    rows = []
+    w1, w2, w3 = results.get("w1"), results.get("w2"), results.get("w3")
+    if w1:
+        rows.append(
+            ("W1 tiny", "engine network-steps/s", f"{w1['engine_network_steps_per_s']:,.0f}", "")
+        )
+        rows.append(
+            ("W1 tiny", "naive loop network-steps/s", f"{w1['naive_network_steps_per_s']:,.0f}", "")
+        )
+        rows.append(
+            (
+                "W1 tiny",
+                "engine / naive",
+                f"{w1['speedup_vs_naive']:.1f}×",
+                "≥ 50× " + ("met" if w1["meets_naive_target"] else "NOT met"),
+            )
+        )
+        if "jax_network_steps_per_s" in w1:
+            rows.append(
+                ("W1 tiny", "JAX network-steps/s", f"{w1['jax_network_steps_per_s']:,.0f}", "")
+            )
+            rows.append(
+                (
+                    "W1 tiny",
+                    "engine / JAX",
+                    f"{w1['speedup_vs_jax']:.2f}×",
+                    "≥ 1× " + ("met" if w1["meets_jax_target"] else "NOT met"),
+                )
+            )
+    for name, result, key in (
+        ("W2 medium", w2, "engine_flops_per_s"),
+        ("W3 wide", w3, "propagate_flops_per_s"),
+    ):
+        if result:
+            rows.append(
+                (name, "matmul peak GFLOP/s", f"{result['matmul_peak_flops_per_s'] / 1e9:.1f}", "")
+            )
+            rows.append((name, "achieved GFLOP/s", f"{result[key] / 1e9:.1f}", ""))
+            rows.append(
+                (
+                    name,
+                    "fraction of peak",
+                    f"{result['fraction_of_peak']:.0%}",
+                    "≥ 70 % " + ("met" if result["meets_peak_target"] else "NOT met"),
+                )
+            )
+    if w2:
+        rows.append(("W2 medium", "engine / naive", f"{w2['speedup_vs_naive']:.1f}×", ""))
+    if w3:
+        rows.append(
+            (
+                "W3 wide",
+                "end to end, with weight drawing",
+                f"{w3['end_to_end_fraction_of_peak']:.0%}",
+                "",
+            )
+        )
+    return rows
+
+
+def _command_bench(args: argparse.Namespace) -> int:
+    from relulab.bench import WORKLOADS, run_bench, write_bench
+    from relulab.runtime import resolve_device
+
+    names = [name.strip().lower() for name in args.workloads.split(",") if name.strip()]
+    unknown = [name for name in names if name not in WORKLOADS]
+    if unknown or not names:
+        raise UsageError(
+            f"unknown workload(s) {', '.join(unknown) or args.workloads!r}; "
+            f"choose from {', '.join(WORKLOADS)}"
+        )
+    try:
+        device = resolve_device(args.device)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    out = Path(args.out)
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a directory; give a file path such as bench.json")
+    _apply_threads(args)
+    say = (lambda text: None) if args.quiet else (lambda text: _console().print(text))
+    results = run_bench(
+        names, device, full=args.full, naive_networks=args.naive_networks, progress=say
+    )
+    write_bench(results, out)
+    if not args.quiet:
+        table = Table(title=f"relulab bench ({results['machine']['device']})")
+        for column in ("workload", "measure", "value", "target"):
+            table.add_column(column)
+        for row in _bench_rows(results):
+            table.add_row(*row)
+        _console().print(table)
+        _console().print(f"written: {out}")
+    return 0
+
+
 _COMMANDS = {
     "list": _command_list,
     "run": _command_run,
     "reproduce": _command_reproduce,
     "report": _command_report,
+    "bench": _command_bench,
 }
 
 

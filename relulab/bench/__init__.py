@@ -1,0 +1,88 @@
+"""``relulab bench``: how close the engine comes to the machine, and to what users would write.
+
+Every number is measured in one process, side by side, on the same data and step count (see
+:mod:`relulab.bench.workloads`). Where a target is missed the result carries the operator
+profile that explains why. Timings never enter the test suite.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+from relulab.bench import workloads
+from relulab.runtime import library_versions
+
+__all__ = ["WORKLOADS", "run_bench", "top_operators"]
+
+WORKLOADS = ("w1", "w2", "w3")
+
+
+def top_operators(run: Callable[[], object], limit: int = 8) -> list[dict[str, Any]]:
+    """The operators taking the most self time while ``run()`` executes (torch.profiler)."""
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        run()
+    events = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
+    return [
+        {
+            "operator": e.key,
+            "self_ms": round(e.self_cpu_time_total / 1e3, 3),
+            "calls": e.count,
+            "mean_us": round(e.self_cpu_time_total / max(e.count, 1), 2),
+        }
+        for e in events[:limit]
+    ]
+
+
+def _w1_profile(device: torch.device) -> list[dict[str, Any]]:
+    return top_operators(lambda: workloads.w1_tiny(device, steps=50, naive_networks=1))
+
+
+def _w2_profile(device: torch.device) -> list[dict[str, Any]]:
+    return top_operators(lambda: workloads.w2_medium(device, steps=2, naive_steps=1))
+
+
+def run_bench(
+    names: list[str],
+    device: torch.device,
+    full: bool = False,
+    naive_networks: int | None = None,
+    progress: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Run the named workloads; returns the ``bench.json`` content."""
+    results: dict[str, Any] = {
+        "machine": {
+            "processor": platform.processor() or platform.machine(),
+            "cpu_count": torch.get_num_threads(),
+            "device": str(device),
+            "cuda": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
+        },
+        "versions": library_versions(),
+    }
+    if "w1" in names:
+        progress("W1 tiny: engine, naive loop, JAX …")
+        w1 = workloads.w1_tiny(device, naive_networks=naive_networks)
+        if not (w1["meets_naive_target"] and w1.get("meets_jax_target", True)):
+            w1["profile_engine_top_operators"] = _w1_profile(device)
+        results["w1"] = w1
+    if "w2" in names:
+        progress("W2 medium: residual post-LN toy, engine and naive loop …")
+        w2 = workloads.w2_medium(device)
+        if not w2["meets_peak_target"]:
+            w2["profile_engine_top_operators"] = _w2_profile(device)
+        results["w2"] = w2
+    if "w3" in names:
+        progress(f"W3 wide forward statistics ({'full' if full else 'scaled-down'}) …")
+        results["w3"] = workloads.w3_wide(device, full=full)
+    return results
+
+
+def write_bench(results: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2, default=str))

@@ -1,0 +1,213 @@
+"""The three benchmark workloads of ``relulab bench`` (issue 3), each measured side by side.
+
+* **W1 tiny** — two-layer ReLU with hidden bias, hidden 64, the 8-item hierarchical task
+  (seed ``004_…``), 40 networks, full-batch GD (σ² = 2e-4 init, lr 2e-4, ½-sum loss), 2000
+  steps: engine vs the naive per-network loop vs JAX ``jit(vmap)`` + ``lax.scan``.
+* **W2 medium** — the residual post-LN toy (d = 50, hidden 200, 10 blocks, N = 1000, Adam
+  lr 1e-3), 30 students of one teacher: achieved FLOP/s against the fp32 matmul peak, and the
+  ratio to the naive loop.
+* **W3 wide forward statistics** — depth-50 ReLU MLPs, 30 networks, 100 samples, Kaiming
+  weights drawn fresh per layer; width 1000 by default, 3000 with ``full``.
+
+FLOP counts are of the matrix products only (2 FLOP per multiply–add): a lower bound on the
+work, so the fractions of peak are conservative.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from relulab.bench.peers import jax_available, jax_two_layer_gd, naive_loop
+from relulab.engine import (
+    BatchedAdam,
+    BatchedMLP,
+    BatchedResidualToy,
+    BatchedSGD,
+    MLPSpec,
+    ResidualToySpec,
+    SupervisedProblem,
+    train,
+)
+from relulab.engine.forward import forward_statistics
+from relulab.tasks.hierarchical import hierarchical_task
+
+__all__ = ["matmul_peak", "w1_tiny", "w2_medium", "w3_wide"]
+
+
+def _synchronise(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def matmul_peak(device: torch.device, size: int = 2048, repeats: int = 5) -> float:
+    """Best fp32 ``torch.mm`` throughput (FLOP/s) on ``size``² matrices, measured now."""
+    a = torch.randn(size, size, device=device)
+    b = torch.randn(size, size, device=device)
+    out = torch.empty(size, size, device=device)
+    torch.mm(a, b, out=out)
+    best = math.inf
+    for _ in range(repeats):
+        _synchronise(device)
+        started = time.perf_counter()
+        torch.mm(a, b, out=out)
+        _synchronise(device)
+        best = min(best, time.perf_counter() - started)
+    return 2 * size**3 / best
+
+
+def _timed_train(problem: Any, optimiser: Any, steps: int, device: torch.device) -> float:
+    _synchronise(device)
+    started = time.perf_counter()
+    train(problem, optimiser, steps, record_every=steps)
+    _synchronise(device)
+    return time.perf_counter() - started
+
+
+def w1_tiny(
+    device: torch.device, steps: int = 2000, n_networks: int = 40, naive_networks: int | None = None
+) -> dict[str, Any]:
+    """W1; ``naive_networks`` < S times the naive loop on a subset and scales it (stated)."""
+    x_np, y_np = hierarchical_task(8)
+    x = torch.tensor(x_np, dtype=torch.float32, device=device)
+    y = torch.tensor(y_np, dtype=torch.float32, device=device)
+    spec, lr = MLPSpec((8, 64, 15), output_bias=False), 2e-4
+    model = BatchedMLP(spec, n_networks, init="normal", init_scale=math.sqrt(2e-4), device=device)
+    modules = [model.module(s) for s in range(n_networks)]
+    initial = [
+        t.detach().cpu().numpy().copy()
+        for t in (model.weights[0], model.biases[0], model.weights[1])
+    ]
+    problem = SupervisedProblem(model, x, y, loss="half_sum")
+    train(problem, BatchedSGD(problem.params, lr), 5, 5)  # warm-up, then restart from init
+    with torch.no_grad():
+        for tensor, value in zip(
+            (model.weights[0], model.biases[0], model.weights[1]), initial, strict=True
+        ):
+            tensor.copy_(torch.as_tensor(value))
+    engine_s = _timed_train(problem, BatchedSGD(problem.params, lr), steps, device)
+    n_naive = naive_networks or n_networks
+    naive_s = (
+        naive_loop(modules[:n_naive], x, y, steps, lambda p: torch.optim.SGD(p, lr=lr), "half_sum")
+        * n_networks
+        / n_naive
+    )
+    reference = modules[0]
+    with torch.no_grad():
+        agreement = float(
+            max(
+                (reference[0].weight - model.weights[0][0]).abs().max(),
+                (reference[2].weight - model.weights[1][0]).abs().max(),
+            )
+        )
+    result = {
+        "networks": n_networks,
+        "steps": steps,
+        "device": str(device),
+        "engine_s": engine_s,
+        "naive_s": naive_s,
+        "naive_networks_timed": n_naive,
+        "engine_network_steps_per_s": n_networks * steps / engine_s,
+        "naive_network_steps_per_s": n_networks * steps / naive_s,
+        "speedup_vs_naive": naive_s / engine_s,
+        "engine_vs_naive_max_abs_diff": agreement,
+        "target_speedup_vs_naive": 50.0,
+    }
+    result["meets_naive_target"] = result["speedup_vs_naive"] >= 50.0
+    if jax_available() and device.type == "cpu":
+        first, steady, final = jax_two_layer_gd(initial, x_np, y_np, steps, lr)
+        result.update(
+            jax_first_call_s=first,
+            jax_s=steady,
+            jax_network_steps_per_s=n_networks * steps / steady,
+            speedup_vs_jax=steady / engine_s,
+            engine_vs_jax_max_abs_diff=float(
+                np.abs(final[0] - model.weights[0].detach().cpu().numpy()).max()
+            ),
+        )
+        result["meets_jax_target"] = result["speedup_vs_jax"] >= 1.0
+    else:
+        result["jax"] = "not measured (install relulab[jax]; CPU only)"
+    return result
+
+
+def _residual_flops_per_step(n_samples: int, spec: ResidualToySpec, n_networks: int) -> float:
+    """Forward 2 products/block of 2·N·d·h FLOP; backward twice that."""
+    return 3 * 2 * 2 * n_samples * spec.width * spec.hidden * spec.blocks * n_networks
+
+
+def w2_medium(
+    device: torch.device, steps: int = 20, n_networks: int = 30, naive_steps: int | None = None
+) -> dict[str, Any]:
+    """W2: engine FLOP/s vs the measured peak, and the naive loop's time per network-step."""
+    spec = ResidualToySpec(width=50, hidden=200, blocks=10, norm="post")
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(1000, 50, generator=generator).to(device)
+    teacher = BatchedResidualToy(spec, 1, seeds=[10_000], device=device)
+    with torch.no_grad():
+        y = teacher.forward(x)[0]
+    model = BatchedResidualToy(spec, n_networks, seeds=range(n_networks), device=device)
+    modules = [model.module(s) for s in range(n_networks)]
+    problem = SupervisedProblem(model, x, y)
+    train(problem, BatchedAdam(problem.params, 1e-3), 2, 2)  # warm-up
+    engine_s = _timed_train(problem, BatchedAdam(problem.params, 1e-3), steps, device)
+    naive_steps = naive_steps or steps
+    naive_s = naive_loop(modules, x, y, naive_steps, lambda p: torch.optim.Adam(p, lr=1e-3), "mse")
+    naive_s *= steps / naive_steps
+    flops = _residual_flops_per_step(1000, spec, n_networks) * (steps + 1)
+    peak = matmul_peak(device)
+    achieved = flops / engine_s
+    return {
+        "networks": n_networks,
+        "steps": steps,
+        "device": str(device),
+        "engine_s": engine_s,
+        "naive_s": naive_s,
+        "speedup_vs_naive": naive_s / engine_s,
+        "engine_flops_per_s": achieved,
+        "naive_flops_per_s": flops / naive_s,
+        "matmul_peak_flops_per_s": peak,
+        "fraction_of_peak": achieved / peak,
+        "target_fraction_of_peak": 0.7,
+        "meets_peak_target": achieved / peak >= 0.7,
+    }
+
+
+def w3_wide(
+    device: torch.device,
+    full: bool = False,
+    n_networks: int = 30,
+    depth: int = 50,
+    n_samples: int = 100,
+) -> dict[str, Any]:
+    """W3: propagation FLOP/s (and end to end, with drawing the weights) vs the peak."""
+    width = 3000 if full else 1000
+    x = torch.randn(n_samples, width, generator=torch.Generator().manual_seed(0))
+    _synchronise(device)
+    started = time.perf_counter()
+    stats = forward_statistics(n_networks, width, depth, x, device=device)
+    total_s = time.perf_counter() - started
+    flops = 2 * n_samples * width * width * depth * n_networks
+    peak = matmul_peak(device)
+    return {
+        "networks": n_networks,
+        "width": width,
+        "depth": depth,
+        "samples": n_samples,
+        "device": str(device),
+        "full_size": full,
+        "total_s": total_s,
+        **stats.timings,
+        "propagate_flops_per_s": flops / stats.timings["propagate_s"],
+        "end_to_end_flops_per_s": flops / total_s,
+        "matmul_peak_flops_per_s": peak,
+        "fraction_of_peak": flops / stats.timings["propagate_s"] / peak,
+        "end_to_end_fraction_of_peak": flops / total_s / peak,
+        "target_fraction_of_peak": 0.7,
+        "meets_peak_target": flops / stats.timings["propagate_s"] / peak >= 0.7,
+        "last_layer_mean_ratio": float(stats.ratio[:, -1].mean()),
+    }

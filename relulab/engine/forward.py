@@ -1,0 +1,100 @@
+r"""Forward statistics of many wide, deep random ReLU networks (no training).
+
+Seed ``002_…`` (Luther & Seung, *Sample variance decay*; SETUPS.md §3): for a fixed network and
+pre-activation :math:`u_i` of layer :math:`l`, over the samples :math:`t`,
+
+.. math::
+    m^2 = \sum_i \langle u_i\rangle_t^2,\qquad
+    v^2 = \sum_i \left(\langle u_i^2\rangle_t - \langle u_i\rangle_t^2\right),\qquad
+    r_l = \sqrt{m^2 / v^2}\quad\text{(seed eq. 9)}.
+
+Networks: equal width ``n``, ReLU, no biases, weights :math:`N(0, 2/n_{in})` (Kaiming) drawn
+fresh for every layer of every network, so an ensemble of 30 width-3000 depth-50 nets never
+holds more than one layer's weights. Network ``s`` draws its layers in order from a generator
+seeded with ``seeds[s]``; the draws of different networks run in parallel threads.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import Tensor
+
+__all__ = ["ForwardStatistics", "forward_statistics"]
+
+
+@dataclass
+class ForwardStatistics:
+    """Per network and layer ``(S, depth)``: squared sample mean, sample variance, ratio r."""
+
+    mean_sq: np.ndarray
+    sample_var: np.ndarray
+    ratio: np.ndarray
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _layer_statistics(u: Tensor) -> tuple[Tensor, Tensor]:
+    """Sums over units of the squared sample mean and of the sample variance, per network."""
+    mean = u.mean(dim=1)
+    var = u.var(dim=1, unbiased=False)
+    return mean.square().sum(dim=1), var.sum(dim=1)
+
+
+def forward_statistics(
+    n_networks: int,
+    width: int,
+    depth: int,
+    inputs: Tensor,
+    seeds: Sequence[int] | None = None,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str = "cpu",
+    generation_threads: int | None = None,
+) -> ForwardStatistics:
+    r"""Propagate ``inputs`` ``(N, n_0)`` through S fresh Kaiming ReLU nets of ``depth`` layers.
+
+    Layer 1's pre-activation is :math:`u^1 = W^1 x`; then :math:`u^{l+1} = W^{l+1}\,
+    \mathrm{ReLU}(u^l)`. Returns the statistics of :math:`u^1 … u^{depth}` and the time spent
+    drawing weights (``generate_s``) and propagating (``propagate_s``).
+    """
+    seeds = list(range(n_networks)) if seeds is None else list(seeds)
+    if len(seeds) != n_networks:
+        raise ValueError(f"seeds needs one entry per network ({n_networks}), got {len(seeds)}")
+    generators = [torch.Generator().manual_seed(int(seed)) for seed in seeds]
+    threads = generation_threads or torch.get_num_threads()
+    mean_sq = torch.empty(n_networks, depth, dtype=torch.float64)
+    sample_var = torch.empty_like(mean_sq)
+    timings = {"generate_s": 0.0, "propagate_s": 0.0}
+    h = inputs.to(dtype=dtype, device=device)
+    fan_in = h.shape[-1]
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for layer in range(depth):
+            started = time.perf_counter()
+            weights = torch.empty(n_networks, width, fan_in, dtype=dtype)
+            std = math.sqrt(2.0 / fan_in)
+
+            def draw(s: int, weights: Tensor = weights, std: float = std) -> None:
+                torch.randn(weights.shape[1:], generator=generators[s], dtype=dtype, out=weights[s])
+                weights[s].mul_(std)
+
+            list(pool.map(draw, range(n_networks)))
+            weights = weights.to(device)
+            middle = time.perf_counter()
+            u = torch.matmul(h, weights.transpose(1, 2))
+            m2, v2 = _layer_statistics(u)
+            mean_sq[:, layer], sample_var[:, layer] = m2.double().cpu(), v2.double().cpu()
+            h = torch.relu(u)
+            fan_in = width
+            if device != "cpu" and torch.device(device).type == "cuda":
+                torch.cuda.synchronize(device)
+            timings["generate_s"] += middle - started
+            timings["propagate_s"] += time.perf_counter() - middle
+    mean_sq_np, sample_var_np = mean_sq.numpy(), sample_var.numpy()
+    return ForwardStatistics(
+        mean_sq_np, sample_var_np, np.sqrt(mean_sq_np / sample_var_np), timings
+    )

@@ -1,0 +1,40 @@
+"""The benchmark computes the same thing on every path; its timings are not tested here."""
+
+import json
+
+import pytest
+import torch
+
+from relulab import cli
+from relulab.bench import workloads
+from relulab.bench.peers import jax_available
+
+CPU = torch.device("cpu")
+
+
+def test_w1_engine_naive_loop_and_jax_train_the_same_networks():
+    result = workloads.w1_tiny(CPU, steps=30, n_networks=4, naive_networks=4)
+    assert result["engine_vs_naive_max_abs_diff"] < 1e-6
+    if jax_available():
+        assert result["engine_vs_jax_max_abs_diff"] < 1e-6
+    assert result["engine_network_steps_per_s"] > 0 and result["speedup_vs_naive"] > 0
+
+
+def test_w3_reports_the_split_between_drawing_and_propagating():
+    result = workloads.w3_wide(CPU, n_networks=2, depth=3, n_samples=10)
+    assert result["width"] == 1000 and result["generate_s"] > 0 and result["propagate_s"] > 0
+    assert 0 < result["fraction_of_peak"] and result["matmul_peak_flops_per_s"] > 0
+
+
+def test_bench_cli_writes_json(tmp_path):
+    out = tmp_path / "bench.json"
+    assert cli.main(["bench", "--workloads", "w3", "--quiet", "--out", str(out)]) == 0
+    assert "w3" in json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("args", [["--workloads", "w9"], ["--device", "tpu"]])
+def test_bench_cli_rejects_bad_requests(tmp_path, capsys, args):
+    out = tmp_path / "bench.json"
+    assert cli.main(["bench", *args, "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith("relulab: error:")
+    assert not out.exists()
