@@ -70,6 +70,26 @@ class UnitResult:
     def n_networks(self) -> int:
         return len(self.conditions)
 
+    @classmethod
+    def from_training(
+        cls,
+        result: Any,
+        conditions: list[dict[str, Any]],
+        arrays: dict[str, np.ndarray] | None = None,
+    ) -> UnitResult:
+        """Wrap an engine ``TrainResult`` (steps, curves, final, diverged) with its conditions."""
+        if len(conditions) != len(result.diverged):
+            raise ValueError(f"{len(conditions)} conditions for {len(result.diverged)} networks")
+        return cls(
+            conditions,
+            result.steps,
+            result.curves,
+            result.final,
+            result.diverged,
+            result.diverged_step,
+            arrays or {},
+        )
+
 
 def _check_is_store(path: Path) -> None:
     with path.open("rb") as handle:

@@ -195,3 +195,32 @@ def test_bad_configurations_are_rejected():
         BatchedMLP(MLPSpec((2, 3, 1)), 2, relu_shift=[0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match="samples"):
         SupervisedProblem(BatchedMLP(MLPSpec((2, 1)), 1), torch.zeros(5, 2), torch.zeros(4, 1))
+
+
+def test_hidden_bias_as_input_constant_equals_a_bias_parameter():
+    from relulab.tasks import append_constant
+
+    x, y = _data(8, 5, 3)
+    with_bias = BatchedMLP(MLPSpec((5, 7, 3), output_bias=False), 2, dtype=F64)
+    constant = BatchedMLP(MLPSpec((6, 7, 3), bias=False), 2, dtype=F64)
+    with torch.no_grad():
+        constant.weights[0][:, :, :5] = with_bias.weights[0]
+        constant.weights[0][:, :, 5] = with_bias.biases[0] / 2.5
+        constant.weights[1].copy_(with_bias.weights[1])
+    torch.testing.assert_close(constant.forward(append_constant(x, 2.5)), with_bias.forward(x))
+
+
+def test_training_result_goes_into_the_store(tmp_path):
+    from relulab.store import RunStore, UnitResult
+
+    x, y = _data(8, 4, 2)
+    problem = SupervisedProblem(BatchedMLP(MLPSpec((4, 6, 2)), 3, dtype=F64), x, y)
+    result = train(problem, BatchedSGD(problem.params, 0.01), 10, 5)
+    conditions = [{"seed": s} for s in range(3)]
+    with RunStore.create_or_resume(tmp_path / "runs.sqlite", "e", "quick", {}, {}) as store:
+        store.save_unit("u", UnitResult.from_training(result, conditions))
+        back = store.unit("u")
+    assert back.conditions == conditions
+    torch.testing.assert_close(
+        torch.tensor(back.final["loss"]), torch.tensor(result.final["loss"]).double()
+    )

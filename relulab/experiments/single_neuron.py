@@ -169,12 +169,7 @@ def _train_conditions(
     groups: dict[tuple[str, str, str], list[int]] = {}
     for i, c in enumerate(conditions):
         groups.setdefault((c["activation"], c["teacher"], c["parameterisation"]), []).append(i)
-    n_total = len(conditions)
-    curves: dict[str, np.ndarray] = {}
-    final: dict[str, np.ndarray] = {}
-    diverged = np.zeros(n_total, dtype=bool)
-    diverged_step = np.full(n_total, -1, dtype=np.int64)
-    steps_recorded = None
+    parts = []
     with context.progress(steps * len(groups), description) as advance:
         for (activation, teacher, parameterisation), indices in groups.items():
             chosen = [conditions[i] for i in indices]
@@ -188,22 +183,28 @@ def _train_conditions(
             optimiser = BatchedAdam(
                 problem.params, [c["lr"] for c in chosen], config.betas, config.eps
             )
-            result = train(problem, optimiser, steps, record_every, advance)
-            steps_recorded = result.steps
-            for name, curve in result.curves.items():
-                curves.setdefault(name, np.full((n_total, curve.shape[1]), np.nan))[indices] = curve
-                final.setdefault(name, np.full(n_total, np.nan))[indices] = result.final[name]
-            diverged[indices] = result.diverged
-            diverged_step[indices] = result.diverged_step
-    return UnitResult(
-        conditions,
-        steps_recorded,
-        curves,
-        final,
-        diverged,
-        diverged_step,
-        arrays={"x": x.cpu().numpy().astype(np.float64)},
-    )
+            parts.append((indices, train(problem, optimiser, steps, record_every, advance)))
+    return _merge(conditions, parts, {"x": x.cpu().numpy().astype(np.float64)})
+
+
+def _merge(
+    conditions: list[dict[str, Any]],
+    parts: list[tuple[list[int], Any]],
+    arrays: dict[str, np.ndarray],
+) -> UnitResult:
+    """Put the per-group training results back in the order of ``conditions``."""
+    n_total = len(conditions)
+    curves: dict[str, np.ndarray] = {}
+    final: dict[str, np.ndarray] = {}
+    diverged = np.zeros(n_total, dtype=bool)
+    diverged_step = np.full(n_total, -1, dtype=np.int64)
+    for indices, result in parts:
+        for name, curve in result.curves.items():
+            curves.setdefault(name, np.full((n_total, curve.shape[1]), np.nan))[indices] = curve
+            final.setdefault(name, np.full(n_total, np.nan))[indices] = result.final[name]
+        diverged[indices] = result.diverged
+        diverged_step[indices] = result.diverged_step
+    return UnitResult(conditions, parts[0][1].steps, curves, final, diverged, diverged_step, arrays)
 
 
 def _unit(

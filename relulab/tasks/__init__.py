@@ -1,5 +1,13 @@
 """Data for the studies: teacher–student tasks, toy tasks, image loaders."""
 
+from relulab.tasks.hierarchical import binary_tree_targets, hierarchical_task
 from relulab.tasks.scalar import scalar_inputs, scalar_teacher
+from relulab.tasks.transforms import append_constant
 
-__all__ = ["scalar_inputs", "scalar_teacher"]
+__all__ = [
+    "append_constant",
+    "binary_tree_targets",
+    "hierarchical_task",
+    "scalar_inputs",
+    "scalar_teacher",
+]
