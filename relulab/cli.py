@@ -310,69 +310,8 @@ def _command_report(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
 
 
-def _bench_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    rows = []
-    w1, w2, w3 = results.get("w1"), results.get("w2"), results.get("w3")
-    if w1:
-        rows.append(
-            ("W1 tiny", "engine network-steps/s", f"{w1['engine_network_steps_per_s']:,.0f}", "")
-        )
-        rows.append(
-            ("W1 tiny", "naive loop network-steps/s", f"{w1['naive_network_steps_per_s']:,.0f}", "")
-        )
-        rows.append(
-            (
-                "W1 tiny",
-                "engine / naive",
-                f"{w1['speedup_vs_naive']:.1f}×",
-                "≥ 50× " + ("met" if w1["meets_naive_target"] else "NOT met"),
-            )
-        )
-        if "jax_network_steps_per_s" in w1:
-            rows.append(
-                ("W1 tiny", "JAX network-steps/s", f"{w1['jax_network_steps_per_s']:,.0f}", "")
-            )
-            rows.append(
-                (
-                    "W1 tiny",
-                    "engine / JAX",
-                    f"{w1['speedup_vs_jax']:.2f}×",
-                    "≥ 1× " + ("met" if w1["meets_jax_target"] else "NOT met"),
-                )
-            )
-    for name, result, key in (
-        ("W2 medium", w2, "engine_flops_per_s"),
-        ("W3 wide", w3, "propagate_flops_per_s"),
-    ):
-        if result:
-            rows.append(
-                (name, "matmul peak GFLOP/s", f"{result['matmul_peak_flops_per_s'] / 1e9:.1f}", "")
-            )
-            rows.append((name, "achieved GFLOP/s", f"{result[key] / 1e9:.1f}", ""))
-            rows.append(
-                (
-                    name,
-                    "fraction of peak",
-                    f"{result['fraction_of_peak']:.0%}",
-                    "≥ 70 % " + ("met" if result["meets_peak_target"] else "NOT met"),
-                )
-            )
-    if w2:
-        rows.append(("W2 medium", "engine / naive", f"{w2['speedup_vs_naive']:.1f}×", ""))
-    if w3:
-        rows.append(
-            (
-                "W3 wide",
-                "end to end, with weight drawing",
-                f"{w3['end_to_end_fraction_of_peak']:.0%}",
-                "",
-            )
-        )
-    return rows
-
-
 def _command_bench(args: argparse.Namespace) -> int:
-    from relulab.bench import WORKLOADS, run_bench, write_bench
+    from relulab.bench import WORKLOADS, run_bench, summary_rows, write_bench
     from relulab.runtime import resolve_device
 
     names = [name.strip().lower() for name in args.workloads.split(",") if name.strip()]
@@ -399,7 +338,7 @@ def _command_bench(args: argparse.Namespace) -> int:
         table = Table(title=f"relulab bench ({results['machine']['device']})")
         for column in ("workload", "measure", "value", "target"):
             table.add_column(column)
-        for row in _bench_rows(results):
+        for row in summary_rows(results):
             table.add_row(*row)
         _console().print(table)
         _console().print(f"written: {out}")

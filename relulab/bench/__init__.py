@@ -19,7 +19,7 @@ from torch.profiler import ProfilerActivity, profile
 from relulab.bench import workloads
 from relulab.runtime import library_versions
 
-__all__ = ["WORKLOADS", "run_bench", "top_operators"]
+__all__ = ["WORKLOADS", "run_bench", "summary_rows", "top_operators", "write_bench"]
 
 WORKLOADS = ("w1", "w2", "w3")
 
@@ -86,3 +86,65 @@ def run_bench(
 def write_bench(results: dict[str, Any], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2, default=str))
+
+
+def _verdict(target: str, met: bool) -> str:
+    return f"{target} " + ("met" if met else "NOT met")
+
+
+def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(workload, measure, value, target) rows for the printed table."""
+    rows: list[tuple[str, str, str, str]] = []
+    if w1 := results.get("w1"):
+        rows += [
+            ("W1 tiny", "engine network-steps/s", f"{w1['engine_network_steps_per_s']:,.0f}", ""),
+            (
+                "W1 tiny",
+                "naive loop network-steps/s",
+                f"{w1['naive_network_steps_per_s']:,.0f}",
+                "",
+            ),
+            (
+                "W1 tiny",
+                "engine / naive",
+                f"{w1['speedup_vs_naive']:.1f}×",
+                _verdict("≥ 50×", w1["meets_naive_target"]),
+            ),
+        ]
+        if "jax_network_steps_per_s" in w1:
+            rows += [
+                ("W1 tiny", "JAX network-steps/s", f"{w1['jax_network_steps_per_s']:,.0f}", ""),
+                (
+                    "W1 tiny",
+                    "engine / JAX",
+                    f"{w1['speedup_vs_jax']:.2f}×",
+                    _verdict("≥ 1×", w1["meets_jax_target"]),
+                ),
+            ]
+    for name, key, achieved_key in (
+        ("W2 medium", "w2", "engine_flops_per_s"),
+        ("W3 wide", "w3", "propagate_flops_per_s"),
+    ):
+        if result := results.get(key):
+            rows += [
+                (name, "matmul peak GFLOP/s", f"{result['matmul_peak_flops_per_s'] / 1e9:.1f}", ""),
+                (name, "achieved GFLOP/s", f"{result[achieved_key] / 1e9:.1f}", ""),
+                (
+                    name,
+                    "fraction of peak",
+                    f"{result['fraction_of_peak']:.1%}",
+                    _verdict("≥ 70 %", result["meets_peak_target"]),
+                ),
+            ]
+    if w2 := results.get("w2"):
+        rows.append(("W2 medium", "engine / naive", f"{w2['speedup_vs_naive']:.1f}×", ""))
+    if w3 := results.get("w3"):
+        rows.append(
+            (
+                "W3 wide",
+                "end to end, with weight drawing",
+                f"{w3['end_to_end_fraction_of_peak']:.1%}",
+                "",
+            )
+        )
+    return rows

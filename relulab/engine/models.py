@@ -61,6 +61,33 @@ def _shift_vector(shift: float | Sequence[float] | Tensor, n_networks: int, like
     return torch.tensor(values, dtype=like.dtype, device=like.device).reshape(-1, 1, 1)
 
 
+class _StackedNetworks:
+    """Set-up shared by the families: trainable weight stacks and the per-network ReLU shift."""
+
+    def _set_up(
+        self,
+        n_networks: int,
+        shapes: list[tuple[int, int]],
+        biases: bool | list[bool],
+        init: str | Sequence[str],
+        init_scale: float | Sequence[float],
+        seeds: Sequence[int] | None,
+        relu_shift: float | Sequence[float] | Tensor,
+        dtype: torch.dtype,
+        device: torch.device | str,
+    ) -> list[tuple[Tensor, Tensor | None]]:
+        self.n_networks = n_networks
+        stack = init_weight_stack(
+            shapes, n_networks, init, init_scale, seeds, biases, dtype, device
+        )
+        self.params = [t for pair in stack for t in pair if t is not None]
+        for p in self.params:
+            p.requires_grad_(True)
+        self.shift = _shift_vector(relu_shift, n_networks, stack[0][0])
+        self.has_shift = bool(self.shift.any())
+        return stack
+
+
 @dataclass(frozen=True)
 class MLPSpec:
     """Architecture of a fully connected net: ``widths = (d_in, h_1, …, d_out)``."""
@@ -89,7 +116,7 @@ class MLPSpec:
         return [self.bias] * (len(self.widths) - 2) + [output_bias]
 
 
-class BatchedMLP:
+class BatchedMLP(_StackedNetworks):
     """S fully connected networks; see the module docstring."""
 
     def __init__(
@@ -104,18 +131,20 @@ class BatchedMLP:
         device: torch.device | str = "cpu",
     ) -> None:
         self.spec = spec
-        self.n_networks = n_networks
         self.activation = get_activation(spec.activation, spec.leaky_slope)
-        stack = init_weight_stack(
-            spec.layer_shapes, n_networks, init, init_scale, seeds, spec.layer_biases, dtype, device
+        stack = self._set_up(
+            n_networks,
+            spec.layer_shapes,
+            spec.layer_biases,
+            init,
+            init_scale,
+            seeds,
+            relu_shift,
+            dtype,
+            device,
         )
         self.weights = [w for w, _ in stack]
         self.biases = [b for _, b in stack]
-        self.params = [t for pair in stack for t in pair if t is not None]
-        for p in self.params:
-            p.requires_grad_(True)
-        self.shift = _shift_vector(relu_shift, n_networks, self.weights[0])
-        self.has_shift = bool(self.shift.any())
 
     @torch.no_grad()
     def module(self, s: int) -> MLP:
@@ -219,7 +248,7 @@ class ResidualToySpec:
             raise ValueError(f"norm must be 'post' or 'pre', got {self.norm!r}")
 
 
-class BatchedResidualToy:
+class BatchedResidualToy(_StackedNetworks):
     """S residual toys; weights in PyTorch's default init [I, strong] unless told otherwise."""
 
     def __init__(
@@ -234,14 +263,8 @@ class BatchedResidualToy:
         device: torch.device | str = "cpu",
     ) -> None:
         self.spec = spec
-        self.n_networks = n_networks
         shapes = [(spec.hidden, spec.width), (spec.width, spec.hidden)] * spec.blocks
-        stack = init_weight_stack(shapes, n_networks, init, init_scale, seeds, False, dtype, device)
-        self.params = [w for w, _ in stack]
-        for p in self.params:
-            p.requires_grad_(True)
-        self.shift = _shift_vector(relu_shift, n_networks, self.params[0])
-        self.has_shift = bool(self.shift.any())
+        self._set_up(n_networks, shapes, False, init, init_scale, seeds, relu_shift, dtype, device)
 
     @torch.no_grad()
     def module(self, s: int) -> ResidualToy:

@@ -774,6 +774,7 @@ def _figure_kinks(results: Results, config: SingleNeuronConfig, out_dir: Path) -
             ax.axhline(edge, color="k", ls=":", lw=1)
         ax.set(
             xscale="symlog",
+            xlim=(0, result.steps[-1]),
             xlabel="step",
             ylabel="kink x_t",
             ylim=(-3, 3),
@@ -830,33 +831,55 @@ def _map_values(
 _MAPS = (("map-b1-b2", "b1", "b2"), ("map-b2-lr", "b2", "lr"))
 
 
-def _figure_phase_maps(results: Results, config: SingleNeuronConfig, out_dir: Path) -> Figure:
+def _map_grid(
+    results: Results,
+    values_of: Callable[[UnitResult], np.ndarray],
+    draw: Callable[[plt.Axes, np.ndarray, np.ndarray, np.ndarray], Any],
+    title: str,
+    labels: list[str] | None = None,
+) -> plt.Figure:
+    """2×2 panels: rows (b1, b2) and (b2, lr) maps, columns standard and reparam neurons."""
     fig, axes = plt.subplots(2, 2, figsize=(11, 8.5))
-    cmap = plt.colormaps["Set2"].resampled(4)
     for row, (unit, x_key, y_key) in enumerate(_MAPS):
         result = results[unit]
-        outcome = outcomes(result, config.converge_tol).astype(float)
+        values = values_of(result)
         for col, parameterisation in enumerate(("standard", "reparam")):
             ax = axes[row, col]
-            xs, ys, grid = _map_values(result, outcome, x_key, y_key, parameterisation)
-            mesh = ax.pcolormesh(xs, ys, grid, cmap=cmap, vmin=-0.5, vmax=3.5, shading="nearest")
-            ax.contour(
-                xs,
-                ys,
-                (grid == OUTCOMES["converged"]).astype(float),
-                levels=[0.5],
-                colors="k",
-                linewidths=1.2,
-            )
+            xs, ys, grid = _map_values(result, values, x_key, y_key, parameterisation)
+            mesh = draw(ax, xs, ys, grid)
             ax.set(
                 xlabel=x_key,
                 ylabel=y_key,
-                title=f"final outcome, {parameterisation} neuron",
+                title=f"{title}, {parameterisation} neuron",
                 yscale="log" if y_key == "lr" else "linear",
             )
             ax.grid(False)
-            bar = fig.colorbar(mesh, ax=ax, ticks=range(4))
-            bar.ax.set_yticklabels(list(OUTCOMES))
+            bar = fig.colorbar(mesh, ax=ax, ticks=range(len(labels)) if labels else None)
+            if labels:
+                bar.ax.set_yticklabels(labels)
+    return fig
+
+
+def _draw_outcomes(ax: plt.Axes, xs: np.ndarray, ys: np.ndarray, grid: np.ndarray) -> Any:
+    cmap = plt.colormaps["Set2"].resampled(len(OUTCOMES))
+    mesh = ax.pcolormesh(xs, ys, grid, cmap=cmap, vmin=-0.5, vmax=3.5, shading="nearest")
+    converged = (grid == OUTCOMES["converged"]).astype(float)
+    ax.contour(xs, ys, converged, levels=[0.5], colors="k", linewidths=1.2)
+    return mesh
+
+
+def _draw_log_loss(ax: plt.Axes, xs: np.ndarray, ys: np.ndarray, grid: np.ndarray) -> Any:
+    return ax.pcolormesh(xs, ys, grid, cmap="magma", vmin=-14, vmax=0, shading="nearest")
+
+
+def _figure_phase_maps(results: Results, config: SingleNeuronConfig, out_dir: Path) -> Figure:
+    fig = _map_grid(
+        results,
+        lambda r: outcomes(r, config.converge_tol).astype(float),
+        _draw_outcomes,
+        "final outcome",
+        labels=list(OUTCOMES),
+    )
     save_figure(fig, out_dir / "phase_maps.png")
     return Figure(
         "phase_maps.png",
@@ -868,22 +891,12 @@ def _figure_phase_maps(results: Results, config: SingleNeuronConfig, out_dir: Pa
 
 
 def _figure_loss_maps(results: Results, config: SingleNeuronConfig, out_dir: Path) -> Figure:
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8.5))
-    for row, (unit, x_key, y_key) in enumerate(_MAPS):
-        result = results[unit]
-        log_loss = np.log10(np.maximum(result.final["loss"], 1e-16))
-        for col, parameterisation in enumerate(("standard", "reparam")):
-            ax = axes[row, col]
-            xs, ys, grid = _map_values(result, log_loss, x_key, y_key, parameterisation)
-            mesh = ax.pcolormesh(xs, ys, grid, cmap="magma", vmin=-14, vmax=0, shading="nearest")
-            ax.set(
-                xlabel=x_key,
-                ylabel=y_key,
-                title=f"log10 final loss, {parameterisation} neuron",
-                yscale="log" if y_key == "lr" else "linear",
-            )
-            ax.grid(False)
-            fig.colorbar(mesh, ax=ax)
+    fig = _map_grid(
+        results,
+        lambda r: np.log10(np.maximum(r.final["loss"], 1e-16)),
+        _draw_log_loss,
+        "log10 final loss",
+    )
     save_figure(fig, out_dir / "loss_maps.png")
     return Figure("loss_maps.png", "log10 of the final loss over the same grids.")
 
