@@ -1,5 +1,42 @@
-"""Closed forms and mean-field maps, in NumPy/SciPy float64. Never imports torch."""
+"""Closed forms and mean-field maps, in NumPy/SciPy float64. Never imports torch.
 
+* :mod:`~relulab.theory.kernels` — Gaussian expectations of activations (ReLU family exact,
+  erf exact, smooth ones by quadrature, a Monte-Carlo path);
+* :mod:`~relulab.theory.meanfield` — length/correlation maps with correlated weights, fixed
+  points, χ1, depth scales, phase diagrams;
+* :mod:`~relulab.theory.sample_variance` — seed 002's sample mean/variance split per layer;
+* :mod:`~relulab.theory.single_neuron` — seed 001's exact loss plateaus.
+"""
+
+from relulab.theory.kernels import (
+    ActivationKernel,
+    QuadratureKernel,
+    ReLUFamilyKernel,
+    arccos_kernel,
+    get_kernel,
+    monte_carlo_cross,
+)
+from relulab.theory.meanfield import (
+    PhaseDiagram,
+    chi1,
+    correlation_depth_scale,
+    correlation_map,
+    correlation_trajectory,
+    covariance_map,
+    length_fixed_point,
+    length_map,
+    phase_diagram,
+    relu_bounded_limit,
+    relu_family_length_fixed_point,
+)
+from relulab.theory.sample_variance import (
+    SampleStatistics,
+    batchnorm_gradient_slope,
+    batchnorm_sample_std,
+    normalised_arccos_kernel,
+    normalised_arccos_kernel_derivative,
+    sample_statistics,
+)
 from relulab.theory.single_neuron import (
     best_constant_fit_loss,
     best_linear_fit_loss,
@@ -9,9 +46,32 @@ from relulab.theory.single_neuron import (
 )
 
 __all__ = [
+    "ActivationKernel",
+    "PhaseDiagram",
+    "QuadratureKernel",
+    "ReLUFamilyKernel",
+    "SampleStatistics",
+    "arccos_kernel",
+    "batchnorm_gradient_slope",
+    "batchnorm_sample_std",
     "best_constant_fit_loss",
     "best_linear_fit_loss",
+    "chi1",
+    "correlation_depth_scale",
+    "correlation_map",
+    "correlation_trajectory",
+    "covariance_map",
+    "get_kernel",
+    "length_fixed_point",
+    "length_map",
+    "monte_carlo_cross",
+    "normalised_arccos_kernel",
+    "normalised_arccos_kernel_derivative",
+    "phase_diagram",
     "plateau_losses",
+    "relu_bounded_limit",
+    "relu_family_length_fixed_point",
     "sample_constant_fit_loss",
     "sample_linear_fit_loss",
+    "sample_statistics",
 ]

@@ -1,0 +1,226 @@
+r"""Gaussian expectations of activations — the building blocks of mean-field theory.
+
+For :math:`(u, v) \sim N\!\left(0, \begin{pmatrix} q_1 & q_{12} \\ q_{12} & q_2\end{pmatrix}\right)`
+an :class:`ActivationKernel` gives :math:`E[\phi(u)]`, :math:`E[\phi(u)^2]`,
+:math:`E[\phi(u)\phi(v)]` and :math:`E[\phi'(u)^2]`, vectorised over NumPy arrays (float64).
+
+**One general closed form** (the pattern of neural-tangents): the ReLU family
+:math:`\phi(z) = a\min(z, 0) + b\max(z, 0) - s = a z + (b-a)\,\mathrm{ReLU}(z) - s` covers ReLU
+``(0, 1, 0)``, leaky ReLU ``(α, 1, 0)``, ReLU−b ``(0, 1, b)`` (seed ``000_…``) and :math:`|z|`
+``(−1, 1, 0)``. With :math:`c = q_{12}/\sqrt{q_1 q_2} = \cos\theta`, the arc-cosine kernel
+(Cho & Saul 2009)
+
+.. math::
+    J(q_1, q_2, q_{12}) = E[\mathrm{ReLU}(u)\mathrm{ReLU}(v)]
+      = \frac{\sqrt{q_1 q_2}}{2\pi}\left(\sin\theta + (\pi - \theta)\cos\theta\right),
+
+:math:`E[u\,\mathrm{ReLU}(v)] = q_{12}/2` and :math:`E[\mathrm{ReLU}(u)] = \sqrt{q_1/2\pi}` give
+
+.. math::
+    E[\phi(u)\phi(v)] = a^2 q_{12} + a(b-a) q_{12} + (b-a)^2 J
+      - s\,(b-a)\left(\sqrt{q_1/2\pi} + \sqrt{q_2/2\pi}\right) + s^2 .
+
+The shift only adds constant and mean terms (derived here; SETUPS.md §2). :math:`\theta` is
+computed as ``arctan2(√(1−c²), c)`` with ``c`` clipped to [−1, 1]: no NaN at :math:`c \to \pm 1`,
+a known failure of ``arccos`` near 1 in other libraries.
+
+erf has its own closed form (Williams 1997):
+:math:`E[\mathrm{erf}(u)\mathrm{erf}(v)]
+= \tfrac{2}{\pi}\arcsin\frac{2q_{12}}{\sqrt{(1+2q_1)(1+2q_2)}}`.
+Smooth activations (tanh, SiLU, GELU) use 2-D Gauss–Hermite quadrature;
+:func:`monte_carlo_cross` is an independent sampling path for tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.polynomial.hermite_e import hermegauss
+from scipy.special import erf
+
+__all__ = [
+    "ActivationKernel",
+    "ReLUFamilyKernel",
+    "QuadratureKernel",
+    "arccos_kernel",
+    "get_kernel",
+    "monte_carlo_cross",
+    "safe_correlation",
+]
+
+ArrayLike = float | np.ndarray
+TWO_PI = 2.0 * np.pi
+
+
+def safe_correlation(q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
+    """:math:`c = q_{12}/\\sqrt{q_1 q_2}` clipped to [−1, 1] (rounding can push it past ±1);
+    two zero-length signals are identical, so ``c = 1`` there."""
+    norm = np.sqrt(np.asarray(q1, dtype=float) * np.asarray(q2, dtype=float))
+    q12 = np.asarray(q12, dtype=float)
+    ones = np.ones(np.broadcast(q12, norm).shape)
+    return np.clip(np.divide(q12, norm, out=ones, where=norm > 0), -1.0, 1.0)
+
+
+def arccos_kernel(q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
+    r""":math:`E[\mathrm{ReLU}(u)\mathrm{ReLU}(v)]`, NaN-safe at :math:`c = \pm 1` (module doc)."""
+    c = safe_correlation(q1, q2, q12)
+    sin_theta = np.sqrt(np.maximum(1.0 - c * c, 0.0))
+    theta = np.arctan2(sin_theta, c)
+    return np.sqrt(np.asarray(q1) * np.asarray(q2)) / TWO_PI * (sin_theta + (np.pi - theta) * c)
+
+
+class ActivationKernel:
+    """Gaussian expectations of one activation; see the module docstring."""
+
+    name: str
+
+    def mean(self, q: ArrayLike) -> np.ndarray:
+        """:math:`E[\\phi(u)]`, :math:`u \\sim N(0, q)`."""
+        raise NotImplementedError
+
+    def cross(self, q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
+        """:math:`E[\\phi(u)\\phi(v)]`."""
+        raise NotImplementedError
+
+    def derivative_second_moment(self, q: ArrayLike) -> np.ndarray:
+        """:math:`E[\\phi'(u)^2]` (enters :math:`\\chi_1`)."""
+        raise NotImplementedError
+
+    def second_moment(self, q: ArrayLike) -> np.ndarray:
+        """:math:`E[\\phi(u)^2]`."""
+        return self.cross(q, q, q)
+
+
+@dataclass(frozen=True)
+class ReLUFamilyKernel(ActivationKernel):
+    r""":math:`\phi(z) = a\min(z,0) + b\max(z,0) - s`: exact closed forms (module docstring)."""
+
+    negative_slope: float = 0.0
+    positive_slope: float = 1.0
+    shift: float = 0.0
+    name: str = "relu"
+
+    def mean(self, q: ArrayLike) -> np.ndarray:
+        a, b, s = self.negative_slope, self.positive_slope, self.shift
+        return (b - a) * np.sqrt(np.asarray(q, dtype=float) / TWO_PI) - s
+
+    def cross(self, q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
+        a, b, s = self.negative_slope, self.positive_slope, self.shift
+        q1, q2, q12 = (np.asarray(v, dtype=float) for v in (q1, q2, q12))
+        linear = a * a * q12 + a * (b - a) * q12 + (b - a) ** 2 * arccos_kernel(q1, q2, q12)
+        shift_terms = -s * (b - a) * (np.sqrt(q1 / TWO_PI) + np.sqrt(q2 / TWO_PI)) + s * s
+        return linear + shift_terms
+
+    def derivative_second_moment(self, q: ArrayLike) -> np.ndarray:
+        a, b = self.negative_slope, self.positive_slope
+        return np.full_like(np.asarray(q, dtype=float), a * a + a * (b - a) + 0.5 * (b - a) ** 2)
+
+    def derivative_cross(self, q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
+        r""":math:`E[\phi'(u)\phi'(v)] = a^2 + a(b-a) + (b-a)^2 (\pi-\theta)/2\pi`."""
+        a, b = self.negative_slope, self.positive_slope
+        theta = np.arccos(safe_correlation(q1, q2, q12))
+        return a * a + a * (b - a) + (b - a) ** 2 * (np.pi - theta) / TWO_PI
+
+
+_NODES, _WEIGHTS = hermegauss(64)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()  # probabilists' Hermite: expectations under N(0, 1)
+
+
+@dataclass(frozen=True)
+class QuadratureKernel(ActivationKernel):
+    """A smooth activation by 2-D Gauss–Hermite quadrature (64 nodes per axis)."""
+
+    name: str
+    fn: Callable[[np.ndarray], np.ndarray]
+    derivative: Callable[[np.ndarray], np.ndarray]
+
+    def _expect(self, f: Callable, q: ArrayLike) -> np.ndarray:
+        z = np.sqrt(np.asarray(q, dtype=float))[..., None] * _NODES
+        return (f(z) * _WEIGHTS).sum(axis=-1)
+
+    def mean(self, q: ArrayLike) -> np.ndarray:
+        return self._expect(self.fn, q)
+
+    def derivative_second_moment(self, q: ArrayLike) -> np.ndarray:
+        return self._expect(lambda z: self.derivative(z) ** 2, q)
+
+    def cross(self, q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
+        c = safe_correlation(q1, q2, q12)[..., None, None]
+        z1, z2 = _NODES[:, None], _NODES[None, :]
+        u = np.sqrt(np.asarray(q1, dtype=float))[..., None, None] * z1
+        v = np.sqrt(np.asarray(q2, dtype=float))[..., None, None] * (
+            c * z1 + np.sqrt(np.maximum(1 - c * c, 0.0)) * z2
+        )
+        weights = _WEIGHTS[:, None] * _WEIGHTS[None, :]
+        return (self.fn(u) * self.fn(v) * weights).sum(axis=(-2, -1))
+
+
+@dataclass(frozen=True)
+class ErfKernel(QuadratureKernel):
+    """erf: closed-form cross moment (Williams 1997); the rest by quadrature."""
+
+    def cross(self, q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
+        q1, q2, q12 = (np.asarray(v, dtype=float) for v in (q1, q2, q12))
+        argument = np.clip(2 * q12 / np.sqrt((1 + 2 * q1) * (1 + 2 * q2)), -1.0, 1.0)
+        return 2.0 / np.pi * np.arcsin(argument)
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1 + np.tanh(0.5 * z))
+
+
+def _gelu(z: np.ndarray) -> np.ndarray:
+    return 0.5 * z * (1 + erf(z / np.sqrt(2)))
+
+
+def _gelu_derivative(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1 + erf(z / np.sqrt(2))) + z * np.exp(-0.5 * z * z) / np.sqrt(TWO_PI)
+
+
+def get_kernel(name: str, slope: float = 0.01, shift: float = 0.0) -> ActivationKernel:
+    """Kernel by name: relu, relu_b (``shift``), leaky_relu (``slope``), abs, linear, erf, tanh,
+    silu, gelu."""
+    if name == "relu":
+        return ReLUFamilyKernel(0.0, 1.0, shift, "relu" if not shift else f"relu-{shift:g}")
+    if name == "relu_b":
+        return ReLUFamilyKernel(0.0, 1.0, shift, f"relu-{shift:g}")
+    if name == "leaky_relu":
+        return ReLUFamilyKernel(slope, 1.0, shift, f"leaky_relu({slope:g})")
+    if name == "abs":
+        return ReLUFamilyKernel(-1.0, 1.0, shift, "abs")
+    if name == "linear":
+        return ReLUFamilyKernel(1.0, 1.0, shift, "linear")
+    smooth = {
+        "erf": lambda: ErfKernel("erf", erf, lambda z: 2 / np.sqrt(np.pi) * np.exp(-z * z)),
+        "tanh": lambda: QuadratureKernel("tanh", np.tanh, lambda z: 1 - np.tanh(z) ** 2),
+        "silu": lambda: QuadratureKernel(
+            "silu", lambda z: z * _sigmoid(z), lambda z: _sigmoid(z) * (1 + z * (1 - _sigmoid(z)))
+        ),
+        "gelu": lambda: QuadratureKernel("gelu", _gelu, _gelu_derivative),
+    }
+    if name not in smooth:
+        raise ValueError(
+            f"unknown activation {name!r}; choose relu, relu_b, leaky_relu, abs, "
+            f"linear, {', '.join(smooth)}"
+        )
+    return smooth[name]()
+
+
+def monte_carlo_cross(
+    fn: Callable[[np.ndarray], np.ndarray],
+    q1: float,
+    q2: float,
+    q12: float,
+    n_samples: int = 1_000_000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Sampling estimate of :math:`E[\\phi(u)\\phi(v)]` and its standard error."""
+    rng = np.random.default_rng(seed)
+    c = float(safe_correlation(q1, q2, q12))
+    z1, z2 = rng.standard_normal((2, n_samples))
+    u = np.sqrt(q1) * z1
+    v = np.sqrt(q2) * (c * z1 + np.sqrt(max(1 - c * c, 0.0)) * z2)
+    products = fn(u) * fn(v)
+    return float(products.mean()), float(products.std() / np.sqrt(n_samples))

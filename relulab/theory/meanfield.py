@@ -1,0 +1,253 @@
+r"""Mean-field signal propagation (Poole et al. 2016; Schoenholz et al. 2017), with correlated
+weights (seed ``003_…``, Singh & Sreejith; SETUPS.md §4).
+
+Layer :math:`l` computes :math:`h^l = W^l \phi(h^{l-1}) + b^l` with rows of :math:`W^l`
+independent, each :math:`N(0, \Sigma)`,
+:math:`\Sigma = (\sigma_w^2/N)\,(a\,I + (b/N)\,J)` (``a = 1, b = 0``: the usual i.i.d. weights;
+``a = 1, b = k < 0``: anti-correlated, ACI), biases :math:`N(0, \sigma_b^2)`. Since
+:math:`E[(w\cdot x)(w\cdot y)] = (\sigma_w^2/N)(a\,x\cdot y + (b/N)\sum x \sum y)`, at infinite
+width
+
+.. math::
+    q^l = \sigma_w^2\left(a\,E[\phi(u)^2] + b\,E[\phi(u)]^2\right) + \sigma_b^2,\qquad
+    q_{12}^l = \sigma_w^2\left(a\,E[\phi(u)\phi(v)] + b\,E[\phi(u)]E[\phi(v)]\right) + \sigma_b^2,
+
+expectations over :math:`(u, v)` with the covariance of layer :math:`l-1`. For ReLU this is
+:math:`q^l = \sigma_w^2 (a/2 + b/2\pi) q^{l-1} + \sigma_b^2` and
+:math:`q_{12}^l = (\sigma_w^2 q^{l-1}/2\pi)(a f(c) + b) + \sigma_b^2`,
+:math:`f(c) = \sqrt{1-c^2} + c(\pi - \arccos c)` — the forms of SETUPS.md §4 [D].
+
+The slope of the correlation map at :math:`c = 1` is :math:`\chi_1 = \sigma_w^2\,a\,E[\phi'(u)^2]`
+at the length fixed point :math:`q^*` (the :math:`b` term does not depend on :math:`q_{12}`);
+ordered if :math:`\chi_1 < 1`, chaotic if :math:`> 1`. For ReLU :math:`\chi_1 = \sigma_w^2 a/2`
+and the length is bounded iff :math:`\sigma_w^2 < 2\pi/(a\pi + b)`: a bounded chaotic window
+:math:`2/a < \sigma_w^2 < 2\pi/(a\pi + b)` exists only for :math:`b < 0`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from relulab.theory.kernels import ActivationKernel, ReLUFamilyKernel
+
+__all__ = [
+    "PhaseDiagram",
+    "chi1",
+    "correlation_depth_scale",
+    "correlation_map",
+    "correlation_trajectory",
+    "covariance_map",
+    "length_fixed_point",
+    "length_map",
+    "phase_diagram",
+    "relu_bounded_limit",
+    "relu_family_length_fixed_point",
+]
+
+UNBOUNDED = 1e12  # a length above this is treated as divergent
+
+
+def length_map(
+    kernel: ActivationKernel,
+    q: np.ndarray,
+    sigma_w2: np.ndarray,
+    sigma_b2: np.ndarray,
+    a: float = 1.0,
+    b: float = 0.0,
+) -> np.ndarray:
+    """One layer of the length map :math:`q^{l-1} \\mapsto q^l` (module docstring)."""
+    return sigma_w2 * (a * kernel.second_moment(q) + b * kernel.mean(q) ** 2) + sigma_b2
+
+
+def covariance_map(
+    kernel: ActivationKernel,
+    q1: np.ndarray,
+    q2: np.ndarray,
+    q12: np.ndarray,
+    sigma_w2: np.ndarray,
+    sigma_b2: np.ndarray,
+    a: float = 1.0,
+    b: float = 0.0,
+) -> np.ndarray:
+    """One layer of the covariance map :math:`q_{12}^{l-1} \\mapsto q_{12}^l`."""
+    cross = kernel.cross(q1, q2, q12)
+    return sigma_w2 * (a * cross + b * kernel.mean(q1) * kernel.mean(q2)) + sigma_b2
+
+
+def length_fixed_point(
+    kernel: ActivationKernel,
+    sigma_w2: np.ndarray,
+    sigma_b2: np.ndarray,
+    a: float = 1.0,
+    b: float = 0.0,
+    q0: float = 1.0,
+    iterations: int = 2000,
+    tol: float = 1e-12,
+) -> np.ndarray:
+    """:math:`q^*` by iterating the length map (vectorised); ``inf`` where the length diverges."""
+    sigma_w2, sigma_b2 = np.broadcast_arrays(
+        np.asarray(sigma_w2, float), np.asarray(sigma_b2, float)
+    )
+    q = np.full(sigma_w2.shape, q0, dtype=float)
+    for _ in range(iterations):
+        with np.errstate(over="ignore", invalid="ignore"):
+            updated = length_map(kernel, q, sigma_w2, sigma_b2, a, b)
+        updated = np.where(np.isfinite(updated) & (updated < UNBOUNDED), updated, np.inf)
+        with np.errstate(invalid="ignore"):
+            change_small = np.abs(updated - q) <= tol * np.maximum(1.0, q)
+        converged = np.all(change_small | np.isinf(updated))
+        q = updated
+        if converged:
+            break
+    return q
+
+
+def correlation_map(
+    kernel: ActivationKernel,
+    c: np.ndarray,
+    q: np.ndarray,
+    sigma_w2: np.ndarray,
+    sigma_b2: np.ndarray,
+    a: float = 1.0,
+    b: float = 0.0,
+) -> np.ndarray:
+    """:math:`c^{l-1} \\mapsto c^l` for two inputs both of length ``q`` (at a fixed point)."""
+    q12 = covariance_map(kernel, q, q, c * q, sigma_w2, sigma_b2, a, b)
+    return q12 / length_map(kernel, q, sigma_w2, sigma_b2, a, b)
+
+
+def correlation_trajectory(
+    kernel: ActivationKernel,
+    c0: float,
+    q0: float,
+    depth: int,
+    sigma_w2: float,
+    sigma_b2: float,
+    a: float = 1.0,
+    b: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lengths and correlations of two inputs (lengths ``q0``, correlation ``c0``) per layer.
+
+    Index 0 is the first pre-activation layer, computed from the inputs themselves:
+    :math:`q^1 = \\sigma_w^2 (a\\,q_0 + b\\,\\bar x^2) + \\sigma_b^2`, with zero-mean inputs
+    (:math:`\\bar x = 0`). Returns arrays of length ``depth``.
+    """
+    q = sigma_w2 * a * q0 + sigma_b2
+    q12 = sigma_w2 * a * c0 * q0 + sigma_b2
+    lengths, correlations = [q], [q12 / q]
+    for _ in range(depth - 1):
+        q, q12 = (
+            length_map(kernel, q, sigma_w2, sigma_b2, a, b),
+            covariance_map(kernel, q, q, q12, sigma_w2, sigma_b2, a, b),
+        )
+        lengths.append(float(q))
+        correlations.append(float(q12 / q))
+    return np.array(lengths, dtype=float), np.array(correlations, dtype=float)
+
+
+def chi1(
+    kernel: ActivationKernel, q_star: np.ndarray, sigma_w2: np.ndarray, a: float = 1.0
+) -> np.ndarray:
+    """:math:`\\chi_1 = \\sigma_w^2\\,a\\,E[\\phi'(u)^2]`, :math:`u \\sim N(0, q^*)`."""
+    finite_q = np.where(np.isfinite(q_star), q_star, 1.0)
+    return sigma_w2 * a * kernel.derivative_second_moment(finite_q)
+
+
+def correlation_depth_scale(chi: np.ndarray) -> np.ndarray:
+    """:math:`\\xi_c = -1/\\ln \\chi` (Schoenholz et al. 2017); infinite at :math:`\\chi = 1`."""
+    with np.errstate(divide="ignore"):
+        return -1.0 / np.log(np.asarray(chi, dtype=float))
+
+
+def relu_bounded_limit(a: float = 1.0, b: float = 0.0) -> float:
+    """Largest bounded :math:`\\sigma_w^2` for ReLU: :math:`2\\pi/(a\\pi + b)` (inf if ≤ 0)."""
+    denominator = a * np.pi + b
+    return float("inf") if denominator <= 0 else 2 * np.pi / denominator
+
+
+@dataclass
+class PhaseDiagram:
+    """Grids of :math:`q^*`, :math:`\\chi_1` and the phases over (σ_w², σ_b²)."""
+
+    sigma_w2: np.ndarray
+    sigma_b2: np.ndarray
+    q_star: np.ndarray
+    chi1: np.ndarray
+
+    @property
+    def bounded(self) -> np.ndarray:
+        return np.isfinite(self.q_star)
+
+    @property
+    def chaotic(self) -> np.ndarray:
+        return self.chi1 > 1.0
+
+    @property
+    def bounded_chaotic_fraction(self) -> float:
+        return float(np.mean(self.bounded & self.chaotic))
+
+
+def relu_family_length_fixed_point(
+    kernel: ReLUFamilyKernel,
+    sigma_w2: np.ndarray,
+    sigma_b2: np.ndarray,
+    a: float = 1.0,
+    b: float = 0.0,
+    q0: float = 1.0,
+) -> np.ndarray:
+    r"""Closed-form :math:`q^*` for the ReLU family with shift :math:`s`, from inputs of length
+    ``q0`` [D].
+
+    With :math:`m_2 = E[\phi_0^2]/q`, :math:`m_1 = E[\phi_0]/\sqrt q` of the unshifted
+    activation, :math:`E[\phi^2] = m_2 q - 2 s m_1 \sqrt q + s^2` and
+    :math:`E[\phi]^2 = (m_1\sqrt q - s)^2`, so the length map is
+    :math:`q' = A q - B\sqrt q + C` with :math:`A = \sigma_w^2(a m_2 + b m_1^2)`,
+    :math:`B = 2 s m_1 \sigma_w^2 (a + b)`, :math:`C = \sigma_w^2 (a + b) s^2 + \sigma_b^2`, and
+    :math:`q' - q = h(\sqrt q)`, :math:`h(x) = (A-1)x^2 - Bx + C`.
+
+    * :math:`A < 1`: one fixed point, attracting from any start: the positive root of h.
+    * :math:`A > 1`, :math:`B^2 \ge 4(A-1)C`, :math:`B > 0` (a positive shift): roots
+      :math:`x_- \le x_+`; :math:`x_-` attracts every start below :math:`x_+^2`, above it the
+      length diverges — boundedness then depends on ``q0``.
+    * otherwise the length diverges (``inf``).
+    """
+    unshifted = ReLUFamilyKernel(kernel.negative_slope, kernel.positive_slope, 0.0)
+    m2 = float(unshifted.second_moment(1.0))
+    m1 = float(unshifted.mean(1.0))
+    s = kernel.shift
+    curvature = sigma_w2 * (a * m2 + b * m1 * m1) - 1.0  # A − 1
+    linear = 2 * s * m1 * sigma_w2 * (a + b)  # B
+    constant = sigma_w2 * (a + b) * s * s + sigma_b2  # C
+    discriminant = linear * linear - 4 * curvature * constant
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root_sqrt = np.sqrt(np.maximum(discriminant, 0.0))
+        contracting = (linear - root_sqrt) / (2 * curvature)  # x_- (A > 1) or the root (A < 1)
+        expanding = (linear + root_sqrt) / (2 * curvature)  # x_+ (A > 1)
+        stable_root = np.where(curvature < 0, (linear - root_sqrt) / (2 * curvature), contracting)
+    two_roots = (curvature > 0) & (discriminant >= 0) & (linear > 0)
+    bounded = (curvature < 0) | (two_roots & (q0 < expanding**2))
+    return np.where(bounded, np.maximum(stable_root, 0.0) ** 2, np.inf)
+
+
+def phase_diagram(
+    kernel: ActivationKernel,
+    sigma_w2: np.ndarray,
+    sigma_b2: np.ndarray,
+    a: float = 1.0,
+    b: float = 0.0,
+    q0: float = 1.0,
+) -> PhaseDiagram:
+    """Phases on the grid ``sigma_w2 × sigma_b2`` (1-D axes; result shape ``(len(b2), len(w2))``)
+    for signals starting at length ``q0``.
+
+    The ReLU family (any slopes and shift) uses :func:`relu_family_length_fixed_point`; other
+    activations iterate the length map.
+    """
+    w2, b2 = np.meshgrid(np.asarray(sigma_w2, float), np.asarray(sigma_b2, float))
+    if isinstance(kernel, ReLUFamilyKernel):
+        q_star = relu_family_length_fixed_point(kernel, w2, b2, a, b, q0)
+    else:
+        q_star = length_fixed_point(kernel, w2, b2, a, b, q0)
+    return PhaseDiagram(w2, b2, q_star, chi1(kernel, q_star, w2, a))

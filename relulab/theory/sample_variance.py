@@ -1,0 +1,106 @@
+r"""Sample-variance decay in deep ReLU nets (seed ``002_…``, Luther & Seung; SETUPS.md §3).
+
+Kaiming ReLU MLP, no biases, i.i.d. zero-mean unit-variance inputs, infinite width. The total
+pre-activation variance is preserved, :math:`\sigma^2 = m_l^2 + v_l^2 = 2`, but its split
+changes with depth: with :math:`\rho_l = m_l^2/\sigma^2` (the correlation of two independent
+samples' pre-activations), :math:`\rho_0 = 0` at the first pre-activation layer (the paper's
+layer 0) and
+
+.. math::
+    \rho_{l+1} = K(\rho_l),\qquad
+    K(c) = \frac{\sqrt{1-c^2} + (\pi - \arccos c)\,c}{\pi},
+
+the normalised arc-cosine kernel: :math:`K(0) = 1/\pi`, :math:`K(1) = 1`, :math:`K'(c) =
+(\pi - \arccos c)/\pi`, :math:`K'(1) = 1` — so :math:`\rho_l \to 1` sub-exponentially. Then
+:math:`m/\sigma = \sqrt{\rho}`, :math:`v/\sigma = \sqrt{1-\rho}`,
+:math:`m/v = \sqrt{\rho/(1-\rho)}`.
+
+BatchNorm (seed §4): per-feature centring leaves each layer at :math:`\rho = 0`, so one
+Kaiming layer + ReLU brings the sample std to :math:`\sigma_s = \sqrt{1 - K(0)} \approx 0.826`
+of the total; rescaling by :math:`1/\sigma_s \approx 1.21` each layer makes backward gradients
+grow by :math:`1/\sigma_s^2` per layer, a slope of :math:`\ln\sigma_s^2 \approx -0.383` for
+:math:`\ln\langle(\partial L/\partial x^l)^2\rangle` against :math:`l`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "SampleStatistics",
+    "batchnorm_gradient_slope",
+    "batchnorm_sample_std",
+    "normalised_arccos_kernel",
+    "normalised_arccos_kernel_derivative",
+    "sample_statistics",
+]
+
+
+def normalised_arccos_kernel(c: np.ndarray | float) -> np.ndarray:
+    """:math:`K(c)` of the module docstring (NaN-safe at :math:`c = \\pm 1`)."""
+    c = np.clip(np.asarray(c, dtype=float), -1.0, 1.0)
+    sin_theta = np.sqrt(np.maximum(1.0 - c * c, 0.0))
+    theta = np.arctan2(sin_theta, c)
+    return (sin_theta + (np.pi - theta) * c) / np.pi
+
+
+def normalised_arccos_kernel_derivative(c: np.ndarray | float) -> np.ndarray:
+    """:math:`K'(c) = (\\pi - \\arccos c)/\\pi`."""
+    c = np.clip(np.asarray(c, dtype=float), -1.0, 1.0)
+    return (np.pi - np.arctan2(np.sqrt(np.maximum(1.0 - c * c, 0.0)), c)) / np.pi
+
+
+@dataclass(frozen=True)
+class SampleStatistics:
+    """Per layer (index 0 = the first pre-activation layer) at infinite width."""
+
+    rho: np.ndarray
+    total_variance: float = 2.0
+
+    @property
+    def mean_over_sigma(self) -> np.ndarray:
+        return np.sqrt(self.rho)
+
+    @property
+    def std_over_sigma(self) -> np.ndarray:
+        return np.sqrt(1.0 - self.rho)
+
+    @property
+    def mean(self) -> np.ndarray:
+        """:math:`m_l`."""
+        return np.sqrt(self.total_variance * self.rho)
+
+    @property
+    def std(self) -> np.ndarray:
+        """:math:`v_l`."""
+        return np.sqrt(self.total_variance * (1.0 - self.rho))
+
+    @property
+    def mean_to_std_ratio(self) -> np.ndarray:
+        """:math:`m/v = \\sqrt{\\rho/(1-\\rho)}`."""
+        with np.errstate(divide="ignore"):
+            return np.sqrt(self.rho / (1.0 - self.rho))
+
+
+def sample_statistics(depth: int, rho0: float = 0.0) -> SampleStatistics:
+    """Iterate :math:`\\rho_{l+1} = K(\\rho_l)` for ``depth`` layers from ``rho0``."""
+    if depth < 1:
+        raise ValueError(f"depth must be positive, got {depth}")
+    rho = np.empty(depth)
+    rho[0] = rho0
+    for layer in range(1, depth):
+        rho[layer] = normalised_arccos_kernel(rho[layer - 1])
+    return SampleStatistics(rho)
+
+
+def batchnorm_sample_std() -> float:
+    """:math:`\\sigma_s = \\sqrt{1 - K(0)} = \\sqrt{1 - 1/\\pi} \\approx 0.826`."""
+    return float(np.sqrt(1.0 - 1.0 / np.pi))
+
+
+def batchnorm_gradient_slope() -> float:
+    """Predicted slope of :math:`\\ln\\langle(\\partial L/\\partial x^l)^2\\rangle` vs ``l``:
+    :math:`\\ln\\sigma_s^2 = \\ln(1 - 1/\\pi) \\approx -0.383`."""
+    return float(np.log(1.0 - 1.0 / np.pi))
