@@ -23,6 +23,7 @@ from relulab.experiments import REGISTRY
 from relulab.report import INDEX_FILENAME, REPORT_FILENAME, write_index
 from relulab.runner import PreparedRun, execute, prepare_run, rebuild_outputs
 from relulab.store import STORE_FILENAME, StoreError
+from relulab.theory_cli import add_theory_parser, run_theory
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -140,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     bench.add_argument("--threads", type=_positive_int, default=None, help="torch CPU threads")
     bench.add_argument("--quiet", action="store_true", help="no table")
+
+    add_theory_parser(commands, _positive_int)
 
     report = commands.add_parser(
         "report",
@@ -345,7 +348,15 @@ def _command_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_theory(args: argparse.Namespace) -> int:
+    try:
+        return run_theory(args)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
 _COMMANDS = {
+    "theory": _command_theory,
     "list": _command_list,
     "run": _command_run,
     "reproduce": _command_reproduce,

@@ -5,7 +5,7 @@ import json
 from relulab import cli
 
 
-def test_reproduce_quick_writes_index_and_reproduces_the_single_neuron_seed(tmp_path):
+def test_reproduce_quick_writes_index_and_every_claim_is_measured(tmp_path):
     out = tmp_path / "reproduce"
     assert cli.main(["reproduce", "--preset", "quick", "--quiet", "--out", str(out)]) == 0
     index = (out / "index.html").read_text()
@@ -17,5 +17,8 @@ def test_reproduce_quick_writes_index_and_reproduces_the_single_neuron_seed(tmp_
     # seed 001 is reproduced (see the run's report for the measured numbers).
     failing = {c["id"]: c["measured"] for c in single["claims"] if not c["passed"]}
     assert not failing, failing
+    for experiment in scorecard["experiments"]:
+        assert experiment["error"] is None, experiment
+        assert all(isinstance(c["measured"], float) for c in experiment["claims"]), experiment
     # Re-running into the same directory resumes: nothing is retrained, outputs are rebuilt.
     assert cli.main(["reproduce", "--preset", "quick", "--quiet", "--out", str(out)]) == 0

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from relulab.experiments.sample_variance import two_inputs_with_correlation
 from relulab.init import correlated_
 from relulab.theory import (
     batchnorm_gradient_slope,
@@ -97,10 +98,7 @@ def test_relu_b_closed_form_fixed_point_matches_iteration(shift, b):
 def _simulate_two_inputs(sigma_w2, sigma_b2, k, width, depth, c0, seed=0):
     """Two inputs of correlation c0 through one random ReLU net with correlated weights."""
     generator = torch.Generator().manual_seed(seed)
-    x = torch.randn(width, generator=generator, dtype=torch.float64)
-    noise = torch.randn(width, generator=generator, dtype=torch.float64)
-    y = c0 * x + np.sqrt(1 - c0**2) * noise
-    h = torch.stack([x, y])
+    h = two_inputs_with_correlation(width, c0, generator)
     lengths, correlations = [], []
     for layer in range(depth):
         weight = correlated_(

@@ -21,12 +21,15 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["ForwardStatistics", "forward_statistics"]
+from relulab.engine.models import _linear
+
+__all__ = ["ForwardStatistics", "activation_gradient_profile", "forward_statistics"]
 
 
 @dataclass
@@ -37,6 +40,7 @@ class ForwardStatistics:
     sample_var: np.ndarray
     ratio: np.ndarray
     timings: dict[str, float] = field(default_factory=dict)
+    units: dict[int, np.ndarray] = field(default_factory=dict)  # layer → (S, N, kept units)
 
 
 def _layer_statistics(u: Tensor) -> tuple[Tensor, Tensor]:
@@ -55,12 +59,15 @@ def forward_statistics(
     dtype: torch.dtype = torch.float32,
     device: torch.device | str = "cpu",
     generation_threads: int | None = None,
+    keep_layers: Sequence[int] = (),
+    keep_units: int = 0,
 ) -> ForwardStatistics:
     r"""Propagate ``inputs`` ``(N, n_0)`` through S fresh Kaiming ReLU nets of ``depth`` layers.
 
     Layer 1's pre-activation is :math:`u^1 = W^1 x`; then :math:`u^{l+1} = W^{l+1}\,
     \mathrm{ReLU}(u^l)`. Returns the statistics of :math:`u^1 … u^{depth}` and the time spent
-    drawing weights (``generate_s``) and propagating (``propagate_s``).
+    drawing weights (``generate_s``) and propagating (``propagate_s``). For each layer index in
+    ``keep_layers`` (0-based) the pre-activations of the first ``keep_units`` units are kept.
     """
     seeds = list(range(n_networks)) if seeds is None else list(seeds)
     if len(seeds) != n_networks:
@@ -70,6 +77,7 @@ def forward_statistics(
     mean_sq = torch.empty(n_networks, depth, dtype=torch.float64)
     sample_var = torch.empty_like(mean_sq)
     timings = {"generate_s": 0.0, "propagate_s": 0.0}
+    kept: dict[int, np.ndarray] = {}
     h = inputs.to(dtype=dtype, device=device)
     fan_in = h.shape[-1]
     with ThreadPoolExecutor(max_workers=threads) as pool:
@@ -87,6 +95,8 @@ def forward_statistics(
             middle = time.perf_counter()
             u = torch.matmul(h, weights.transpose(1, 2))
             m2, v2 = _layer_statistics(u)
+            if layer in keep_layers and keep_units:
+                kept[layer] = u[:, :, :keep_units].double().cpu().numpy()
             mean_sq[:, layer], sample_var[:, layer] = m2.double().cpu(), v2.double().cpu()
             h = torch.relu(u)
             fan_in = width
@@ -95,6 +105,32 @@ def forward_statistics(
             timings["generate_s"] += middle - started
             timings["propagate_s"] += time.perf_counter() - middle
     mean_sq_np, sample_var_np = mean_sq.numpy(), sample_var.numpy()
-    return ForwardStatistics(
-        mean_sq_np, sample_var_np, np.sqrt(mean_sq_np / sample_var_np), timings
+    ratio = np.sqrt(mean_sq_np / sample_var_np)
+    return ForwardStatistics(mean_sq_np, sample_var_np, ratio, timings, kept)
+
+
+def activation_gradient_profile(model: Any, x: Tensor) -> tuple[Tensor, Tensor]:
+    r"""Per network and hidden layer: :math:`\langle(\partial L/\partial x^l)^2\rangle` and the
+    per-feature sample std of the pre-activations *before* any BatchNorm.
+
+    Seed ``002_…`` §4: :math:`L = \sum_t \mathbf w\cdot \mathbf x^L_t`, the model's linear readout
+    (no bias) being the random :math:`\mathbf w`; :math:`x^l` is the activation of hidden layer
+    :math:`l`. Averages run over units and samples. Returns two ``(S, n_hidden)`` tensors.
+    """
+    with torch.enable_grad():
+        output, _, inputs = model._forward(x)
+        hidden = inputs[1:]
+        grads = torch.autograd.grad(output.sum(), hidden)
+    grad_sq = torch.stack([g.detach().square().mean(dim=(1, 2)) for g in grads], dim=1)
+    with torch.no_grad():
+        raw = [_linear_raw(model, layer, inputs[layer]) for layer in range(len(hidden))]
+        pre_std = torch.stack([u.std(dim=1, unbiased=False).mean(dim=1) for u in raw], dim=1)
+    return grad_sq, pre_std
+
+
+def _linear_raw(model: Any, layer: int, h: Tensor) -> Tensor:
+    return _linear(
+        h.detach(),
+        model.weights[layer].detach(),
+        None if model.biases[layer] is None else model.biases[layer].detach(),
     )

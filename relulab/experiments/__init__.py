@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from relulab.experiments import single_neuron
+from relulab.experiments import sample_variance, single_neuron
 from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Unit
 
 __all__ = ["Analysis", "Claim", "Experiment", "Figure", "Unit", "REGISTRY", "get_experiment"]
 
-REGISTRY: dict[str, Experiment] = {e.name: e for e in (single_neuron.EXPERIMENT,)}
+REGISTRY: dict[str, Experiment] = {
+    e.name: e for e in (single_neuron.EXPERIMENT, sample_variance.EXPERIMENT)
+}
 
 
 def get_experiment(name: str) -> Experiment:

@@ -1,0 +1,782 @@
+"""Sample-variance decay in random ReLU nets (seed ``002_…``, Luther & Seung; SETUPS.md §3),
+with the mean-field figures of seed ``003_…`` §2 (Singh & Sreejith; SETUPS.md §4).
+
+* Infinite width: m, v, σ per layer and m/v against depth (``relulab.theory``).
+* Finite width: 30 Kaiming nets per width, 100 Gaussian inputs, the ratio r_l of seed eq. 9,
+  mean ± sd against the theory (``engine.forward_statistics``).
+* Gradients vs layer under the random linear loss for Kaiming, scale+bias and BatchNorm, with
+  fitted slopes against ln σ_s² (``engine.activation_gradient_profile``, ``init``).
+* Per-neuron vs pooled pre-activation histograms at an early and a deep layer.
+* Seed 003: phase diagrams (uncorrelated, anti-correlated, ReLU−b) and the correlation of two
+  inputs against depth, theory vs a finite-width simulation with correlated weights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from scipy import stats
+
+from relulab.config import ConfigError
+from relulab.engine import BatchedMLP, MLPSpec
+from relulab.engine.forward import activation_gradient_profile, forward_statistics
+from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Results, Unit
+from relulab.init import correlated_, scale_init_batched_
+from relulab.report.plotting import plt, save_figure
+from relulab.runtime import RunContext
+from relulab.store import UnitResult
+from relulab.theory import (
+    batchnorm_gradient_slope,
+    batchnorm_sample_std,
+    correlation_trajectory,
+    get_kernel,
+    phase_diagram,
+    relu_bounded_limit,
+    sample_statistics,
+)
+
+SEED = "002 (Luther & Seung, sample variance decay)"
+SEED_ACI = "003 (Singh & Sreejith, anti-correlated init) §2"
+SCHEMES = ("kaiming", "scale_bias", "batchnorm")
+
+
+@dataclass(frozen=True)
+class SampleVarianceConfig:
+    """Settings; [S] stated by the seed, [I] inferred (SETUPS.md §3–4) and configurable."""
+
+    seed: int = 0
+    dtype: Literal["float32", "float64"] = "float32"
+    depth: int = 50  # [S]
+    n_samples: int = 100  # [S]
+    n_networks: int = 30  # [S]
+    widths: tuple[int, ...] = (30, 100, 300, 1000)  # [S] the paper adds 3000
+    histogram_width: int = 1000  # [I] the paper's Fig. 1 width is not stated
+    histogram_layers: tuple[int, int] = (1, 50)  # [S] Fig. 1 right, 1-based pre-activation layers
+    gradient_width: int = 500  # [S] 3000 in the paper
+    gradient_networks: int = 6  # [S] 30 in the paper
+    gradient_chunk: int = 3  # networks per batched computation (memory)
+    scale_eps: float = 1e-5  # [S]
+    slope_tolerance: float = 0.03  # [I] |fitted − predicted| slope allowed
+    sigma_s_rtol: float = 0.02  # [I]
+    aci_k: float = -1.0  # [I] the correlation strength of seed 003's Fig. 3 was lost
+    aci_sigma_w2: float = 2.5  # [I] inside the bounded chaotic window (2, 2π/(π−1))
+    sigma_b2: float = 0.3  # [I]
+    correlation_c0: float = 0.5  # [I]
+    correlation_depth: int = 30
+    correlation_width: int = 1000
+    correlation_networks: int = 4
+    correlation_atol: float = 0.05  # [I] finite-width tolerance of the simulation vs theory
+    grid_points: int = 200
+
+    def validate(self) -> None:
+        for name in (
+            "depth",
+            "n_samples",
+            "n_networks",
+            "histogram_width",
+            "gradient_width",
+            "gradient_networks",
+            "gradient_chunk",
+            "correlation_depth",
+            "correlation_width",
+            "correlation_networks",
+            "grid_points",
+        ):
+            if getattr(self, name) < 2 and name not in ("gradient_chunk",):
+                raise ConfigError(f"{name} must be at least 2, got {getattr(self, name)}")
+        if self.gradient_chunk < 1 or min(self.widths) < 2:
+            raise ConfigError("gradient_chunk must be positive and every width at least 2")
+        if not all(1 <= layer <= self.depth for layer in self.histogram_layers):
+            raise ConfigError(f"histogram_layers must lie in 1..depth, got {self.histogram_layers}")
+        if not -1.0 <= self.aci_k < 0:
+            raise ConfigError(f"aci_k must be anti-correlated, in [-1, 0), got {self.aci_k}")
+        if not -1 < self.correlation_c0 < 1:
+            raise ConfigError("correlation_c0 must lie in (-1, 1)")
+
+
+PRESETS = {
+    "quick": SampleVarianceConfig(),
+    "paper": SampleVarianceConfig(
+        widths=(30, 100, 300, 1000, 3000),
+        histogram_width=3000,
+        gradient_width=3000,
+        gradient_networks=30,
+        gradient_chunk=1,
+        correlation_width=3000,
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Units.
+# ---------------------------------------------------------------------------------------------
+def _inputs(config: SampleVarianceConfig, width: int, context: RunContext) -> torch.Tensor:
+    generator = context.generator(f"inputs-{width}")
+    return torch.randn(config.n_samples, width, generator=generator, dtype=torch.float64)
+
+
+def _seeds(context: RunContext, name: str, n: int) -> list[int]:
+    generator = context.generator(name)
+    return torch.randint(0, 2**62, (n,), generator=generator).tolist()
+
+
+def _finite_width_unit(config: SampleVarianceConfig, width: int) -> Unit:
+    def run(context: RunContext) -> UnitResult:
+        keep = (
+            [layer - 1 for layer in config.histogram_layers]
+            if width == config.histogram_width
+            else []
+        )
+        seeds = _seeds(context, f"nets-{width}", config.n_networks)
+        with context.progress(
+            1, f"width {width}: {config.n_networks} nets × {config.depth} layers"
+        ) as done:
+            statistics = forward_statistics(
+                config.n_networks,
+                width,
+                config.depth,
+                _inputs(config, width, context),
+                seeds,
+                context.dtype,
+                context.device,
+                keep_layers=keep,
+                keep_units=3,
+            )
+            done(1)
+        layers = np.arange(1, config.depth + 1)
+        curves = {
+            "ratio": statistics.ratio,
+            "mean_sq": statistics.mean_sq,
+            "sample_var": statistics.sample_var,
+        }
+        arrays = {f"units_layer_{layer + 1}": values for layer, values in statistics.units.items()}
+        return UnitResult(
+            [{"width": width, "seed": s} for s in seeds],
+            layers,
+            curves,
+            {k: v[:, -1] for k, v in curves.items()},
+            np.zeros(len(seeds), bool),
+            np.full(len(seeds), -1),
+            arrays,
+        )
+
+    return Unit(f"finite-width-{width}", run)
+
+
+def _gradient_model(
+    scheme: str,
+    config: SampleVarianceConfig,
+    seeds: list[int],
+    context: RunContext,
+    x: torch.Tensor,
+) -> BatchedMLP:
+    width = config.gradient_width
+    spec = MLPSpec(
+        (width,) * (config.depth + 1) + (1,),
+        bias=scheme == "scale_bias",
+        output_bias=False,
+        batchnorm=scheme == "batchnorm",
+    )
+    init = "normal" if scheme == "scale_bias" else "kaiming_normal"
+    model = BatchedMLP(
+        spec, len(seeds), init=init, seeds=seeds, dtype=context.dtype, device=context.device
+    )
+    with torch.no_grad():
+        readout = model.weights[-1]
+        readout.div_(readout.std(dim=(1, 2), keepdim=True))  # the random loss vector w ~ N(0, I)
+    if scheme == "scale_bias":
+        scale_init_batched_(model, x, with_bias=True, eps=config.scale_eps)
+    return model
+
+
+def _gradient_unit(config: SampleVarianceConfig, scheme: str) -> Unit:
+    def run(context: RunContext) -> UnitResult:
+        x = _inputs(config, config.gradient_width, context).to(context.dtype).to(context.device)
+        seeds = _seeds(context, f"gradients-{scheme}", config.gradient_networks)
+        grad_sq, pre_std = [], []
+        chunks = [
+            seeds[i : i + config.gradient_chunk]
+            for i in range(0, len(seeds), config.gradient_chunk)
+        ]
+        with context.progress(len(chunks), f"gradients, {scheme}") as done:
+            for chunk in chunks:
+                model = _gradient_model(scheme, config, chunk, context, x)
+                g, s = activation_gradient_profile(model, x)
+                grad_sq.append(g.double().cpu().numpy())
+                pre_std.append(s.double().cpu().numpy())
+                done(1)
+        curves = {"grad_sq": np.concatenate(grad_sq), "pre_std": np.concatenate(pre_std)}
+        return UnitResult(
+            [{"scheme": scheme, "seed": s} for s in seeds],
+            np.arange(1, config.depth + 1),
+            curves,
+            {k: v[:, -1] for k, v in curves.items()},
+            np.zeros(len(seeds), bool),
+            np.full(len(seeds), -1),
+        )
+
+    return Unit(f"gradients-{scheme}", run)
+
+
+def two_inputs_with_correlation(width: int, c0: float, generator: torch.Generator) -> torch.Tensor:
+    """Two inputs of length q0 = 1 (mean square 1) whose correlation is exactly ``c0``.
+
+    Drawing ``y = c0·x + √(1−c0²)·noise`` only gives ``c0`` in expectation (off by O(1/√N));
+    the noise is made orthogonal to ``x`` first.
+    """
+    x = torch.randn(width, generator=generator, dtype=torch.float64)
+    noise = torch.randn(width, generator=generator, dtype=torch.float64)
+    noise = noise - (noise @ x) / (x @ x) * x
+    x, noise = (v / v.square().mean().sqrt() for v in (x, noise))
+    return torch.stack([x, c0 * x + np.sqrt(1 - c0**2) * noise])
+
+
+def _simulated_correlations(
+    sigma_w2: float, k: float, config: SampleVarianceConfig, generator: torch.Generator
+) -> np.ndarray:
+    """Correlation of two inputs per layer in one random net with correlated weights."""
+    width = config.correlation_width
+    h = two_inputs_with_correlation(width, config.correlation_c0, generator)
+    correlations = []
+    for layer in range(config.correlation_depth):
+        weight = correlated_(
+            torch.empty(width, width, dtype=torch.float64), sigma_w2, k=k, generator=generator
+        )
+        bias = torch.randn(width, generator=generator, dtype=torch.float64) * np.sqrt(
+            config.sigma_b2
+        )
+        u = (torch.relu(h) if layer else h) @ weight.T + bias
+        q1, q2 = u.square().mean(dim=1)
+        correlations.append(float((u[0] * u[1]).mean() / torch.sqrt(q1 * q2)))
+        h = u
+    return np.array(correlations)
+
+
+def _correlation_settings(config: SampleVarianceConfig) -> list[dict[str, Any]]:
+    return [
+        {"init": "he", "sigma_w2": 2.0, "k": 0.0},
+        {"init": "aci", "sigma_w2": config.aci_sigma_w2, "k": config.aci_k},
+    ]
+
+
+def _correlation_unit(config: SampleVarianceConfig) -> Unit:
+    def run(context: RunContext) -> UnitResult:
+        conditions, rows = [], []
+        settings = _correlation_settings(config)
+        with context.progress(
+            len(settings) * config.correlation_networks, "correlation vs depth"
+        ) as done:
+            for setting in settings:
+                for net in range(config.correlation_networks):
+                    generator = context.generator(f"correlation-{setting['init']}-{net}")
+                    rows.append(
+                        _simulated_correlations(
+                            setting["sigma_w2"], setting["k"], config, generator
+                        )
+                    )
+                    conditions.append({**setting, "network": net})
+                    done(1)
+        curves = {"correlation": np.array(rows)}
+        return UnitResult(
+            conditions,
+            np.arange(1, config.correlation_depth + 1),
+            curves,
+            {"correlation": curves["correlation"][:, -1]},
+            np.zeros(len(rows), bool),
+            np.full(len(rows), -1),
+        )
+
+    return Unit("correlation-depth", run)
+
+
+def plan(config: SampleVarianceConfig) -> list[Unit]:
+    units = [_finite_width_unit(config, width) for width in config.widths]
+    if config.histogram_width not in config.widths:
+        units.append(_finite_width_unit(config, config.histogram_width))
+    units += [_gradient_unit(config, scheme) for scheme in SCHEMES]
+    units.append(_correlation_unit(config))
+    return units
+
+
+# ---------------------------------------------------------------------------------------------
+# Analysis.
+# ---------------------------------------------------------------------------------------------
+def _theory_ratio(config: SampleVarianceConfig) -> np.ndarray:
+    return sample_statistics(config.depth).mean_to_std_ratio
+
+
+def fit_log_slope(layers: np.ndarray, values: np.ndarray) -> float:
+    """Least-squares slope of ``ln values`` against ``layers``."""
+    return float(stats.linregress(layers, np.log(values)).slope)
+
+
+def _gradient_slopes(results: Results, config: SampleVarianceConfig) -> dict[str, float]:
+    slopes = {}
+    for scheme in SCHEMES:
+        result = results[f"gradients-{scheme}"]
+        profile = result.curves["grad_sq"].mean(axis=0)
+        fit = slice(1, config.depth - 1)  # away from the input and the readout
+        slopes[scheme] = fit_log_slope(result.steps[fit], profile[fit])
+    return slopes
+
+
+def _width_deviations(results: Results, config: SampleVarianceConfig) -> dict[int, float]:
+    theory = _theory_ratio(config)
+    return {
+        width: float(
+            np.mean(
+                np.abs(results[f"finite-width-{width}"].curves["ratio"].mean(0)[1:] - theory[1:])
+            )
+        )
+        for width in config.widths
+    }
+
+
+def _histogram_spread(results: Results, config: SampleVarianceConfig, layer: int) -> float:
+    """Mean over kept units of (per-network sample std) / (pooled std over samples and nets)."""
+    units = results[f"finite-width-{config.histogram_width}"].arrays[f"units_layer_{layer}"]
+    per_network = units.std(axis=1)  # (S, units)
+    pooled = units.transpose(2, 0, 1).reshape(units.shape[2], -1).std(axis=1)
+    return float(np.mean(per_network.mean(axis=0) / pooled))
+
+
+def sample_bias_corrected_ratio(ratio: np.ndarray, n_samples: int) -> np.ndarray:
+    r"""What the estimator of seed eq. 9 returns on ``n`` samples when the true ratio is ``r``.
+
+    The sample mean adds :math:`v^2/n` to :math:`m^2` and the (biased) sample variance is
+    :math:`v^2 (n-1)/n`, so :math:`E[r_{emp}^2] \approx (n r^2 + 1)/(n - 1)` [D].
+    """
+    return np.sqrt((n_samples * ratio**2 + 1) / (n_samples - 1))
+
+
+def _excess_over_theory(results: Results, config: SampleVarianceConfig, width: int) -> str:
+    theory = _theory_ratio(config)
+    measured = results[f"finite-width-{width}"].curves["ratio"].mean(0)
+    above = np.flatnonzero(measured[1:] > theory[1:]) + 1
+    if not len(above):
+        return "no layer above theory"
+    expected = sample_bias_corrected_ratio(theory, config.n_samples) - theory
+    return (
+        f"layers {above[0] + 1}–{above[-1] + 1} exceed theory by "
+        f"{np.mean(measured[above] - theory[above]):.3f} on average; the {config.n_samples}-"
+        f"sample estimator bias predicts {np.mean(expected[above]):.3f}"
+    )
+
+
+def _claims_sample_variance(results: Results, config: SampleVarianceConfig) -> list[Claim]:
+    theory = sample_statistics(config.depth)
+    ratio = theory.mean_to_std_ratio
+    gaps = 1 - sample_statistics(max(config.depth, 200)).rho
+    contraction = gaps[1:] / gaps[:-1]
+    deviations = _width_deviations(results, config)
+    widths = sorted(deviations)
+    below = [
+        float(np.mean(results[f"finite-width-{w}"].curves["ratio"].mean(0)[1:] <= ratio[1:]))
+        for w in config.widths
+    ]
+    excess = _excess_over_theory(results, config, config.widths[-1])
+    slopes = _gradient_slopes(results, config)
+    predicted = batchnorm_gradient_slope()
+    pre_std = results["gradients-batchnorm"].curves["pre_std"][:, 1:].mean()
+    early, deep = (_histogram_spread(results, config, layer) for layer in config.histogram_layers)
+    return [
+        Claim(
+            "sample-variance-decays",
+            "With Kaiming init the total variance is preserved but the "
+            "sample variance decays with depth: m/v grows layer after layer (infinite width).",
+            f"m/v strictly increasing over the {config.depth} layers (seed {SEED}, §3.1, Fig. 1)",
+            float(ratio[-1]),
+            bool(np.all(np.diff(ratio) > 0)),
+            f"m/v at layers 2, {config.depth // 2}, {config.depth}: {ratio[1]:.3f}, "
+            f"{ratio[config.depth // 2 - 1]:.3f}, {ratio[-1]:.3f}",
+        ),
+        Claim(
+            "decay-is-subexponential",
+            "The decay is sub-exponential: dK/dc → 1 as c → 1, so the "
+            "per-layer contraction of 1 − ρ tends to 1.",
+            f"(1 − ρ_{{l+1}})/(1 − ρ_l) increasing towards 1 with depth (seed {SEED}, §3.1.1)",
+            float(contraction[config.depth - 2]),
+            bool(np.all(np.diff(contraction) > 0) and contraction[-1] > 0.99),
+            f"contraction at layer 2: {contraction[0]:.3f}, layer {config.depth}: "
+            f"{contraction[config.depth - 2]:.4f}, layer {len(gaps)}: {contraction[-1]:.4f}",
+        ),
+        Claim(
+            "theory-is-upper-bound",
+            "The infinite-width ratio is an upper bound on the ratio "
+            "r_l measured in finite networks.",
+            f"mean r_l ≤ theory at every layer ≥ 2 and every width (seed {SEED}, §3.2, Fig. 2)",
+            float(min(below)),
+            bool(min(below) == 1.0),
+            "fraction of layers below theory per width: "
+            + ", ".join(f"{w}: {b:.2f}" for w, b in zip(config.widths, below, strict=True))
+            + f"; at width {config.widths[-1]} {excess}",
+        ),
+        Claim(
+            "wider-is-closer",
+            "For a given layer, the empirical ratio approaches the theory as the width increases.",
+            f"mean |r_l − theory| strictly decreasing in width (seed {SEED}, §3.2)",
+            float(deviations[widths[-1]]),
+            bool(np.all(np.diff([deviations[w] for w in widths]) < 0)),
+            ", ".join(f"width {w}: {deviations[w]:.3f}" for w in widths),
+        ),
+        Claim(
+            "histograms-narrow-with-depth",
+            "In layer 1 a neuron's distribution over samples looks "
+            "like the pooled one over samples and networks; in layer 50 its sample variance has "
+            "decayed significantly.",
+            f"per-neuron/pooled std ratio at layer "
+            f"{config.histogram_layers[1]} < half that at layer {config.histogram_layers[0]} "
+            f"(seed {SEED}, Fig. 1 right)",
+            deep,
+            bool(deep < 0.5 * early),
+            f"layer {config.histogram_layers[0]}: {early:.3f}, layer {config.histogram_layers[1]}: "
+            f"{deep:.3f}; infinite-width v/σ: {theory.std_over_sigma[-1]:.3f}",
+        ),
+        Claim(
+            "batchnorm-sigma-s",
+            "With BatchNorm, one Kaiming layer + ReLU leaves a sample std of "
+            "σ_s = √(1 − K(0)) ≈ 0.826 (rescaled by 1/σ_s ≈ 1.21).",
+            f"measured pre-BN per-feature sample std within {config.sigma_s_rtol:.0%} of "
+            f"{batchnorm_sample_std():.3f} (seed {SEED}, §4)",
+            float(pre_std),
+            bool(abs(pre_std / batchnorm_sample_std() - 1) < config.sigma_s_rtol),
+            f"1/measured = {1 / pre_std:.3f}",
+        ),
+        _slope_claim(
+            "batchnorm-gradient-slope",
+            "BatchNorm makes gradients grow towards the input: "
+            "ln⟨(∂L/∂x^l)²⟩ falls with slope ≈ −0.38 per layer (−0.381 reported).",
+            slopes["batchnorm"],
+            predicted,
+            config,
+        ),
+        _slope_claim(
+            "scale-bias-gradient-slope",
+            "Scale+bias initialisation makes gradients grow the same way (−0.379 reported).",
+            slopes["scale_bias"],
+            predicted,
+            config,
+        ),
+        _slope_claim(
+            "kaiming-gradients-flat",
+            "With Kaiming initialisation the scale of gradients stays fixed across layers.",
+            slopes["kaiming"],
+            0.0,
+            config,
+        ),
+    ]
+
+
+def _slope_claim(
+    claim_id: str, statement: str, slope: float, target: float, config: SampleVarianceConfig
+) -> Claim:
+    return Claim(
+        claim_id,
+        statement,
+        f"fitted slope within ±{config.slope_tolerance} of {target:.3f} "
+        f"(seed {SEED}, §4, Fig. 3; tolerance [I])",
+        slope,
+        bool(abs(slope - target) < config.slope_tolerance),
+        f"width {config.gradient_width}, {config.gradient_networks} networks",
+    )
+
+
+def _phase_axes(config: SampleVarianceConfig) -> tuple[np.ndarray, np.ndarray]:
+    return np.linspace(0.05, 4.0, config.grid_points), np.linspace(0.0, 2.0, config.grid_points)
+
+
+def _claims_aci(results: Results, config: SampleVarianceConfig) -> list[Claim]:
+    w2, b2 = _phase_axes(config)
+    relu = get_kernel("relu")
+    uncorrelated = phase_diagram(relu, w2, b2[1:])
+    anti = phase_diagram(relu, w2, b2[1:], a=1.0, b=config.aci_k)
+    window = (2.0, relu_bounded_limit(1.0, config.aci_k))
+    result = results["correlation-depth"]
+    simulated = result.curves["correlation"]
+    theory = _correlation_theory(config)
+    worst = max(
+        float(np.max(np.abs(simulated[_rows(result, init)].mean(0) - theory[init])))
+        for init in theory
+    )
+    aci_final = float(simulated[_rows(result, "aci")].mean(0)[-1])
+    spread = {init: simulated[_rows(result, init)].std(0, ddof=1) for init in theory}
+    z_scores = {
+        init: float(
+            np.max(
+                np.abs(simulated[_rows(result, init)].mean(0) - theory[init])
+                / (spread[init] / np.sqrt(len(_rows(result, init))))
+            )
+        )
+        for init in theory
+    }
+    return [
+        Claim(
+            "no-chaos-uncorrelated",
+            "ReLU networks with uncorrelated weights have no chaotic "
+            "phase: any two signals become correlated for every σ_w², σ_b² (bounded lengths).",
+            f"bounded-and-chaotic fraction of the (σ_w², σ_b²) grid = 0 (seed {SEED_ACI})",
+            uncorrelated.bounded_chaotic_fraction,
+            uncorrelated.bounded_chaotic_fraction == 0.0,
+        ),
+        Claim(
+            "aci-bounded-chaos",
+            "Anti-correlated weights open a bounded chaotic phase 2/a < σ_w² < 2π/(aπ + b).",
+            f"bounded-and-chaotic fraction > 0, window "
+            f"({window[0]:.3f}, {window[1]:.3f}) for k = {config.aci_k:g} (seed {SEED_ACI})",
+            anti.bounded_chaotic_fraction,
+            anti.bounded_chaotic_fraction > 0,
+            f"window width {window[1] - window[0]:.3f} in σ_w²",
+        ),
+        Claim(
+            "correlation-theory-matches-simulation",
+            "Mean-field correlation maps describe "
+            "finite-width networks: signals correlate to 1 for He weights and stay decorrelated "
+            "(c* < 1) for anti-correlated weights in the chaotic window.",
+            f"max |simulated − theory| < {config.correlation_atol} over depth, width "
+            f"{config.correlation_width}; ACI correlation at depth below 0.99 "
+            f"(seed {SEED_ACI}, Fig. 3; tolerance [I])",
+            worst,
+            bool(worst < config.correlation_atol and aci_final < 0.99),
+            f"ACI correlation at layer {config.correlation_depth}: {aci_final:.3f}, theory "
+            f"{theory['aci'][-1]:.3f}; He: theory {theory['he'][-1]:.4f}; spread across "
+            f"networks per layer: He {spread['he'].mean():.3f}, ACI {spread['aci'].mean():.3f}; "
+            f"largest deviation in standard errors of the mean: He {z_scores['he']:.1f}, "
+            f"ACI {z_scores['aci']:.1f}",
+        ),
+    ]
+
+
+def _rows(result: UnitResult, init: str) -> np.ndarray:
+    return np.array([i for i, c in enumerate(result.conditions) if c["init"] == init])
+
+
+def _correlation_theory(config: SampleVarianceConfig) -> dict[str, np.ndarray]:
+    relu = get_kernel("relu")
+    return {
+        s["init"]: correlation_trajectory(
+            relu,
+            config.correlation_c0,
+            1.0,
+            config.correlation_depth,
+            s["sigma_w2"],
+            config.sigma_b2,
+            a=1.0,
+            b=s["k"],
+        )[1]
+        for s in _correlation_settings(config)
+    }
+
+
+def _metrics(results: Results, config: SampleVarianceConfig) -> dict[str, float]:
+    theory = sample_statistics(config.depth)
+    metrics = {
+        "theory_m_over_v_last_layer": float(theory.mean_to_std_ratio[-1]),
+        "theory_v_over_sigma_last_layer": float(theory.std_over_sigma[-1]),
+        "predicted_gradient_slope": batchnorm_gradient_slope(),
+        "sigma_s_theory": batchnorm_sample_std(),
+    }
+    for scheme, slope in _gradient_slopes(results, config).items():
+        metrics[f"gradient_slope_{scheme}"] = slope
+    corrected = sample_bias_corrected_ratio(_theory_ratio(config), config.n_samples)
+    for width in config.widths:
+        measured = results[f"finite-width-{width}"].curves["ratio"].mean(0)
+        metrics[f"fraction_below_sample_bias_corrected_theory_width_{width}"] = float(
+            np.mean(measured <= corrected)
+        )
+    for width, deviation in _width_deviations(results, config).items():
+        metrics[f"ratio_mean_abs_deviation_width_{width}"] = deviation
+        metrics[f"ratio_last_layer_width_{width}"] = float(
+            results[f"finite-width-{width}"].curves["ratio"][:, -1].mean()
+        )
+    w2, b2 = _phase_axes(config)
+    for shift in (0.2, 1 / np.sqrt(2 * np.pi)):
+        fraction = phase_diagram(
+            get_kernel("relu_b", shift=shift), w2, b2[1:]
+        ).bounded_chaotic_fraction
+        metrics[f"relu_b_{shift:.3f}_bounded_chaotic_fraction"] = fraction
+    return metrics
+
+
+def analyse(results: Results, config: SampleVarianceConfig) -> Analysis:
+    return Analysis(
+        _claims_sample_variance(results, config) + _claims_aci(results, config),
+        _metrics(results, config),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures.
+# ---------------------------------------------------------------------------------------------
+def _figure_theory(results: Results, config: SampleVarianceConfig, out_dir: Path) -> Figure:
+    theory = sample_statistics(config.depth)
+    layers = np.arange(config.depth)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    left.plot(layers, theory.mean, label="m (sample mean)")
+    left.plot(layers, theory.std, label="v (sample std)")
+    left.plot(layers, np.sqrt(theory.mean**2 + theory.std**2), "k--", label="σ (total)")
+    left.set(xlabel="layer (0 = first pre-activation)", ylabel="value", title="infinite width")
+    left.legend()
+    right.plot(layers, theory.mean_to_std_ratio)
+    right.set(xlabel="layer", ylabel="m / v", title="sample mean-to-std ratio")
+    save_figure(fig, out_dir / "theory_mv.png")
+    return Figure(
+        "theory_mv.png",
+        "Infinite-width sample mean m, sample std v and total σ per "
+        "layer (seed 002 Fig. 1 left), and m/v.",
+    )
+
+
+def _figure_finite_width(results: Results, config: SampleVarianceConfig, out_dir: Path) -> Figure:
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    colours = plt.cm.viridis(np.linspace(0, 0.9, len(config.widths)))
+    for colour, width in zip(colours, config.widths, strict=True):
+        result = results[f"finite-width-{width}"]
+        mean, sd = result.curves["ratio"].mean(0), result.curves["ratio"].std(0)
+        ax.plot(result.steps, mean, color=colour, label=f"width {width}")
+        ax.fill_between(result.steps, mean - sd, mean + sd, color=colour, alpha=0.25)
+    ax.plot(np.arange(1, config.depth + 1), _theory_ratio(config), "k--", label="infinite width")
+    ax.set(
+        xlabel="layer",
+        ylabel="r_l (seed eq. 9)",
+        title=f"{config.n_networks} nets per width, {config.n_samples} inputs",
+    )
+    ax.legend()
+    save_figure(fig, out_dir / "finite_width_ratio.png")
+    return Figure(
+        "finite_width_ratio.png",
+        "Empirical mean-to-std ratio r_l, mean ± sd over "
+        "networks, against the infinite-width theory (seed 002 Fig. 2 left).",
+    )
+
+
+def _figure_gradients(results: Results, config: SampleVarianceConfig, out_dir: Path) -> Figure:
+    slopes = _gradient_slopes(results, config)
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
+    for ax, scheme in zip(axes, SCHEMES, strict=True):
+        result = results[f"gradients-{scheme}"]
+        profile = result.curves["grad_sq"].mean(0)
+        ax.semilogy(result.steps, profile, "o-", ms=2.5, label=f"fitted slope {slopes[scheme]:.3f}")
+        if scheme != "kaiming":
+            anchor = profile[len(profile) // 2]
+            middle = result.steps[len(profile) // 2]
+            ax.semilogy(
+                result.steps,
+                anchor * np.exp(batchnorm_gradient_slope() * (result.steps - middle)),
+                "k--",
+                label=f"predicted {batchnorm_gradient_slope():.3f}",
+            )
+        ax.set(xlabel="layer l", title=scheme.replace("_", "+"))
+        ax.legend()
+    axes[0].set_ylabel("⟨(∂L/∂x^l)²⟩")
+    save_figure(fig, out_dir / "gradients.png")
+    return Figure(
+        "gradients.png",
+        f"Gradient second moment per layer, random linear loss, width "
+        f"{config.gradient_width} (seed 002 Fig. 3).",
+    )
+
+
+def _figure_histograms(results: Results, config: SampleVarianceConfig, out_dir: Path) -> Figure:
+    result = results[f"finite-width-{config.histogram_width}"]
+    fig, axes = plt.subplots(2, 4, figsize=(13, 5.5))
+    for row, layer in enumerate(config.histogram_layers):
+        units = result.arrays[f"units_layer_{layer}"]
+        for col in range(3):
+            axes[row, col].hist(units[0, :, col], bins=20, color="tab:blue")
+            axes[row, col].set(title=f"layer {layer}, neuron {col + 1}, one net")
+        axes[row, 3].hist(units[:, :, 0].ravel(), bins=40, color="tab:gray")
+        axes[row, 3].set(title=f"layer {layer}, neuron 1, all nets")
+    save_figure(fig, out_dir / "histograms.png")
+    return Figure(
+        "histograms.png",
+        "Pre-activation distributions over samples for single neurons "
+        "of one network vs over samples and networks (seed 002 Fig. 1 right).",
+    )
+
+
+def _figure_phases(results: Results, config: SampleVarianceConfig, out_dir: Path) -> Figure:
+    w2, b2 = _phase_axes(config)
+    cases = [
+        ("uncorrelated ReLU", get_kernel("relu"), 0.0),
+        (f"anti-correlated ReLU (k = {config.aci_k:g})", get_kernel("relu"), config.aci_k),
+        ("ReLU − 0.2, uncorrelated", get_kernel("relu_b", shift=0.2), 0.0),
+    ]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    for ax, (title, kernel, k) in zip(axes, cases, strict=True):
+        diagram = phase_diagram(kernel, w2, b2, a=1.0, b=k)
+        region = np.where(~diagram.bounded, 2, np.where(diagram.chaotic, 1, 0)).astype(float)
+        ax.pcolormesh(
+            w2,
+            b2,
+            region,
+            cmap=plt.colormaps["Pastel1"].resampled(3),
+            vmin=-0.5,
+            vmax=2.5,
+            shading="nearest",
+        )
+        ax.axvline(2.0, color="k", lw=1, ls="--")
+        ax.set(xlabel="σ_w²", ylabel="σ_b²", title=title)
+        ax.text(0.3, 1.7, "ordered", fontsize=8)
+        ax.text(3.2, 1.7, "unbounded", fontsize=8)
+        ax.grid(False)
+    axes[1].text(2.05, 1.0, "bounded\nchaotic", fontsize=8)
+    save_figure(fig, out_dir / "phase_diagrams.png")
+    return Figure(
+        "phase_diagrams.png",
+        "Phases over (σ_w², σ_b²) for inputs of unit length: ordered "
+        "(χ1 < 1), bounded chaotic (χ1 > 1), unbounded length (right colour). Dashed: "
+        "χ1 = 1 at σ_w² = 2 (seed 003 Fig. 1).",
+    )
+
+
+def _figure_correlations(results: Results, config: SampleVarianceConfig, out_dir: Path) -> Figure:
+    result = results["correlation-depth"]
+    theory = _correlation_theory(config)
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for init, colour in (("he", "tab:blue"), ("aci", "tab:red")):
+        rows = result.curves["correlation"][_rows(result, init)]
+        ax.plot(result.steps, rows.T, color=colour, alpha=0.3, lw=0.8)
+        ax.plot(result.steps, theory[init], color=colour, lw=2, ls="--", label=f"{init} theory")
+    ax.set(
+        xlabel="layer",
+        ylabel="correlation c_l",
+        title=f"two inputs, c0 = {config.correlation_c0}, "
+        f"width {config.correlation_width} (thin: simulation)",
+    )
+    ax.legend()
+    save_figure(fig, out_dir / "correlation_depth.png")
+    return Figure(
+        "correlation_depth.png",
+        "Correlation of two signals against depth: He weights "
+        f"(σ_w² = 2) vs anti-correlated (k = {config.aci_k:g}, σ_w² = {config.aci_sigma_w2}), "
+        f"σ_b² = {config.sigma_b2}; theory vs finite-width networks (seed 003 Fig. 3).",
+    )
+
+
+def figures(results: Results, config: SampleVarianceConfig, out_dir: Path) -> list[Figure]:
+    makers = (
+        _figure_theory,
+        _figure_finite_width,
+        _figure_gradients,
+        _figure_histograms,
+        _figure_phases,
+        _figure_correlations,
+    )
+    return [make(results, config, out_dir) for make in makers]
+
+
+EXPERIMENT = Experiment(
+    name="sample-variance",
+    title="Sample variance decay in random ReLU networks (and the mean-field phases of ACI)",
+    seed="002, 003",
+    summary="m/v per layer, finite-width ratios, BN / scale+bias gradient slopes, phase diagrams",
+    config=SampleVarianceConfig,
+    presets=PRESETS,
+    plan=plan,
+    analyse=analyse,
+    figures=figures,
+)

@@ -1,0 +1,113 @@
+"""``relulab theory …``: the theory toolkit from the command line (figures and tables)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from relulab.report.plotting import plt, save_figure
+from relulab.theory import (
+    batchnorm_gradient_slope,
+    batchnorm_sample_std,
+    get_kernel,
+    phase_diagram,
+    relu_bounded_limit,
+    sample_statistics,
+)
+
+__all__ = ["add_theory_parser", "run_theory"]
+
+
+def add_theory_parser(commands: argparse._SubParsersAction, positive_int: type) -> None:
+    theory = commands.add_parser(
+        "theory",
+        help="mean-field theory: phase diagrams, sample statistics",
+        description="Closed-form theory from the command line.",
+    )
+    topics = theory.add_subparsers(dest="topic", required=True, metavar="TOPIC")
+    phase = topics.add_parser(
+        "phase-diagram",
+        help="ordered/chaotic and bounded regions over (σ_w², σ_b²), seed 003 §2",
+        description="Phase diagram of a deep network with row covariance (σ_w²/N)(aI + (k/N)J).",
+    )
+    phase.add_argument(
+        "--activation",
+        default="relu",
+        help="relu, relu_b, leaky_relu, abs, erf, tanh, silu, gelu (default relu)",
+    )
+    phase.add_argument("--shift", type=float, default=0.0, help="ReLU−b shift b (relu_b)")
+    phase.add_argument("--slope", type=float, default=0.01, help="leaky ReLU negative slope")
+    phase.add_argument(
+        "--k",
+        type=float,
+        default=0.0,
+        help="weight correlation strength (a = 1, b = k; k < 0 anti-correlated)",
+    )
+    phase.add_argument("--q0", type=float, default=1.0, help="input length (default 1)")
+    phase.add_argument("--grid", type=positive_int, default=200, help="grid points per axis")
+    phase.add_argument("--out", default="phase_diagram.png", help="figure path")
+    sv = topics.add_parser(
+        "sample-variance",
+        help="seed 002's m/v per layer at infinite width",
+        description="ρ_l, m/σ, v/σ and m/v per layer (seed 002 §3).",
+    )
+    sv.add_argument("--depth", type=positive_int, default=50)
+
+
+def _phase_diagram(args: argparse.Namespace) -> int:
+    kernel = get_kernel(args.activation, slope=args.slope, shift=args.shift)
+    if args.k < -1:
+        raise ValueError(f"--k must be ≥ −1 for a valid covariance, got {args.k}")
+    w2, b2 = np.linspace(0.05, 4.0, args.grid), np.linspace(0.0, 2.0, args.grid)
+    diagram = phase_diagram(kernel, w2, b2, a=1.0, b=args.k, q0=args.q0)
+    region = np.where(~diagram.bounded, 2, np.where(diagram.chaotic, 1, 0)).astype(float)
+    fig, ax = plt.subplots(figsize=(5.5, 4.2))
+    mesh = ax.pcolormesh(
+        w2,
+        b2,
+        region,
+        cmap=plt.colormaps["Pastel1"].resampled(3),
+        vmin=-0.5,
+        vmax=2.5,
+        shading="nearest",
+    )
+    bar = fig.colorbar(mesh, ax=ax, ticks=[0, 1, 2])
+    bar.ax.set_yticklabels(["ordered", "bounded chaotic", "unbounded"])
+    ax.set(xlabel="σ_w²", ylabel="σ_b²", title=f"{kernel.name}, k = {args.k:g}")
+    ax.grid(False)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save_figure(fig, out)
+    print(
+        f"{kernel.name}, k = {args.k:g}: bounded-and-chaotic fraction of the grid "
+        f"{diagram.bounded_chaotic_fraction:.3f}"
+    )
+    if args.activation == "relu" and not args.shift:
+        print(
+            f"ReLU: chaotic for σ_w² > 2; bounded for σ_w² < {relu_bounded_limit(1.0, args.k):.4f}"
+        )
+    print(f"figure: {out}")
+    return 0
+
+
+def _sample_variance(args: argparse.Namespace) -> int:
+    statistics = sample_statistics(args.depth)
+    print("layer   rho      m/sigma  v/sigma  m/v")
+    for layer in range(args.depth):
+        print(
+            f"{layer:5d}   {statistics.rho[layer]:.4f}   {statistics.mean_over_sigma[layer]:.4f}"
+            f"   {statistics.std_over_sigma[layer]:.4f}   {statistics.mean_to_std_ratio[layer]:.4f}"
+        )
+    print(
+        f"BatchNorm: sigma_s = {batchnorm_sample_std():.4f} (1/sigma_s = "
+        f"{1 / batchnorm_sample_std():.4f}), gradient slope ln sigma_s^2 = "
+        f"{batchnorm_gradient_slope():.4f}"
+    )
+    return 0
+
+
+def run_theory(args: argparse.Namespace) -> int:
+    """Dispatch ``relulab theory TOPIC``; ``ValueError`` for bad input."""
+    return {"phase-diagram": _phase_diagram, "sample-variance": _sample_variance}[args.topic](args)
