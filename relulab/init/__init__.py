@@ -1,7 +1,58 @@
 """Initialisers: per-tensor functions in the style of ``torch.nn.init`` (in place, ``_`` suffix,
-a ``generator`` argument), and model-level data-dependent ones."""
+a ``generator`` argument), and model-level ones — per-tensor schemes applied to every layer and
+data-dependent schemes — each returning a layer-by-layer report.
+
+>>> from relulab import init
+>>> init.kaiming_normal_(layer.weight, mode="fan_in", generator=g)        # doctest: +SKIP
+>>> report = init.scale_bias_(model, data)                                # doctest: +SKIP
+>>> report.to_frame()                                                     # doctest: +SKIP
+"""
 
 from relulab.init.correlated import correlated_
 from relulab.init.data_dependent import LayerInitReport, scale_init_batched_
+from relulab.init.model import (
+    MODEL_INITS,
+    InitReport,
+    LayerReport,
+    analytic_relu_shift,
+    calibrate_relu_shift_,
+    init_model_,
+    lsuv_,
+    parameter_layers,
+    scale_,
+    scale_bias_,
+)
+from relulab.init.tensor import (
+    fans,
+    kaiming_normal_,
+    kaiming_uniform_,
+    lecun_normal_,
+    orthogonal_,
+    raai_,
+    rai_,
+    rai_matrix,
+)
 
-__all__ = ["LayerInitReport", "correlated_", "scale_init_batched_"]
+__all__ = [
+    "MODEL_INITS",
+    "InitReport",
+    "LayerInitReport",
+    "LayerReport",
+    "analytic_relu_shift",
+    "calibrate_relu_shift_",
+    "correlated_",
+    "fans",
+    "init_model_",
+    "kaiming_normal_",
+    "kaiming_uniform_",
+    "lecun_normal_",
+    "lsuv_",
+    "orthogonal_",
+    "parameter_layers",
+    "raai_",
+    "rai_",
+    "rai_matrix",
+    "scale_",
+    "scale_bias_",
+    "scale_init_batched_",
+]

@@ -77,16 +77,25 @@ def get_activation(name: str, slope: float = 0.01) -> Activation:
 class ReLUMinusB(nn.Module):
     r""":math:`\mathrm{ReLU}(z) - b`: ReLU followed by a fixed negative bias (seed ``000_…``).
 
-    ``b = 0`` is the plain ReLU. For :math:`z \sim N(0, s^2)` the choice
-    :math:`b^* = E[\mathrm{ReLU}(z)] = s/\sqrt{2\pi}` centres the output (SETUPS.md §2, [D]).
+    ``b`` is a scalar or one value per feature (axis 1: Linear units, conv channels); ``b = 0``
+    is the plain ReLU. For :math:`z \sim N(0, s^2)` the choice
+    :math:`b^* = E[\mathrm{ReLU}(z)] = s/\sqrt{2\pi}` centres the output (SETUPS.md §2, [D]);
+    :func:`relulab.init.calibrate_relu_shift_` measures a per-feature shift on data.
     """
 
-    def __init__(self, b: float = 0.0) -> None:
+    def __init__(self, b: float | Tensor = 0.0) -> None:
         super().__init__()
-        self.b = float(b)
+        self.register_buffer("b", torch.as_tensor(b, dtype=torch.get_default_dtype()).clone())
+
+    def set_shift(self, b: float | Tensor) -> None:
+        """Replace the shift (scalar or per feature)."""
+        self.b = torch.as_tensor(b, dtype=self.b.dtype, device=self.b.device).detach().clone()
 
     def forward(self, z: Tensor) -> Tensor:
-        return torch.relu(z) - self.b
+        b = self.b
+        if b.dim() == 1:
+            b = b.reshape((-1,) + (1,) * (z.dim() - 2))
+        return torch.relu(z) - b
 
     def extra_repr(self) -> str:
-        return f"b={self.b}"
+        return f"b={self.b.item():g}" if self.b.dim() == 0 else f"b=per-feature({self.b.numel()})"
