@@ -144,6 +144,41 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_theory_parser(commands, _positive_int)
 
+    diagnose = commands.add_parser(
+        "diagnose",
+        help="probe any PyTorch model's ReLU units (dead/always-on, r, rank, Δ)",
+        description="Build MODEL (module.path:factory), feed it data (a .npy/.pt file or "
+        "Gaussian samples), print the per-layer probe table and write a report.",
+    )
+    diagnose.add_argument(
+        "model", help="module.path:factory returning an nn.Module, e.g. relulab.examples:deep_mlp"
+    )
+    diagnose.add_argument(
+        "--data", default=None, help=".npy or .pt file of inputs (default: Gaussian samples)"
+    )
+    diagnose.add_argument("--samples", type=_positive_int, default=512, help="number of samples")
+    diagnose.add_argument(
+        "--input-shape",
+        default=None,
+        help="per-sample shape for Gaussian data, e.g. 3,32,32 (default: from the first layer)",
+    )
+    diagnose.add_argument(
+        "--init",
+        default="default",
+        help="initialiser to apply first: default (as built), " + ", ".join(_init_names()),
+    )
+    diagnose.add_argument(
+        "--compare-inits",
+        nargs="?",
+        const=",".join(("default",) + _COMPARED),
+        default=None,
+        metavar="NAMES",
+        help="probe the model under several inits "
+        "side by side (default list: default," + ",".join(_COMPARED) + ")",
+    )
+    diagnose.add_argument("--seed", type=int, default=0)
+    diagnose.add_argument("--out", default="diagnose", help="report directory (default diagnose)")
+
     report = commands.add_parser(
         "report",
         help="rebuild reports from a run directory",
@@ -348,6 +383,68 @@ def _command_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _init_names() -> list[str]:
+    from relulab.init import MODEL_INITS
+
+    return list(MODEL_INITS)
+
+
+_COMPARED = ("kaiming_normal", "lecun_normal", "orthogonal", "scale_bias", "lsuv")
+
+
+def _parse_shape(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        shape = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise UsageError(f"--input-shape must be comma-separated integers, got {text!r}") from None
+    if not shape or min(shape) < 1:
+        raise UsageError(f"--input-shape must be positive integers, got {text!r}")
+    return shape
+
+
+def _command_diagnose(args: argparse.Namespace) -> int:
+    import torch
+
+    from relulab.diagnose import KEY_METRICS, build_model, comparison_table, diagnose, load_data
+    from relulab.report import write_diagnose_report
+
+    inits = (args.compare_inits or args.init).split(",")
+    unknown = [name for name in inits if name != "default" and name not in _init_names()]
+    if unknown:
+        raise UsageError(
+            f"unknown init(s) {', '.join(unknown)}; choose default or " + ", ".join(_init_names())
+        )
+    shape = _parse_shape(args.input_shape)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} exists and is not a directory")
+    try:
+        factory = build_model(args.model)
+        data = load_data(
+            args.data, factory(), args.samples, shape, torch.Generator().manual_seed(args.seed)
+        )
+        frame = diagnose(factory, data, inits, args.seed)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    tables = {metric: comparison_table(frame, metric) for metric in KEY_METRICS}
+    out.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out / "probe.csv", index=False)
+    report = write_diagnose_report(out, args.model, inits, tuple(data.shape), tables)
+    console = _console()
+    for metric, table in tables.items():
+        rich_table = Table(title=metric)
+        rich_table.add_column("layer")
+        for name in table.columns:
+            rich_table.add_column(str(name))
+        for layer, row in table.iterrows():
+            rich_table.add_row(str(layer), *(f"{v:.3g}" for v in row.to_numpy()))
+        console.print(rich_table)
+    console.print(f"report: {report}")
+    return 0
+
+
 def _command_theory(args: argparse.Namespace) -> int:
     try:
         return run_theory(args)
@@ -356,6 +453,7 @@ def _command_theory(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {
+    "diagnose": _command_diagnose,
     "theory": _command_theory,
     "list": _command_list,
     "run": _command_run,

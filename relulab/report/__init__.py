@@ -15,7 +15,13 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-__all__ = ["write_index", "write_run_report", "REPORT_FILENAME", "INDEX_FILENAME"]
+__all__ = [
+    "INDEX_FILENAME",
+    "REPORT_FILENAME",
+    "write_diagnose_report",
+    "write_index",
+    "write_run_report",
+]
 
 REPORT_FILENAME = "report.html"
 INDEX_FILENAME = "index.html"
@@ -86,5 +92,36 @@ def write_index(out_dir: Path, entries: Sequence[dict[str, Any]], preset: str) -
         n_passed=sum(c["passed"] for c in claims),
     )
     path = out_dir / INDEX_FILENAME
+    path.write_text(html, encoding="utf-8")
+    return path
+
+
+def write_diagnose_report(
+    out_dir: Path,
+    model: str,
+    inits: Sequence[str],
+    data_shape: tuple[int, ...],
+    tables: dict[str, Any],
+) -> Path:
+    """Write ``report.html`` of ``relulab diagnose``: one figure and one table per metric."""
+    from relulab.report.plotting import plt, save_figure
+
+    fig, axes = plt.subplots(1, len(tables), figsize=(3.8 * len(tables), 3.4))
+    for ax, (metric, table) in zip(axes, tables.items(), strict=True):
+        for name in table.columns:
+            ax.plot(table.index, table[name], "o-", ms=3, label=str(name))
+        ax.set(title=metric.replace("_", " "), xlabel="activation layer")
+    axes[0].legend()
+    save_figure(fig, out_dir / "probe.png")
+    figures = [type("F", (), {"filename": "probe.png", "caption": "Per-layer probes per init."})]
+    template = _environment.get_template("diagnose.html")
+    html = template.render(
+        model=model,
+        inits=inits,
+        data_shape=data_shape,
+        figures=_embedded_figures(out_dir, figures),
+        tables={m: t.round(4).to_dict(orient="split") for m, t in tables.items()},
+    )
+    path = out_dir / REPORT_FILENAME
     path.write_text(html, encoding="utf-8")
     return path

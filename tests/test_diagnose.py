@@ -1,0 +1,71 @@
+"""relulab diagnose: any model by factory, data from a file or Gaussian, clear errors."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relulab import cli
+
+
+def test_diagnose_compares_inits_and_writes_a_report(tmp_path, capsys):
+    out = tmp_path / "diag"
+    args = [
+        "diagnose",
+        "relulab.examples:small_cnn",
+        "--samples",
+        "16",
+        "--input-shape",
+        "3,16,16",
+        "--compare-inits",
+        "default,kaiming_normal,scale_bias",
+        "--out",
+        str(out),
+    ]
+    assert cli.main(args) == 0
+    frame = pd.read_csv(out / "probe.csv")
+    assert set(frame["init"]) == {"default", "kaiming_normal", "scale_bias"}
+    assert frame["layer"].nunique() == 4  # the CNN's four ReLUs
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html and "dead_fraction" in html
+    assert "dead_fraction" in capsys.readouterr().out
+
+
+def test_diagnose_reads_npy_data(tmp_path):
+    data = tmp_path / "x.npy"
+    np.save(data, np.random.default_rng(0).standard_normal((40, 64)).astype(np.float32))
+    out = tmp_path / "d"
+    assert (
+        cli.main(
+            [
+                "diagnose",
+                "relulab.examples:deep_mlp",
+                "--data",
+                str(data),
+                "--init",
+                "lsuv",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    assert (out / "probe.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["relulab.examples"], "module.path:factory"),
+        (["no.such.module:make"], "cannot load"),
+        (["relulab.examples:nothing"], "cannot load"),
+        (["relulab.examples:deep_mlp", "--init", "he"], "unknown init"),
+        (["relulab.examples:deep_mlp", "--data", "missing.npy"], "no data file"),
+        (["relulab.examples:deep_mlp", "--input-shape", "3,x"], "comma-separated integers"),
+        (["relulab.examples:deep_mlp", "--input-shape", "7"], "could not run on data"),
+    ],
+)
+def test_diagnose_bad_requests_exit_2_and_write_nothing(tmp_path, capsys, args, message):
+    out = tmp_path / "never"
+    assert cli.main(["diagnose", *args, "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
