@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from relulab.report.plotting import plt, save_figure
+from relulab.report.plotting import PHASE_LABELS, plot_phase_regions, plt, save_figure
 from relulab.theory import (
     batchnorm_gradient_slope,
     batchnorm_sample_std,
@@ -62,21 +62,11 @@ def _phase_diagram(args: argparse.Namespace) -> int:
         raise ValueError(f"--k must be ≥ −1 for a valid covariance, got {args.k}")
     w2, b2 = np.linspace(0.05, 4.0, args.grid), np.linspace(0.0, 2.0, args.grid)
     diagram = phase_diagram(kernel, w2, b2, a=1.0, b=args.k, q0=args.q0)
-    region = np.where(~diagram.bounded, 2, np.where(diagram.chaotic, 1, 0)).astype(float)
     fig, ax = plt.subplots(figsize=(5.5, 4.2))
-    mesh = ax.pcolormesh(
-        w2,
-        b2,
-        region,
-        cmap=plt.colormaps["Pastel1"].resampled(3),
-        vmin=-0.5,
-        vmax=2.5,
-        shading="nearest",
-    )
+    mesh = plot_phase_regions(ax, diagram)
     bar = fig.colorbar(mesh, ax=ax, ticks=[0, 1, 2])
-    bar.ax.set_yticklabels(["ordered", "bounded chaotic", "unbounded"])
-    ax.set(xlabel="σ_w²", ylabel="σ_b²", title=f"{kernel.name}, k = {args.k:g}")
-    ax.grid(False)
+    bar.ax.set_yticklabels(PHASE_LABELS)
+    ax.set(title=f"{kernel.name}, k = {args.k:g}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     save_figure(fig, out)

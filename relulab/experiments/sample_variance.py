@@ -26,7 +26,7 @@ from relulab.engine import BatchedMLP, MLPSpec
 from relulab.engine.forward import activation_gradient_profile, forward_statistics
 from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Results, Unit
 from relulab.init import correlated_, scale_init_batched_
-from relulab.report.plotting import plt, save_figure
+from relulab.report.plotting import plot_phase_regions, plt, save_figure
 from relulab.runtime import RunContext
 from relulab.store import UnitResult
 from relulab.theory import (
@@ -707,22 +707,10 @@ def _figure_phases(results: Results, config: SampleVarianceConfig, out_dir: Path
     ]
     fig, axes = plt.subplots(1, 3, figsize=(14, 4))
     for ax, (title, kernel, k) in zip(axes, cases, strict=True):
-        diagram = phase_diagram(kernel, w2, b2, a=1.0, b=k)
-        region = np.where(~diagram.bounded, 2, np.where(diagram.chaotic, 1, 0)).astype(float)
-        ax.pcolormesh(
-            w2,
-            b2,
-            region,
-            cmap=plt.colormaps["Pastel1"].resampled(3),
-            vmin=-0.5,
-            vmax=2.5,
-            shading="nearest",
-        )
-        ax.axvline(2.0, color="k", lw=1, ls="--")
-        ax.set(xlabel="σ_w²", ylabel="σ_b²", title=title)
+        plot_phase_regions(ax, phase_diagram(kernel, w2, b2, a=1.0, b=k))
+        ax.set(title=title)
         ax.text(0.3, 1.7, "ordered", fontsize=8)
         ax.text(3.2, 1.7, "unbounded", fontsize=8)
-        ax.grid(False)
     axes[1].text(2.05, 1.0, "bounded\nchaotic", fontsize=8)
     save_figure(fig, out_dir / "phase_diagrams.png")
     return Figure(

@@ -185,6 +185,11 @@ class PhaseDiagram:
         return self.chi1 > 1.0
 
     @property
+    def regions(self) -> np.ndarray:
+        """0 ordered (bounded, χ1 < 1), 1 bounded chaotic, 2 unbounded length."""
+        return np.where(~self.bounded, 2, np.where(self.chaotic, 1, 0))
+
+    @property
     def bounded_chaotic_fraction(self) -> float:
         return float(np.mean(self.bounded & self.chaotic))
 
