@@ -67,6 +67,21 @@ def test_chi1_is_the_slope_of_the_correlation_map_at_one(a, b, sigma_w2, sigma_b
     assert chi1(RELU, q_star, sigma_w2, a) == pytest.approx(sigma_w2 * a / 2)
 
 
+def test_correlation_fixed_point_is_one_when_ordered_and_below_one_when_chaotic():
+    from relulab.theory import correlation_fixed_point
+
+    ordered_q = length_fixed_point(RELU, 1.5, 0.2)
+    assert correlation_fixed_point(RELU, ordered_q, 1.5, 0.2) == pytest.approx(1.0, abs=1e-6)
+    chaotic_q = length_fixed_point(RELU, 2.5, 0.3, a=1, b=-1)
+    c_star = float(correlation_fixed_point(RELU, chaotic_q, 2.5, 0.3, a=1, b=-1))
+    assert c_star < 0.99
+    assert correlation_map(RELU, c_star, chaotic_q, 2.5, 0.3, 1, -1) == pytest.approx(
+        c_star, abs=1e-10
+    )
+    unbounded = length_fixed_point(RELU, 3.0, 0.2)
+    assert np.isnan(correlation_fixed_point(RELU, unbounded, 3.0, 0.2))
+
+
 def test_relu_phase_boundaries_and_the_bounded_chaotic_window():
     w2 = np.linspace(0.05, 4.0, 200)
     b2 = np.linspace(0.01, 2.0, 200)

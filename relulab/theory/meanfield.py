@@ -36,6 +36,7 @@ __all__ = [
     "PhaseDiagram",
     "chi1",
     "correlation_depth_scale",
+    "correlation_fixed_point",
     "correlation_map",
     "correlation_trajectory",
     "covariance_map",
@@ -145,6 +146,35 @@ def correlation_trajectory(
         lengths.append(float(q))
         correlations.append(float(q12 / q))
     return np.array(lengths, dtype=float), np.array(correlations, dtype=float)
+
+
+def correlation_fixed_point(
+    kernel: ActivationKernel,
+    q_star: np.ndarray,
+    sigma_w2: np.ndarray,
+    sigma_b2: np.ndarray,
+    a: float = 1.0,
+    b: float = 0.0,
+    c0: float = 0.0,
+    iterations: int = 5000,
+    tol: float = 1e-13,
+) -> np.ndarray:
+    """:math:`c^*` reached from correlation ``c0`` by iterating the correlation map at :math:`q^*`
+    (vectorised; NaN where the length is unbounded). In the ordered phase of ReLU this is 1, but
+    the approach is slow near :math:`\\chi_1 = 1`, so compare with a tolerance there."""
+    q_star, sigma_w2, sigma_b2 = np.broadcast_arrays(
+        np.asarray(q_star, float), np.asarray(sigma_w2, float), np.asarray(sigma_b2, float)
+    )
+    bounded = np.isfinite(q_star) & (q_star > 0)
+    q = np.where(bounded, q_star, 1.0)
+    c = np.full(q.shape, float(c0))
+    for _ in range(iterations):
+        updated = np.clip(correlation_map(kernel, c, q, sigma_w2, sigma_b2, a, b), -1.0, 1.0)
+        done = np.all(np.abs(updated - c) <= tol)
+        c = updated
+        if done:
+            break
+    return np.where(bounded, c, np.nan)
 
 
 def chi1(
