@@ -85,14 +85,15 @@ class ReLUMinusB(nn.Module):
 
     def __init__(self, b: float | Tensor = 0.0) -> None:
         super().__init__()
-        self.register_buffer("b", torch.as_tensor(b, dtype=torch.get_default_dtype()).clone())
+        # float64 keeps a Python float exact; forward casts to the activation's dtype
+        self.register_buffer("b", torch.as_tensor(b, dtype=torch.float64).clone())
 
     def set_shift(self, b: float | Tensor) -> None:
         """Replace the shift (scalar or per feature)."""
         self.b = torch.as_tensor(b, dtype=self.b.dtype, device=self.b.device).detach().clone()
 
     def forward(self, z: Tensor) -> Tensor:
-        b = self.b
+        b = self.b.to(z.dtype)
         if b.dim() == 1:
             b = b.reshape((-1,) + (1,) * (z.dim() - 2))
         return torch.relu(z) - b
