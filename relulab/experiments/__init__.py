@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from relulab.experiments import prepost_ln, sample_variance, single_neuron
+from relulab.experiments import anisotropy, prepost_ln, sample_variance, single_neuron
 from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Unit
 
 __all__ = ["Analysis", "Claim", "Experiment", "Figure", "Unit", "REGISTRY", "get_experiment"]
 
 REGISTRY: dict[str, Experiment] = {
-    e.name: e for e in (single_neuron.EXPERIMENT, sample_variance.EXPERIMENT, prepost_ln.EXPERIMENT)
+    e.name: e
+    for e in (
+        single_neuron.EXPERIMENT,
+        sample_variance.EXPERIMENT,
+        prepost_ln.EXPERIMENT,
+        anisotropy.EXPERIMENT,
+    )
 }
 
 

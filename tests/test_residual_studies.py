@@ -1,0 +1,42 @@
+"""Issue 6's studies at tiny sizes: every claim measured; helpers exact."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from relulab import cli
+from relulab.experiments.anisotropy import crossover
+from relulab.experiments.prepost_ln import power_law_exponent
+
+
+def _run(tmp_path, name, *sets):
+    out = tmp_path / name
+    assert cli.main(["run", name, "--quiet", "--out", str(out), *(f"--set={s}" for s in sets)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    for claim in summary["claims"]:
+        assert isinstance(claim["measured"], float) and math.isfinite(claim["measured"]), claim
+        assert "seed 000" in claim["expected"] or "[D]" in claim["expected"]
+    return summary
+
+
+def test_prepost_ln_tiny(tmp_path):
+    summary = _run(
+        tmp_path, "prepost-ln", "width=16", "hidden=32", "blocks=16", "n_samples=64", "fit_from=4"
+    )
+    by_id = {c["id"]: c for c in summary["claims"]}
+    assert by_id["postln-norm-constant"]["passed"], "LayerNorm fixes the norm at sqrt(d) exactly"
+
+
+def test_anisotropy_tiny(tmp_path):
+    summary = _run(tmp_path, "anisotropy", "d=20", "D=40", "n_samples=2000", "slopes=5")
+    assert len(summary["claims"]) == 3
+
+
+def test_power_law_exponent_and_interpolated_crossover():
+    layers = np.arange(1, 50)
+    assert power_law_exponent(layers, 3 * layers**0.5) == pytest.approx(0.5)
+    slopes = np.array([0.0, 0.5, 1.0])
+    assert crossover(slopes, np.array([3.0, 2.0, 1.0]), 1.5) == pytest.approx(0.75)
+    assert math.isnan(crossover(slopes, np.array([3.0, 2.0, 1.6]), 1.5))
