@@ -198,7 +198,7 @@ def analyse(results: Results, config: AnisotropyConfig) -> Analysis:
 def figures(results: Results, config: AnisotropyConfig, out_dir: Path) -> list[Figure]:
     acts, sweep = results["activations"], results["leaky-sweep"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
-    k = config.spectrum_points
+    k = min(config.spectrum_points, acts.curves["singular"].shape[1])
     for i, condition in enumerate(acts.conditions):
         spectrum = acts.curves["singular"][i]
         left.semilogy(
