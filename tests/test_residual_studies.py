@@ -40,3 +40,29 @@ def test_power_law_exponent_and_interpolated_crossover():
     slopes = np.array([0.0, 0.5, 1.0])
     assert crossover(slopes, np.array([3.0, 2.0, 1.0]), 1.5) == pytest.approx(0.75)
     assert math.isnan(crossover(slopes, np.array([3.0, 2.0, 1.6]), 1.5))
+
+
+def test_bias_after_relu_tiny(tmp_path):
+    summary = _run(
+        tmp_path,
+        "bias-after-relu",
+        "width=8",
+        "hidden=16",
+        "blocks=3",
+        "shifts=0,0.2,0.5",
+        "seeds_per_shift=2",
+        "n_samples=32",
+        "steps=20",
+        "record_every=5",
+    )
+    assert len(summary["claims"]) == 6
+    assert summary["units"]["sweep-postln-default"]["networks"] == 6
+
+
+def test_output_delta_is_the_std_over_width_of_sample_means():
+    import torch
+
+    from relulab.experiments.bias_after_relu import output_delta
+
+    y = torch.tensor([[[1.0, 3.0], [3.0, 5.0]]])  # one network, 2 samples, width 2
+    assert output_delta(y).item() == pytest.approx(1.0)  # means (2, 4): std 1

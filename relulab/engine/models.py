@@ -265,10 +265,13 @@ class BatchedResidualToy(_StackedNetworks):
         self.spec = spec
         shapes = [(spec.hidden, spec.width), (spec.width, spec.hidden)] * spec.blocks
         self._set_up(n_networks, shapes, False, init, init_scale, seeds, relu_shift, dtype, device)
+        self.neuron_shifts: list[Tensor] | None = None  # per block (S, 1, hidden), if calibrated
 
     @torch.no_grad()
     def module(self, s: int) -> ResidualToy:
         """Network ``s`` as a plain :class:`relulab.nn.ResidualToy` with its current weights."""
+        if self.neuron_shifts is not None:
+            raise ValueError("per-neuron shifts have no nn.ResidualToy counterpart")
         spec = self.spec
         module = ResidualToy(
             spec.width, spec.hidden, spec.blocks, spec.norm, spec.alpha, float(self.shift[s])
@@ -279,24 +282,47 @@ class BatchedResidualToy(_StackedNetworks):
             linear.weight.copy_(weight[s])
         return module
 
-    def _activation(self, z: Tensor) -> Tensor:
-        """ReLU−b; the subtraction (a full pass over the hidden tensor) is skipped when b ≡ 0."""
+    def _activation(self, z: Tensor, block: int) -> Tensor:
+        """ReLU−b with the network's scalar shift, or the block's per-neuron shifts if calibrated;
+        the subtraction (a full pass over the hidden tensor) is skipped when b ≡ 0."""
+        if self.neuron_shifts is not None:
+            return torch.relu(z) - self.neuron_shifts[block]
         return torch.relu(z) - self.shift if self.has_shift else torch.relu(z)
+
+    @torch.no_grad()
+    def calibrate_shifts_(self, x: Tensor) -> list[Tensor]:
+        r"""Per-neuron shifts :math:`b_{kj} = \langle \mathrm{ReLU}(z_{kj})\rangle_{\text{data}}`,
+        block by block in forward order (each block sees the already-shifted earlier blocks),
+        so every hidden unit's output is centred on ``x``. Returns the shifts ``(S, 1, hidden)``."""
+        self.neuron_shifts = []
+        h = x.expand(self.n_networks, *x.shape) if x.dim() == 2 else x
+        for block, (fc1, fc2) in enumerate(zip(self.params[0::2], self.params[1::2], strict=True)):
+            inner = self._layer_norm(h) if self.spec.norm == "pre" else h
+            z = _linear(inner, fc1.detach(), None)
+            self.neuron_shifts.append(torch.relu(z).mean(dim=1, keepdim=True))
+            h = h + self.spec.alpha * _linear(self._activation(z, block), fc2.detach(), None)
+            if self.spec.norm == "post":
+                h = self._layer_norm(h)
+        return self.neuron_shifts
 
     def _layer_norm(self, h: Tensor) -> Tensor:
         return torch.nn.functional.layer_norm(h, (self.spec.width,), eps=LN_EPS)
 
     def forward(
-        self, x: Tensor, return_hidden: bool = False
+        self, x: Tensor, return_hidden: bool = False, return_preactivations: bool = False
     ) -> Tensor | tuple[Tensor, list[Tensor]]:
-        """Outputs ``(S, B, d)``; optionally the residual stream after every block."""
+        """Outputs ``(S, B, d)``; optionally the residual stream after every block, or the FC1
+        pre-activations of every block (what the neuron-state probes need)."""
         h = x.expand(self.n_networks, *x.shape) if x.dim() == 2 else x
-        stream = []
-        for fc1, fc2 in zip(self.params[0::2], self.params[1::2], strict=True):
+        stream, preactivations = [], []
+        for block, (fc1, fc2) in enumerate(zip(self.params[0::2], self.params[1::2], strict=True)):
             inner = self._layer_norm(h) if self.spec.norm == "pre" else h
-            update = _linear(self._activation(_linear(inner, fc1, None)), fc2, None)
-            h = h + self.spec.alpha * update
+            z = _linear(inner, fc1, None)
+            preactivations.append(z)
+            h = h + self.spec.alpha * _linear(self._activation(z, block), fc2, None)
             if self.spec.norm == "post":
                 h = self._layer_norm(h)
             stream.append(h)
+        if return_preactivations:
+            return h, preactivations
         return (h, stream) if return_hidden else h

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from relulab.experiments import anisotropy, prepost_ln, sample_variance, single_neuron
+from relulab.experiments import (
+    anisotropy,
+    bias_after_relu,
+    prepost_ln,
+    sample_variance,
+    single_neuron,
+)
 from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Unit
 
 __all__ = ["Analysis", "Claim", "Experiment", "Figure", "Unit", "REGISTRY", "get_experiment"]
@@ -14,6 +20,7 @@ REGISTRY: dict[str, Experiment] = {
         sample_variance.EXPERIMENT,
         prepost_ln.EXPERIMENT,
         anisotropy.EXPERIMENT,
+        bias_after_relu.EXPERIMENT,
     )
 }
 
