@@ -1,5 +1,6 @@
 """Batched training of many small networks: one computation per step for all of them."""
 
+from relulab.engine.data_init import LayerInitReport, scale_init_batched_
 from relulab.engine.init import INIT_SCHEMES, init_weight_stack
 from relulab.engine.models import BatchedMLP, BatchedResidualToy, MLPSpec, ResidualToySpec
 from relulab.engine.optim import BatchedAdam, BatchedSGD
@@ -16,7 +17,9 @@ __all__ = [
     "MLPSpec",
     "ResidualToySpec",
     "SupervisedProblem",
+    "LayerInitReport",
     "init_weight_stack",
+    "scale_init_batched_",
     "BatchedAdam",
     "BatchedProblem",
     "BatchedSGD",

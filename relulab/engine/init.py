@@ -5,7 +5,8 @@ layer in a fixed order, so its initial parameters do not depend on S or on its p
 sweep: the same seed gives the same network in any batch, and in a plain per-network loop.
 The draws are written straight into preallocated ``(S, …)`` tensors (no modules are built).
 
-Schemes (:math:`n_{in}` = the layer's input width; ``scale`` multiplies the spread):
+Schemes, drawn by the per-tensor initialisers of :mod:`relulab.init` (:math:`n_{in}` = the
+layer's input width; ``scale`` multiplies the spread):
 
 * ``torch_default``: weights and biases :math:`U(\pm 1/\sqrt{n_{in}})` — what ``nn.Linear``
   does, which is *not* He init;
@@ -17,11 +18,18 @@ Schemes (:math:`n_{in}` = the layer's input width; ``scale`` multiplies the spre
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
 from torch import Tensor
+
+from relulab.init.tensor import (
+    kaiming_normal_,
+    kaiming_uniform_,
+    lecun_normal_,
+    normal_,
+    torch_default_,
+)
 
 __all__ = ["INIT_SCHEMES", "init_weight_stack", "per_network"]
 
@@ -39,24 +47,25 @@ def per_network(value: float | Sequence[float] | Tensor, n_networks: int, name: 
     return list(value)
 
 
-def _draw_weight(scheme: str, shape: tuple[int, int], generator: torch.Generator) -> Tensor:
-    fan_in = shape[1]
-    if scheme in ("torch_default", "kaiming_uniform"):
-        bound = 1 / math.sqrt(fan_in) if scheme == "torch_default" else math.sqrt(6 / fan_in)
-        return (torch.rand(shape, generator=generator, dtype=torch.float64) * 2 - 1) * bound
-    std = {
-        "kaiming_normal": math.sqrt(2 / fan_in),
-        "lecun_normal": math.sqrt(1 / fan_in),
-        "normal": 1.0,
-    }[scheme]
-    return torch.randn(shape, generator=generator, dtype=torch.float64) * std
+_PER_TENSOR = {
+    "kaiming_normal": kaiming_normal_,
+    "kaiming_uniform": kaiming_uniform_,
+    "lecun_normal": lecun_normal_,
+    "normal": normal_,
+}
 
 
-def _draw_bias(scheme: str, fan_in: int, fan_out: int, generator: torch.Generator) -> Tensor:
+def _draw_layer(
+    scheme: str, shape: tuple[int, int], has_bias: bool, generator: torch.Generator
+) -> tuple[Tensor, Tensor | None]:
+    """One network's layer in float64, weight then bias, by the per-tensor initialisers."""
+    weight = torch.empty(shape, dtype=torch.float64)
+    bias = torch.zeros(shape[0], dtype=torch.float64) if has_bias else None
     if scheme == "torch_default":
-        bound = 1 / math.sqrt(fan_in)
-        return (torch.rand(fan_out, generator=generator, dtype=torch.float64) * 2 - 1) * bound
-    return torch.zeros(fan_out, dtype=torch.float64)
+        torch_default_(weight, bias, generator)
+    else:
+        _PER_TENSOR[scheme](weight, generator=generator)
+    return weight, bias
 
 
 def init_weight_stack(
@@ -96,7 +105,10 @@ def init_weight_stack(
     for s in range(n_networks):
         generator = torch.Generator().manual_seed(int(seeds[s]))
         for (weight, bias_tensor), shape in zip(stack, shapes, strict=True):
-            weight[s] = _draw_weight(schemes[s], shape, generator) * scales[s]
+            drawn_weight, drawn_bias = _draw_layer(
+                schemes[s], shape, bias_tensor is not None, generator
+            )
+            weight[s] = drawn_weight * scales[s]
             if bias_tensor is not None:
-                bias_tensor[s] = _draw_bias(schemes[s], shape[1], shape[0], generator) * scales[s]
+                bias_tensor[s] = drawn_bias * scales[s]
     return stack

@@ -9,7 +9,6 @@ data-dependent schemes — each returning a layer-by-layer report.
 """
 
 from relulab.init.correlated import correlated_
-from relulab.init.data_dependent import LayerInitReport, scale_init_batched_
 from relulab.init.model import (
     MODEL_INITS,
     InitReport,
@@ -23,20 +22,25 @@ from relulab.init.model import (
     scale_bias_,
 )
 from relulab.init.tensor import (
+    FAN_IN_VARIANCE,
     fans,
     kaiming_normal_,
     kaiming_uniform_,
     lecun_normal_,
+    normal_,
     orthogonal_,
     raai_,
     rai_,
     rai_matrix,
+    torch_default_,
 )
 
 __all__ = [
+    "FAN_IN_VARIANCE",
+    "normal_",
+    "torch_default_",
     "MODEL_INITS",
     "InitReport",
-    "LayerInitReport",
     "LayerReport",
     "analytic_relu_shift",
     "calibrate_relu_shift_",
@@ -54,5 +58,4 @@ __all__ = [
     "rai_matrix",
     "scale_",
     "scale_bias_",
-    "scale_init_batched_",
 ]

@@ -35,6 +35,7 @@ import torch
 from torch import Tensor, nn
 
 from relulab.init.tensor import (
+    FAN_IN_VARIANCE,
     kaiming_normal_,
     kaiming_uniform_,
     lecun_normal_,
@@ -293,17 +294,11 @@ def analytic_relu_shift(
     if (pre_activation_std is None) == (scheme is None):
         raise ValueError("give exactly one of pre_activation_std and scheme")
     if scheme is not None:
-        variances = {
-            "torch_default": 1.0 / 3.0,
-            "kaiming_normal": 2.0,
-            "kaiming_uniform": 2.0,
-            "lecun_normal": 1.0,
-        }
-        if scheme not in variances:
+        if scheme not in FAN_IN_VARIANCE:
             raise ValueError(
-                f"no analytic shift for {scheme!r}; choose from {', '.join(variances)}"
+                f"no analytic shift for {scheme!r}; choose from {', '.join(FAN_IN_VARIANCE)}"
             )
-        pre_activation_std = math.sqrt(variances[scheme] * input_second_moment)
+        pre_activation_std = math.sqrt(FAN_IN_VARIANCE[scheme] * input_second_moment)
     return pre_activation_std / math.sqrt(2 * math.pi)
 
 

@@ -32,7 +32,10 @@ from torch import Tensor
 from relulab.init.correlated import correlated_
 
 __all__ = [
+    "FAN_IN_VARIANCE",
     "fans",
+    "normal_",
+    "torch_default_",
     "kaiming_normal_",
     "kaiming_uniform_",
     "lecun_normal_",
@@ -62,10 +65,43 @@ def _fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+#: Weight variance times fan-in of each scheme: the variance a unit-second-moment input gives the
+#: pre-activation (used by :func:`relulab.init.analytic_relu_shift`).
+FAN_IN_VARIANCE = {
+    "torch_default": 1.0 / 3.0,
+    "kaiming_normal": 2.0,
+    "kaiming_uniform": 2.0,
+    "lecun_normal": 1.0,
+}
+
+
 @torch.no_grad()
 def _fill_normal(tensor: Tensor, std: float, generator: torch.Generator | None) -> Tensor:
     draw = torch.randn(tensor.shape, generator=generator, dtype=torch.float64) * std
     return tensor.copy_(draw.to(tensor.dtype))
+
+
+@torch.no_grad()
+def _fill_uniform(tensor: Tensor, bound: float, generator: torch.Generator | None) -> Tensor:
+    draw = (torch.rand(tensor.shape, generator=generator, dtype=torch.float64) * 2 - 1) * bound
+    return tensor.copy_(draw.to(tensor.dtype))
+
+
+def normal_(tensor: Tensor, std: float = 1.0, generator: torch.Generator | None = None) -> Tensor:
+    """:math:`N(0, \\text{std}^2)` (seed ``004_…`` uses std² = 2e-4)."""
+    return _fill_normal(tensor, std, generator)
+
+
+def torch_default_(
+    weight: Tensor, bias: Tensor | None = None, generator: torch.Generator | None = None
+) -> Tensor:
+    """The distribution ``nn.Linear``/``nn.Conv`` reset to: weights and biases
+    :math:`U(\\pm 1/\\sqrt{n_{in}})` — variance :math:`1/(3 n_{in})`, *not* He init."""
+    bound = 1 / math.sqrt(fans(weight)[0])
+    _fill_uniform(weight, bound, generator)
+    if bias is not None:
+        _fill_uniform(bias, bound, generator)
+    return weight
 
 
 def kaiming_normal_(
@@ -86,9 +122,7 @@ def kaiming_uniform_(
     generator: torch.Generator | None = None,
 ) -> Tensor:
     """He uniform: :math:`U(\\pm g\\sqrt{3/n})`, the same variance :math:`g^2/n`."""
-    bound = gain * math.sqrt(3.0 / _fan(tensor, mode))
-    draw = (torch.rand(tensor.shape, generator=generator, dtype=torch.float64) * 2 - 1) * bound
-    return tensor.copy_(draw.to(tensor.dtype))
+    return _fill_uniform(tensor, gain * math.sqrt(3.0 / _fan(tensor, mode)), generator)
 
 
 def lecun_normal_(tensor: Tensor, generator: torch.Generator | None = None) -> Tensor:

@@ -1,4 +1,5 @@
-r"""Data-dependent initialisation of batched MLPs (seed ``002_…`` §5.1; SETUPS.md §3).
+r"""Data-dependent initialisation of batched MLPs (the engine's counterpart of
+:func:`relulab.init.scale_bias_` for any ``nn.Module``) (seed ``002_…`` §5.1; SETUPS.md §3).
 
 Layer by layer, in forward order (layer :math:`l` is set after layer :math:`l-1`, on the
 activations the already-initialised layers produce), for every network of the batch separately:

@@ -3,8 +3,7 @@
 import pytest
 import torch
 
-from relulab.engine import BatchedMLP, MLPSpec
-from relulab.init import scale_init_batched_
+from relulab.engine import BatchedMLP, MLPSpec, scale_init_batched_
 
 F64 = torch.float64
 
