@@ -44,6 +44,7 @@ from relulab.init.tensor import (
     rai_,
 )
 from relulab.nn.activations import ReLUMinusB
+from relulab.nn.run import run_model
 
 __all__ = [
     "InitReport",
@@ -106,13 +107,8 @@ def parameter_layers(model: nn.Module, data: Tensor | None = None) -> list[tuple
 
 
 def _forward(model: nn.Module, data: Tensor) -> Tensor:
-    try:
-        with torch.no_grad():
-            return model(data)
-    except RuntimeError as error:
-        raise ValueError(
-            f"the model could not run on data of shape {tuple(data.shape)}: {error}"
-        ) from None
+    with torch.no_grad():
+        return run_model(model, data)
 
 
 def _feature_dims(output: Tensor) -> tuple[int, ...]:

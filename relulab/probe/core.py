@@ -37,6 +37,7 @@ import torch
 from torch import Tensor, nn
 
 from relulab.nn.activations import ReLUMinusB
+from relulab.nn.run import run_model
 
 __all__ = ["ACTIVATION_TYPES", "LayerProbe", "ProbeResult", "effective_rank", "probe"]
 
@@ -191,25 +192,6 @@ def _activation_modules(
     return found
 
 
-def _expected_input(model: nn.Module) -> str:
-    for module in model.modules():
-        if isinstance(module, nn.Linear):
-            return f"(N, {module.in_features})"
-        if isinstance(module, nn.Conv1d | nn.Conv2d | nn.Conv3d):
-            return f"(N, {module.in_channels}, …)"
-    return "unknown"
-
-
-def _run(model: nn.Module, batch: Tensor, data_shape: tuple[int, ...] | None = None) -> Tensor:
-    try:
-        return model(batch)
-    except RuntimeError as error:
-        raise ValueError(
-            f"the model could not run on data of shape {data_shape or tuple(batch.shape)} "
-            f"(its first layer expects {_expected_input(model)}): {error}"
-        ) from None
-
-
 def _preceding_linear(
     model: nn.Module, activations: list[nn.Module], data: Tensor
 ) -> dict[int, nn.Linear]:
@@ -219,7 +201,7 @@ def _preceding_linear(
     hooks = [m.register_forward_hook(lambda mod, i, o: calls.append(mod)) for m in watched]
     try:
         with torch.no_grad():
-            _run(model, data[:2], tuple(data.shape))
+            run_model(model, data[:2], tuple(data.shape))
     finally:
         for hook in hooks:
             hook.remove()
@@ -314,9 +296,9 @@ def probe(
             batch = data[start : start + step]
             if loss_fn is None:
                 with torch.no_grad():
-                    _run(model, batch)
+                    run_model(model, batch)
             else:
-                loss = loss_fn(_run(model, batch), targets[start : start + step])
+                loss = loss_fn(run_model(model, batch), targets[start : start + step])
                 loss.backward()
     finally:
         for hook in hooks:
