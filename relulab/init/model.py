@@ -222,12 +222,15 @@ def _data_dependent(
             factor = torch.rsqrt(output.square().mean(dim=dims) + eps)
             layer.weight.mul_(_broadcast(factor, layer.weight))
             layer.bias.mul_(factor)
+            output = output * _feature_view(factor, output)
         else:
             factor = torch.rsqrt(output.square().mean() + eps)
             layer.weight.mul_(factor)
             if layer.bias is not None:
                 layer.bias.mul_(factor)
-        report.append(_report(name, layer, scheme, _layer_output(model, layer, data)))
+            output = output * factor
+        # the layer is affine in (W, b), so its new output is the scaled one: no second forward
+        report.append(_report(name, layer, scheme, output))
     return report
 
 
@@ -267,11 +270,13 @@ def lsuv_(
             layer.bias.zero_()
         iterations = 0
         for iterations in range(1, max_iter + 1):  # noqa: B007 (reported)
-            variance = _layer_output(model, layer, data).var()
+            output = _layer_output(model, layer, data)
+            variance = output.var()
             if abs(float(variance) - 1.0) < tol:
                 break
             layer.weight.div_(torch.sqrt(variance))
-        report.append(_report(name, layer, "lsuv", _layer_output(model, layer, data), iterations))
+            output = output / torch.sqrt(variance)  # linear in W with bias 0: the new output
+        report.append(_report(name, layer, "lsuv", output, iterations))
     return report
 
 
