@@ -118,19 +118,21 @@ def activation_gradient_profile(model: Any, x: Tensor) -> tuple[Tensor, Tensor]:
     :math:`l`. Averages run over units and samples. Returns two ``(S, n_hidden)`` tensors.
     """
     with torch.enable_grad():
-        output, _, inputs = model._forward(x)
+        output, preactivations, inputs = model._forward(x)
         hidden = inputs[1:]
         grads = torch.autograd.grad(output.sum(), hidden)
     grad_sq = torch.stack([g.detach().square().mean(dim=(1, 2)) for g in grads], dim=1)
     with torch.no_grad():
-        raw = [_linear_raw(model, layer, inputs[layer]) for layer in range(len(hidden))]
+        if model.spec.batchnorm:  # _forward returns them after BatchNorm: recompute W h + b
+            raw = [
+                _linear(
+                    inputs[i].detach(),
+                    model.weights[i].detach(),
+                    None if model.biases[i] is None else model.biases[i].detach(),
+                )
+                for i in range(len(hidden))
+            ]
+        else:
+            raw = [z.detach() for z in preactivations]
         pre_std = torch.stack([u.std(dim=1, unbiased=False).mean(dim=1) for u in raw], dim=1)
     return grad_sq, pre_std
-
-
-def _linear_raw(model: Any, layer: int, h: Tensor) -> Tensor:
-    return _linear(
-        h.detach(),
-        model.weights[layer].detach(),
-        None if model.biases[layer] is None else model.biases[layer].detach(),
-    )
