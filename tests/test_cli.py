@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from relulab import cli
+from relulab.cli.common import EXIT_INTERRUPTED
 from relulab.experiments import single_neuron
 from relulab.report import write_run_report
 from relulab.store import RunStore
@@ -105,7 +106,7 @@ def test_interrupted_run_resumes_without_redoing_finished_units(tmp_path, monkey
         saved.append(name)
 
     monkeypatch.setattr(RunStore, "save_unit", save_then_interrupt)
-    assert _run(out) == cli.EXIT_INTERRUPTED
+    assert _run(out) == EXIT_INTERRUPTED
     assert not (out / "summary.json").exists()
     with RunStore.open(out / "runs.sqlite") as store:
         assert store.done_units() == set(saved)

@@ -11,7 +11,7 @@ def test_diagnose_compares_inits_and_writes_a_report(tmp_path, capsys):
     out = tmp_path / "diag"
     args = [
         "diagnose",
-        "relulab.examples:small_cnn",
+        "relulab.nn.examples:small_cnn",
         "--samples",
         "16",
         "--input-shape",
@@ -38,7 +38,7 @@ def test_diagnose_reads_npy_data(tmp_path):
         cli.main(
             [
                 "diagnose",
-                "relulab.examples:deep_mlp",
+                "relulab.nn.examples:deep_mlp",
                 "--data",
                 str(data),
                 "--init",
@@ -55,13 +55,13 @@ def test_diagnose_reads_npy_data(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["relulab.examples"], "module.path:factory"),
+        (["relulab.nn.examples"], "module.path:factory"),
         (["no.such.module:make"], "cannot load"),
-        (["relulab.examples:nothing"], "cannot load"),
-        (["relulab.examples:deep_mlp", "--init", "he"], "unknown init"),
-        (["relulab.examples:deep_mlp", "--data", "missing.npy"], "no data file"),
-        (["relulab.examples:deep_mlp", "--input-shape", "3,x"], "comma-separated integers"),
-        (["relulab.examples:deep_mlp", "--input-shape", "7"], "could not run on data"),
+        (["relulab.nn.examples:nothing"], "cannot load"),
+        (["relulab.nn.examples:deep_mlp", "--init", "he"], "unknown init"),
+        (["relulab.nn.examples:deep_mlp", "--data", "missing.npy"], "no data file"),
+        (["relulab.nn.examples:deep_mlp", "--input-shape", "3,x"], "comma-separated integers"),
+        (["relulab.nn.examples:deep_mlp", "--input-shape", "7"], "could not run on data"),
     ],
 )
 def test_diagnose_bad_requests_exit_2_and_write_nothing(tmp_path, capsys, args, message):

@@ -17,7 +17,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from relulab.bench import workloads
-from relulab.runtime import library_versions
+from relulab.runner.environment import library_versions
 
 __all__ = ["WORKLOADS", "run_bench", "summary_rows", "top_operators", "write_bench"]
 

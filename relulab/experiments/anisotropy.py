@@ -26,9 +26,9 @@ import torch
 from relulab.config import ConfigError
 from relulab.engine import init_weight_stack
 from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Results, Unit
+from relulab.experiments.context import RunContext
 from relulab.nn import get_activation
 from relulab.report.plotting import plt, save_figure
-from relulab.runtime import RunContext
 from relulab.store import UnitResult
 from relulab.theory import get_kernel
 

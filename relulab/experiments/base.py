@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from relulab.runtime import RunContext
+from relulab.experiments.context import RunContext
 from relulab.store import UnitResult
 
 __all__ = ["Analysis", "Claim", "Experiment", "Figure", "Unit"]

@@ -33,9 +33,9 @@ from relulab.engine import (
     train,
 )
 from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Results, Unit
+from relulab.experiments.context import RunContext
 from relulab.init import analytic_relu_shift
 from relulab.report.plotting import plt, save_figure
-from relulab.runtime import RunContext
 from relulab.store import UnitResult
 
 SEED = "000 (Liu, adding a bias after ReLU)"

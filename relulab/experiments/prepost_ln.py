@@ -20,9 +20,9 @@ import torch
 from relulab.config import ConfigError
 from relulab.engine import BatchedResidualToy, ResidualToySpec
 from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Results, Unit
+from relulab.experiments.context import RunContext
 from relulab.probe import effective_rank
 from relulab.report.plotting import plt, save_figure
-from relulab.runtime import RunContext
 from relulab.store import UnitResult
 
 SEED = "000 (Liu) via its depth-1 post on Pre-LN/Post-LN"

@@ -25,9 +25,9 @@ from relulab.config import ConfigError
 from relulab.engine import BatchedMLP, MLPSpec, scale_init_batched_
 from relulab.engine.forward import activation_gradient_profile, forward_statistics
 from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Results, Unit
+from relulab.experiments.context import RunContext
 from relulab.init import correlated_
 from relulab.report.plotting import plot_phase_regions, plt, save_figure
-from relulab.runtime import RunContext
 from relulab.store import UnitResult
 from relulab.theory import (
     batchnorm_gradient_slope,

@@ -23,8 +23,8 @@ import numpy as np
 from relulab.config import ConfigError
 from relulab.engine import STATE_CODES, BatchedAdam, BatchedSingleNeuron, train
 from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Results, Unit
+from relulab.experiments.context import RunContext
 from relulab.report.plotting import plt, save_figure
-from relulab.runtime import RunContext
 from relulab.store import UnitResult
 from relulab.tasks import scalar_inputs, scalar_teacher
 from relulab.theory import (

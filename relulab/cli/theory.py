@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from relulab.cli.common import UsageError, positive_int
 from relulab.report.plotting import PHASE_LABELS, plot_phase_regions, plt, save_figure
 from relulab.theory import (
     batchnorm_gradient_slope,
@@ -17,10 +18,10 @@ from relulab.theory import (
     sample_statistics,
 )
 
-__all__ = ["add_theory_parser", "run_theory"]
+__all__ = ["add_parser", "command"]
 
 
-def add_theory_parser(commands: argparse._SubParsersAction, positive_int: type) -> None:
+def add_parser(commands: argparse._SubParsersAction) -> None:
     theory = commands.add_parser(
         "theory",
         help="mean-field theory: phase diagrams, sample statistics",
@@ -98,6 +99,13 @@ def _sample_variance(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_theory(args: argparse.Namespace) -> int:
-    """Dispatch ``relulab theory TOPIC``; ``ValueError`` for bad input."""
+def _dispatch(args: argparse.Namespace) -> int:
     return {"phase-diagram": _phase_diagram, "sample-variance": _sample_variance}[args.topic](args)
+
+
+def command(args: argparse.Namespace) -> int:
+    """``relulab theory TOPIC``; bad input is a one-line usage error."""
+    try:
+        return _dispatch(args)
+    except ValueError as error:
+        raise UsageError(str(error)) from None

@@ -10,7 +10,7 @@ __all__ = ["deep_mlp", "small_cnn"]
 def deep_mlp(depth: int = 20, width: int = 256, inputs: int = 64) -> nn.Sequential:
     """A deep ReLU MLP with PyTorch's default init.
 
-    ``relulab diagnose relulab.examples:deep_mlp --compare-inits``
+    ``relulab diagnose relulab.nn.examples:deep_mlp --compare-inits``
     """
     layers: list[nn.Module] = []
     for i in range(depth):

@@ -19,8 +19,9 @@ import torch
 from relulab.config import ConfigError, apply_overrides, config_to_dict, validate
 from relulab.experiments import get_experiment
 from relulab.experiments.base import Experiment
+from relulab.experiments.context import RunContext
 from relulab.report import write_run_report
-from relulab.runtime import RunContext, library_versions, resolve_device
+from relulab.runner.environment import library_versions, resolve_device
 from relulab.store import STORE_FILENAME, RunStore, StoreError
 
 __all__ = ["PreparedRun", "prepare_run", "execute", "rebuild_outputs", "SUMMARY_FILENAME"]

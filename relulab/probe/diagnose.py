@@ -1,4 +1,4 @@
-"""``relulab diagnose``: build a user's model, feed it data, print and report the probes.
+"""Diagnose a user's model: build it from a factory, feed it data, probe it under several inits.
 
 ``module.path:factory`` names a callable returning an ``nn.Module``. Data come from a ``.npy``
 or ``.pt`` file, or are Gaussian :math:`N(0, 1)` samples shaped for the model's first layer
