@@ -15,22 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from relulab.experiments.claims import Claim
 from relulab.experiments.context import RunContext
 from relulab.store import UnitResult
 
 __all__ = ["Analysis", "Claim", "Experiment", "Figure", "Unit"]
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One statement of a seed, what it leads us to expect, what we measured, and the verdict."""
-
-    id: str
-    statement: str
-    expected: str
-    measured: float
-    passed: bool
-    detail: str = ""
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,14 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
         "preset": meta["preset"],
         "config": meta["config"],
         "claims": [
-            {**asdict(c), "measured": _finite_or_none(c.measured), "passed": bool(c.passed)}
+            {
+                **asdict(c),
+                "measured": _finite_or_none(c.measured),
+                "passed": bool(c.passed),
+                "ci_low": None if c.ci_low is None else _finite_or_none(c.ci_low),
+                "ci_high": None if c.ci_high is None else _finite_or_none(c.ci_high),
+                "preset": meta["preset"],
+            }
             for c in analysis.claims
         ],
         "metrics": {k: _finite_or_none(v) for k, v in analysis.metrics.items()},
