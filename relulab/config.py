@@ -4,6 +4,11 @@ An experiment declares one dataclass; its field types drive parsing of ``--set k
 ``int``, ``float``, ``bool`` (true/false/1/0/yes/no), ``str``, ``Literal[...]`` (one of the
 choices), and tuples (comma-separated, ``tuple[float, ...]`` any length or fixed length). A
 dataclass may define ``validate(self)`` raising :class:`ConfigError` for semantic checks.
+
+Provenance. A field declared with :func:`setting` says where its default comes from —
+``stated`` by the seed, ``derived`` from it, ``inferred`` (the most likely reading, not
+confirmed), or an implementation ``choice`` — and, where a preset departs from the seed, the
+seed's own value. :func:`provenance` lists them for reports and docs.
 """
 
 from __future__ import annotations
@@ -13,9 +18,71 @@ import math
 import typing
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
-__all__ = ["ConfigError", "apply_overrides", "config_to_dict", "parse_value", "validate"]
+__all__ = [
+    "ConfigError",
+    "Provenance",
+    "apply_overrides",
+    "config_to_dict",
+    "parse_value",
+    "provenance",
+    "setting",
+    "validate",
+]
 
 C = TypeVar("C")
+
+
+Provenance = Literal["stated", "derived", "inferred", "choice"]
+_PROVENANCES = ("stated", "derived", "inferred", "choice")
+
+
+def setting(
+    default: Any,
+    provenance: Provenance,
+    *,
+    seed_value: Any = None,
+    note: str = "",
+) -> Any:
+    """A config field with its provenance (module docstring).
+
+    Args:
+        default: the field's default value (immutable: numbers, strings, tuples).
+        provenance: ``stated``, ``derived``, ``inferred`` or ``choice``.
+        seed_value: the seed's value where the default departs from it (a reduced size, say).
+        note: one line on where the value comes from or what it means.
+
+    Example:
+        >>> import dataclasses
+        >>> @dataclasses.dataclass(frozen=True)
+        ... class C:
+        ...     steps: int = setting(300, "stated", seed_value=1000, note="seed 000: 1000 steps")
+        >>> provenance(C())["steps"]["seed_value"]
+        1000
+    """
+    if provenance not in _PROVENANCES:
+        raise ValueError(f"provenance must be one of {', '.join(_PROVENANCES)}, got {provenance!r}")
+    metadata = {"provenance": provenance, "seed_value": seed_value, "note": note}
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def provenance(config: Any) -> dict[str, dict[str, Any]]:
+    """Per field: ``value``, ``provenance`` (``""`` if undeclared), ``seed_value``, ``note`` and
+    ``departs`` (the value differs from the seed's stated one)."""
+    rows = {}
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        seed_value = f.metadata.get("seed_value")
+        tag = f.metadata.get("provenance", "")
+        if seed_value is None and tag == "stated" and value != f.default:
+            seed_value = f.default  # a preset changed a stated value: the default is the seed's
+        rows[f.name] = {
+            "value": list(value) if isinstance(value, tuple) else value,
+            "provenance": tag,
+            "seed_value": list(seed_value) if isinstance(seed_value, tuple) else seed_value,
+            "note": f.metadata.get("note", ""),
+            "departs": seed_value is not None and value != seed_value,
+        }
+    return rows
 
 
 class ConfigError(ValueError):

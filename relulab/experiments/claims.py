@@ -17,7 +17,8 @@ behaviour the criterion looks for was not observed.
 
 The JSON shape of a claim is part of the run contract: ``id``, ``statement``, ``expected``,
 ``measured``, ``passed``, ``detail``, then the fields added since (``source``, ``verdict``,
-``n``, ``ci_low``, ``ci_high``, ``ci_level``, ``unit``, ``scale``).
+``n``, ``ci_low``, ``ci_high``, ``ci_level``, ``unit``, ``scale``, ``figure`` — the PNG that
+shows the evidence).
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ class Claim:
     ci_level: float | None = None
     unit: str = ""
     scale: str = ""
+    figure: str = ""
 
     def __post_init__(self) -> None:
         if not self.verdict:  # a hand-built claim: the verdict is its pass/fail
@@ -92,6 +94,7 @@ def _claim(
     detail: str,
     note: str,
     scale: str,
+    figure: str = "",
 ) -> Claim:
     expected = f"{criterion} — {source}"
     if isinstance(measured, Estimate):
@@ -119,6 +122,7 @@ def _claim(
         verdict,
         unit=unit,
         scale=scale,
+        figure=figure,
         **interval,
     )
 
@@ -168,6 +172,7 @@ def below(
     detail: str = "",
     note: str = "",
     scale: str = "",
+    figure: str = "",
 ) -> Claim:
     """``quantity < bound`` (``≤`` with ``or_equal``).
 
@@ -188,6 +193,7 @@ def below(
         detail=detail,
         note=note,
         scale=scale,
+        figure=figure,
     )
 
 
@@ -210,6 +216,7 @@ def above(
     detail: str = "",
     note: str = "",
     scale: str = "",
+    figure: str = "",
 ) -> Claim:
     """``quantity > bound`` (``≥`` with ``or_equal``).
 
@@ -230,6 +237,7 @@ def above(
         detail=detail,
         note=note,
         scale=scale,
+        figure=figure,
     )
 
 
@@ -250,6 +258,7 @@ def inside(
     detail: str = "",
     note: str = "",
     scale: str = "",
+    figure: str = "",
 ) -> Claim:
     """``low ≤ quantity ≤ high``.
 
@@ -269,6 +278,7 @@ def inside(
         detail=detail,
         note=note,
         scale=scale,
+        figure=figure,
     )
 
 
@@ -286,6 +296,7 @@ def within(
     detail: str = "",
     note: str = "",
     scale: str = "",
+    figure: str = "",
 ) -> Claim:
     """``|quantity − target| ≤ tolerance`` (``tolerance × |target|`` with ``relative``).
 
@@ -307,6 +318,7 @@ def within(
         detail=detail,
         note=note,
         scale=scale,
+        figure=figure,
     )
 
 
@@ -322,6 +334,7 @@ def ordered(
     detail: str = "",
     note: str = "",
     scale: str = "",
+    figure: str = "",
 ) -> Claim:
     """The named values in strictly increasing (or decreasing) order.
 
@@ -373,6 +386,7 @@ def ordered(
         detail="; ".join(filter(None, [listing, detail])),
         note=note,
         scale=scale,
+        figure=figure,
     )
 
 
@@ -389,6 +403,7 @@ def correlated(
     detail: str = "",
     note: str = "",
     scale: str = "",
+    figure: str = "",
 ) -> Claim:
     """A positive (or negative) correlation of paired samples: its Fisher-z CI excludes 0.
 
@@ -414,6 +429,7 @@ def correlated(
         detail=detail,
         note=note,
         scale=scale,
+        figure=figure,
     )
 
 
@@ -429,6 +445,7 @@ def judged(
     detail: str = "",
     note: str = "",
     scale: str = "",
+    figure: str = "",
 ) -> Claim:
     """A compound criterion judged by the caller (``holds=None``: inconclusive).
 
@@ -451,4 +468,5 @@ def judged(
         detail=detail,
         note=note,
         scale=scale,
+        figure=figure,
     )
