@@ -1,0 +1,388 @@
+"""Image data: the three distribution formats written byte by byte and read back, every malformed
+case a one-line error."""
+
+from __future__ import annotations
+
+import gzip
+import pickle
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from relulab.tasks.images import (
+    ImageDataError,
+    load_cifar10,
+    load_isbi2012,
+    load_mnist,
+    read_idx,
+    read_tiff_stack,
+    rgb_to_luma,
+    unpickle_restricted,
+)
+
+# ------------------------------------------------------------------------ writers (real formats)
+
+IDX_CODES = {np.dtype(np.uint8): 0x08, np.dtype(np.int32): 0x0C, np.dtype(np.float64): 0x0E}
+
+
+def idx_bytes(array: np.ndarray) -> bytes:
+    """An IDX file: magic 00 00 TT DD, big-endian uint32 sizes, big-endian data."""
+    header = bytes([0, 0, IDX_CODES[array.dtype], array.ndim])
+    header += b"".join(struct.pack(">I", n) for n in array.shape)
+    return header + array.astype(array.dtype.newbyteorder(">")).tobytes()
+
+
+def write_idx(path: Path, array: np.ndarray) -> Path:
+    data = idx_bytes(array)
+    path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
+    return path
+
+
+def write_mnist(directory: Path, n_train: int = 6, n_test: int = 4, gz: bool = True) -> dict:
+    rng = np.random.default_rng(1)
+    directory.mkdir(parents=True, exist_ok=True)
+    arrays = {
+        "train": (rng.integers(0, 256, (n_train, 28, 28), dtype=np.uint8), np.arange(n_train) % 10),
+        "t10k": (rng.integers(0, 256, (n_test, 28, 28), dtype=np.uint8), np.arange(n_test) % 10),
+    }
+    suffix = ".gz" if gz else ""
+    for split, (images, labels) in arrays.items():
+        write_idx(directory / f"{split}-images-idx3-ubyte{suffix}", images)
+        write_idx(directory / f"{split}-labels-idx1-ubyte{suffix}", labels.astype(np.uint8))
+    return arrays
+
+
+class Py2Pickle:
+    """Emit the opcodes Python 2's cPickle (protocol 2) writes for a CIFAR-10 batch: dicts,
+    lists, ``str`` (SHORT_BINSTRING / BINSTRING), ints, and NumPy arrays reduced through
+    ``numpy.core.multiarray._reconstruct`` with a ``numpy.dtype('u1', 0, 1)``."""
+
+    def __init__(self) -> None:
+        self.out = bytearray(b"\x80\x02")
+
+    def string(self, value: bytes) -> None:
+        if len(value) < 256:
+            self.out += b"U" + bytes([len(value)]) + value
+        else:
+            self.out += b"T" + struct.pack("<i", len(value)) + value
+
+    def integer(self, value: int) -> None:
+        if 0 <= value < 256:
+            self.out += b"K" + bytes([value])
+        elif 0 <= value < 65536:
+            self.out += b"M" + struct.pack("<H", value)
+        else:
+            self.out += b"J" + struct.pack("<i", value)
+
+    def array(self, value: np.ndarray) -> None:
+        assert value.dtype == np.uint8
+        self.out += b"cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\n"
+        self.integer(0)
+        self.out += b"\x85"  # TUPLE1: shape (0,)
+        self.string(b"b")
+        self.out += b"\x87R("  # TUPLE3, REDUCE, MARK (state)
+        self.integer(1)
+        self.out += b"("
+        for n in value.shape:
+            self.integer(n)
+        self.out += b"tcnumpy\ndtype\n"
+        self.string(b"u1")
+        self.integer(0)
+        self.integer(1)
+        self.out += b"\x87R("
+        self.integer(3)
+        self.string(b"|")
+        self.out += b"NNN"
+        self.integer(-1)
+        self.integer(-1)
+        self.integer(0)
+        self.out += b"tb\x89"  # dtype state; BUILD; NEWFALSE (C order)
+        self.string(value.tobytes())
+        self.out += b"tb"
+
+    def emit(self, value: object) -> None:
+        if isinstance(value, dict):
+            self.out += b"}("
+            for key, item in value.items():
+                self.emit(key)
+                self.emit(item)
+            self.out += b"u"
+        elif isinstance(value, list):
+            self.out += b"]("
+            for item in value:
+                self.emit(item)
+            self.out += b"e"
+        elif isinstance(value, bytes):
+            self.string(value)
+        elif isinstance(value, int):
+            self.integer(value)
+        elif isinstance(value, np.ndarray):
+            self.array(value)
+        else:
+            raise TypeError(type(value))
+
+    @classmethod
+    def dumps(cls, value: object) -> bytes:
+        writer = cls()
+        writer.emit(value)
+        return bytes(writer.out + b".")
+
+
+def cifar_batch(n: int, seed: int) -> tuple[np.ndarray, list[int]]:
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 256, (n, 3072), dtype=np.uint8), [int(v) for v in rng.integers(0, 10, n)]
+
+
+def write_cifar(parent: Path, n: int = 3) -> dict[str, tuple[np.ndarray, list[int]]]:
+    directory = parent / "cifar-10-batches-py"
+    directory.mkdir(parents=True)
+    names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
+    batches = {name: cifar_batch(n, seed) for seed, name in enumerate(names)}
+    for name, (data, labels) in batches.items():
+        entry = {
+            b"batch_label": b"training batch 1 of 5",
+            b"labels": labels,
+            b"data": data,
+            b"filenames": [f"img_{i}.png".encode() for i in range(n)],
+        }
+        (directory / name).write_bytes(Py2Pickle.dumps(entry))
+    meta = {b"label_names": [f"class{i}".encode() for i in range(10)], b"num_vis": 3072}
+    (directory / "batches.meta").write_bytes(Py2Pickle.dumps(meta))
+    return batches
+
+
+def write_tiff(path: Path, pages: np.ndarray) -> Path:
+    images = [Image.fromarray(page) for page in pages]
+    images[0].save(path, save_all=True, append_images=images[1:])
+    return path
+
+
+def write_isbi(directory: Path, n: int = 3, size: int = 16, test: bool = True) -> tuple:
+    rng = np.random.default_rng(2)
+    directory.mkdir(parents=True, exist_ok=True)
+    volume = rng.integers(0, 256, (n, size, size), dtype=np.uint8)
+    labels = (rng.random((n, size, size)) < 0.8).astype(np.uint8) * 255
+    write_tiff(directory / "train-volume.tif", volume)
+    write_tiff(directory / "train-labels.tif", labels)
+    if test:
+        write_tiff(directory / "test-volume.tif", volume[::-1].copy())
+    return volume, labels
+
+
+def raises_one_line(match: str, call, *args, **kwargs) -> str:
+    with pytest.raises(ImageDataError, match=match) as info:
+        call(*args, **kwargs)
+    message = str(info.value)
+    assert isinstance(info.value, ValueError) and "\n" not in message and message
+    return message
+
+
+# -------------------------------------------------------------------------------------- IDX
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float64])
+def test_idx_round_trip(tmp_path, gz, dtype):
+    array = (np.arange(2 * 3 * 5) - 7).reshape(2, 3, 5).astype(dtype) % 200
+    path = write_idx(tmp_path / ("x.idx.gz" if gz else "x.idx"), array.astype(dtype))
+    back = read_idx(path)
+    assert back.dtype == np.dtype(dtype) and back.dtype.isnative
+    np.testing.assert_array_equal(back, array)
+
+
+def test_idx_gzip_is_recognised_by_content_not_name(tmp_path):
+    array = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    path = tmp_path / "plain-name-idx2-ubyte"
+    path.write_bytes(gzip.compress(idx_bytes(array)))
+    np.testing.assert_array_equal(read_idx(path), array)
+
+
+@pytest.mark.parametrize(
+    ("mangle", "match"),
+    [
+        (lambda b: b"\x01" + b[1:], "magic"),
+        (lambda b: b[:2] + b"\x07" + b[3:], "unknown element type"),
+        (lambda b: b[:3] + b"\x00" + b[4:], "zero dimensions"),
+        (lambda b: b[:6], "truncated IDX header"),
+        (lambda b: b[:-1], "truncated"),
+        (lambda b: b + b"\x00", "trailing bytes"),
+        (lambda b: b[:2], "shorter than a header"),
+    ],
+)
+def test_idx_malformed_is_one_line(tmp_path, mangle, match):
+    path = tmp_path / "bad-idx3-ubyte"
+    path.write_bytes(mangle(idx_bytes(np.zeros((2, 28, 28), dtype=np.uint8))))
+    assert str(path) in raises_one_line(match, read_idx, path)
+
+
+def test_idx_broken_gzip_and_missing_file(tmp_path):
+    path = tmp_path / "x.gz"
+    path.write_bytes(gzip.compress(idx_bytes(np.zeros((50, 28, 28), dtype=np.uint8)))[:40])
+    raises_one_line("broken gzip", read_idx, path)
+    raises_one_line("cannot read", read_idx, tmp_path / "absent")
+
+
+# ------------------------------------------------------------------------------------ MNIST
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_load_mnist_reads_the_four_files(tmp_path, gz):
+    arrays = write_mnist(tmp_path, gz=gz)
+    data = load_mnist(tmp_path)
+    assert data.name == "mnist" and not data.standin and data.task == "classification"
+    assert data.train_images.shape == (6, 1, 28, 28) and data.test_images.shape == (4, 1, 28, 28)
+    assert data.train_images.dtype == np.uint8 and data.train_targets.dtype == np.int64
+    np.testing.assert_array_equal(data.train_images[:, 0], arrays["train"][0])
+    np.testing.assert_array_equal(data.test_targets, arrays["t10k"][1])
+    assert str(tmp_path) in data.source and data.n_classes == 10
+
+
+def test_load_mnist_torchvision_layout_and_dotted_names(tmp_path):
+    raw = tmp_path / "MNIST" / "raw"
+    write_mnist(raw, gz=False)
+    for path in raw.iterdir():  # train-images-idx3-ubyte -> train-images.idx3-ubyte
+        path.rename(path.with_name(path.name.replace("-idx", ".idx")))
+    assert load_mnist(tmp_path).train_images.shape == (6, 1, 28, 28)
+
+
+def test_load_mnist_malformed_directories(tmp_path):
+    raises_one_line("does not exist", load_mnist, tmp_path / "nowhere")
+    raises_one_line("lacks train-images-idx3-ubyte", load_mnist, tmp_path)
+    write_mnist(tmp_path)
+    (tmp_path / "t10k-labels-idx1-ubyte.gz").unlink()
+    raises_one_line("lacks t10k-labels-idx1-ubyte", load_mnist, tmp_path)
+    write_idx(tmp_path / "t10k-labels-idx1-ubyte.gz", np.zeros(3, dtype=np.uint8))
+    raises_one_line("3 labels for 4 images", load_mnist, tmp_path)
+    write_idx(tmp_path / "t10k-labels-idx1-ubyte.gz", np.full(4, 10, dtype=np.uint8))
+    raises_one_line("outside 0–9", load_mnist, tmp_path)
+    write_idx(tmp_path / "t10k-labels-idx1-ubyte.gz", np.zeros(4, dtype=np.uint8))
+    write_idx(tmp_path / "t10k-images-idx3-ubyte.gz", np.zeros((4, 27, 28), dtype=np.uint8))
+    raises_one_line("N×28×28", load_mnist, tmp_path)
+    write_idx(tmp_path / "t10k-images-idx3-ubyte.gz", np.zeros(4, dtype=np.uint8))
+    raises_one_line("N×28×28", load_mnist, tmp_path)  # a label file where images belong
+
+
+# ---------------------------------------------------------------------------------- CIFAR-10
+
+
+def test_py2_style_pickle_is_what_cifar_documents(tmp_path):
+    """Our writer's output loads with the CIFAR page's own recipe (encoding='bytes')."""
+    data, labels = cifar_batch(4, 0)
+    raw = Py2Pickle.dumps({b"data": data, b"labels": labels})
+    plain = pickle.loads(raw, encoding="bytes")
+    np.testing.assert_array_equal(plain[b"data"], data)
+    assert plain[b"labels"] == labels
+
+
+@pytest.mark.parametrize("parent", [True, False])
+def test_load_cifar10_reads_the_batches(tmp_path, parent):
+    batches = write_cifar(tmp_path)
+    data = load_cifar10(tmp_path if parent else tmp_path / "cifar-10-batches-py")
+    assert data.train_images.shape == (15, 3, 32, 32) and data.test_images.shape == (3, 3, 32, 32)
+    assert not data.standin and data.class_names == tuple(f"class{i}" for i in range(10))
+    first, first_labels = batches["data_batch_1"]
+    # rows are the R, G, B planes of 1024 values each, row-major
+    np.testing.assert_array_equal(data.train_images[0, 1].ravel(), first[0, 1024:2048])
+    np.testing.assert_array_equal(data.train_targets[:3], first_labels)
+    np.testing.assert_array_equal(data.test_targets, batches["test_batch"][1])
+
+
+def test_load_cifar10_grayscale_matches_pillow(tmp_path):
+    write_cifar(tmp_path)
+    color, gray = load_cifar10(tmp_path), load_cifar10(tmp_path, grayscale=True)
+    assert gray.train_images.shape == (15, 1, 32, 32) and "grayscale" in gray.source
+    for rgb, luma in zip(color.train_images, gray.train_images, strict=True):
+        pil = np.asarray(Image.fromarray(rgb.transpose(1, 2, 0)).convert("L"))
+        np.testing.assert_array_equal(luma[0], pil)
+
+
+def test_rgb_to_luma_matches_pillow_on_every_extreme():
+    rng = np.random.default_rng(3)
+    values = np.concatenate([rng.integers(0, 256, (4000, 3)), [[0, 0, 0], [255, 255, 255]]])
+    values = np.concatenate([values, np.eye(3, dtype=int) * 255]).astype(np.uint8)
+    images = values.T.reshape(1, 3, 1, -1)
+    pil = np.asarray(Image.fromarray(values.reshape(1, -1, 3)).convert("L"))
+    np.testing.assert_array_equal(rgb_to_luma(images)[0, 0], pil)
+
+
+def test_cifar_pickles_written_by_python3_load_too(tmp_path):
+    data, labels = cifar_batch(2, 5)
+    for protocol in (2, 4):
+        path = tmp_path / f"p{protocol}"
+        path.write_bytes(pickle.dumps({"data": data, "labels": labels}, protocol=protocol))
+        np.testing.assert_array_equal(unpickle_restricted(path)["data"], data)
+
+
+def test_unpickling_refuses_code(tmp_path):
+    marker = tmp_path / "ran"
+    path = tmp_path / "data_batch_1"
+    command = f"touch {marker}".encode()
+    path.write_bytes(b"\x80\x02cposix\nsystem\nU" + bytes([len(command)]) + command + b"\x85R.")
+    raises_one_line("refused global posix.system", unpickle_restricted, path)
+    path.write_bytes(pickle.dumps(print, protocol=2))
+    raises_one_line(r"refused global __builtin__\.print", unpickle_restricted, path)
+    assert not marker.exists()
+
+
+def test_load_cifar10_malformed(tmp_path):
+    raises_one_line("does not exist", load_cifar10, tmp_path / "nowhere")
+    raises_one_line("holds the python batches", load_cifar10, tmp_path)
+    batches = write_cifar(tmp_path)
+    folder = tmp_path / "cifar-10-batches-py"
+    (folder / "test_batch").unlink()
+    raises_one_line("lacks test_batch", load_cifar10, tmp_path)
+    good = Py2Pickle.dumps({b"data": batches["test_batch"][0], b"labels": [1, 2, 3]})
+    (folder / "test_batch").write_bytes(good[: len(good) // 2])
+    raises_one_line("not a readable pickle", load_cifar10, tmp_path)
+    cases = [
+        ({b"data": batches["test_batch"][0], b"labels": [1, 2]}, "2 labels for 3 images"),
+        ({b"data": batches["test_batch"][0], b"labels": [1, 2, 12]}, "outside 0–9"),
+        ({b"data": np.zeros((3, 1024), dtype=np.uint8), b"labels": [1, 2, 3]}, "expected 3072"),
+        ({b"labels": [1, 2, 3]}, "no 'data'"),
+        ([1, 2], "expected a pickled dict"),
+    ]
+    for entry, match in cases:
+        (folder / "test_batch").write_bytes(Py2Pickle.dumps(entry))
+        raises_one_line(match, load_cifar10, tmp_path)
+
+
+# ----------------------------------------------------------------------------------- ISBI 2012
+
+
+def test_tiff_stack_round_trip(tmp_path):
+    pages = np.random.default_rng(0).integers(0, 256, (5, 12, 20), dtype=np.uint8)
+    np.testing.assert_array_equal(read_tiff_stack(write_tiff(tmp_path / "s.tif", pages)), pages)
+
+
+def test_load_isbi2012_reads_the_stacks(tmp_path):
+    volume, labels = write_isbi(tmp_path)
+    data = load_isbi2012(tmp_path)
+    assert data.task == "segmentation" and data.class_names == ("membrane", "cell")
+    assert data.train_images.shape == (3, 1, 16, 16) and data.train_targets.shape == (3, 16, 16)
+    np.testing.assert_array_equal(data.train_images[:, 0], volume)
+    np.testing.assert_array_equal(data.train_targets, labels // 255)
+    np.testing.assert_array_equal(data.test_images[:, 0], volume[::-1])
+    assert data.test_targets is None and not data.standin
+    (tmp_path / "test-volume.tif").unlink()
+    data = load_isbi2012(tmp_path)
+    assert data.test_images.shape == (0, 1, 16, 16) and "no test-volume.tif" in data.source
+
+
+@pytest.mark.filterwarnings("ignore:Corrupt EXIF data:UserWarning")
+def test_load_isbi2012_malformed(tmp_path):
+    raises_one_line("does not exist", load_isbi2012, tmp_path / "nowhere")
+    volume, labels = write_isbi(tmp_path)
+    write_tiff(tmp_path / "train-labels.tif", labels[:2])
+    raises_one_line("is 3×16×16 but train-labels.tif is 2×16×16", load_isbi2012, tmp_path)
+    Image.fromarray(np.zeros((16, 16, 3), dtype=np.uint8)).save(tmp_path / "train-labels.tif")
+    raises_one_line("mode RGB", load_isbi2012, tmp_path)
+    raw = write_tiff(tmp_path / "train-labels.tif", labels).read_bytes()
+    (tmp_path / "train-labels.tif").write_bytes(raw[: len(raw) // 3])
+    raises_one_line("not a readable TIFF stack", load_isbi2012, tmp_path)
+    (tmp_path / "train-labels.tif").write_bytes(b"not a tiff at all")
+    raises_one_line("not a readable TIFF stack", load_isbi2012, tmp_path)
+    (tmp_path / "train-labels.tif").unlink()
+    raises_one_line("lacks train-labels.tif", load_isbi2012, tmp_path)
