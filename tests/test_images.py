@@ -1,5 +1,6 @@
 """Image data: the three distribution formats written byte by byte and read back, every malformed
-case a one-line error, the offline stand-ins and seed 004's preprocessing."""
+case a one-line error, the offline stand-ins, seed 004's preprocessing and seed 002's
+augmentation."""
 
 from __future__ import annotations
 
@@ -17,15 +18,20 @@ from scipy import ndimage
 from relulab.tasks.images import (
     ImageDataError,
     cifar10_standin,
+    dihedral,
+    displacement_field,
+    elastic_warp,
     fit_normalization,
     holdout_split,
     isbi2012_standin,
+    isbi_augment,
     load_cifar10,
     load_images,
     load_isbi2012,
     load_mnist,
     mnist_standin,
     one_hot,
+    pad_and_crop,
     prepare_inputs,
     read_idx,
     read_tiff_stack,
@@ -499,3 +505,93 @@ def test_holdout_split_partitions_deterministically():
     assert len(held) == 4
     with pytest.raises(ValueError):
         holdout_split(5, 6)
+
+
+# ------------------------------------------------------------------------------ augmentation
+
+
+def generator(seed: int = 0) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def test_pad_and_crop_takes_windows_of_the_zero_padded_image():
+    images = torch.rand(2, 3, 2, 8, 8) + 1  # leading dims (S, N); no zeros inside
+    out = pad_and_crop(images, 4, generator=generator(0))
+    assert out.shape == images.shape
+    torch.testing.assert_close(out, pad_and_crop(images, 4, generator=generator(0)))
+    padded = torch.nn.functional.pad(images.reshape(6, 2, 8, 8), (4, 4, 4, 4))
+    offsets = []
+    for original, crop in zip(padded, out.reshape(6, 2, 8, 8), strict=True):
+        windows = [
+            (i, j)
+            for i in range(9)
+            for j in range(9)
+            if torch.equal(original[:, i : i + 8, j : j + 8], crop)
+        ]
+        assert len(windows) == 1
+        offsets.append(windows[0])
+    assert len(set(offsets)) > 1
+
+
+def test_dihedral_applies_one_of_eight_symmetries_to_image_and_mask():
+    images = torch.rand(64, 1, 5, 5)
+    masks = (images[:, 0] * 100).long()
+    out, out_masks = dihedral(images, masks, generator=generator(1))
+    seen = set()
+    for x, y, m in zip(images, out, out_masks, strict=True):
+        candidates = [
+            (k, f)
+            for k in range(4)
+            for f in range(2)
+            if torch.equal(torch.rot90(x.flip(-1) if f else x, k, dims=(-2, -1)), y)
+        ]
+        assert len(candidates) == 1
+        seen.add(candidates[0])
+        torch.testing.assert_close(m, (y[0] * 100).long())
+    assert len(seen) == 8
+    again, _ = dihedral(images, masks, generator=generator(1))
+    torch.testing.assert_close(again, out)
+
+
+def test_elastic_warp_identity_and_integer_shift():
+    images = torch.rand(2, 1, 12, 12, dtype=torch.float64)
+    masks = (torch.rand(2, 12, 12) < 0.5).to(torch.uint8)
+    zero = torch.zeros(2, 2, 12, 12, dtype=torch.float64)
+    same, same_masks = elastic_warp(images, masks, field=zero)
+    torch.testing.assert_close(same, images)
+    assert torch.equal(same_masks, masks)
+    shift = zero.clone()
+    shift[:, 0], shift[:, 1] = 2.0, -1.0  # sample from (i + 2, j − 1)
+    moved, moved_masks = elastic_warp(images, masks, field=shift)
+    torch.testing.assert_close(moved[..., :-2, 1:], images[..., 2:, :-1])
+    assert torch.equal(moved_masks[:, :-2, 1:], masks[:, 2:, :-1])
+
+
+def test_elastic_warp_matches_scipy_map_coordinates():
+    rng = np.random.default_rng(5)
+    image = rng.random((20, 24))
+    field = displacement_field(1, 20, 24, sigma=4.0, generator=generator(2), dtype=torch.float64)
+    warped, _ = elastic_warp(torch.from_numpy(image)[None, None], field=field)
+    rows, cols = np.meshgrid(np.arange(20), np.arange(24), indexing="ij")
+    coords = [rows + field[0, 0].numpy(), cols + field[0, 1].numpy()]
+    expected = ndimage.map_coordinates(image, coords, order=1, mode="mirror")
+    np.testing.assert_allclose(warped[0, 0].numpy(), expected, atol=1e-10)
+
+
+def test_displacement_field_is_smooth_with_sigma_at_the_lattice():
+    field = displacement_field(4000, 9, 9, sigma=10.0, generator=generator(3), dtype=torch.float64)
+    lattice = field[:, :, ::4, ::4]  # a 3 × 3 lattice with align_corners hits these pixels
+    assert abs(lattice.std().item() - 10.0) < 0.2
+    assert abs(lattice.mean().item()) < 0.2
+    steps = (field[..., 1:] - field[..., :-1]).abs().max().item()
+    assert steps < field.abs().max().item()  # smooth: neighbours move together
+
+
+def test_isbi_augment_is_deterministic_and_keeps_labels():
+    images = torch.rand(3, 1, 32, 32)
+    masks = (torch.rand(3, 32, 32) < 0.3).to(torch.uint8)
+    a = isbi_augment(images, masks, generator=generator(9))
+    b = isbi_augment(images, masks, generator=generator(9))
+    torch.testing.assert_close(a[0], b[0])
+    assert torch.equal(a[1], b[1]) and set(a[1].unique().tolist()) <= {0, 1}
+    assert not torch.equal(a[1], masks)
