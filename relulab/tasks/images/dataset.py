@@ -72,6 +72,7 @@ class ImageDataset:
 #: ITU-R BT.601 luma weights in Pillow's fixed point (``convert("L")``): numerators over 2^16,
 #: i.e. 0.299, 0.587, 0.114 (to 1e-5).
 LUMA_WEIGHTS: tuple[int, int, int] = (19595, 38470, 7471)
+_LUMA_CHUNK = 4096
 
 
 def rgb_to_luma(images: np.ndarray) -> np.ndarray:
@@ -95,9 +96,14 @@ def rgb_to_luma(images: np.ndarray) -> np.ndarray:
         >>> int(rgb_to_luma(np.full((1, 3, 1, 1), 255, dtype=np.uint8))[0, 0, 0, 0])
         255
     """
-    if images.ndim != 4 or images.shape[1] != 3:
-        raise ValueError(f"expected RGB images (N, 3, H, W), got shape {images.shape}")
-    r, g, b = (images[:, c].astype(np.uint32) for c in range(3))
-    wr, wg, wb = LUMA_WEIGHTS
-    luma = (wr * r + wg * g + wb * b + (1 << 15)) >> 16
-    return luma.astype(np.uint8)[:, None]
+    if images.ndim != 4 or images.shape[1] != 3 or images.dtype != np.uint8:
+        raise ValueError(f"expected uint8 RGB (N, 3, H, W), got {images.dtype} {images.shape}")
+    tables = [np.arange(256, dtype=np.uint32) * weight for weight in LUMA_WEIGHTS]
+    luma = np.empty((len(images), 1, *images.shape[2:]), dtype=np.uint8)
+    for start in range(0, len(images), _LUMA_CHUNK):  # chunks keep the uint32 sums in cache
+        chunk = images[start : start + _LUMA_CHUNK]
+        total = tables[0][chunk[:, 0]]
+        total += tables[1][chunk[:, 1]]
+        total += tables[2][chunk[:, 2]]
+        luma[start : start + _LUMA_CHUNK, 0] = (total + (1 << 15)) >> 16
+    return luma
