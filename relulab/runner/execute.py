@@ -7,6 +7,7 @@ anything is written (:func:`prepare_run`), so a bad request leaves no trace.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import time
@@ -16,7 +17,7 @@ from typing import Any
 
 import torch
 
-from relulab.config import ConfigError, apply_overrides, config_to_dict, validate
+from relulab.config import ConfigError, apply_overrides, config_to_dict, provenance, validate
 from relulab.experiments import get_experiment
 from relulab.experiments.base import Experiment
 from relulab.experiments.context import RunContext
@@ -124,6 +125,7 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
         "seed_document": experiment.seed,
         "preset": meta["preset"],
         "config": meta["config"],
+        "config_provenance": provenance(config),
         "claims": [
             {
                 **asdict(c),
@@ -149,5 +151,6 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
         "device": meta["versions"].get("device", "unknown"),
     }
     (out_dir / SUMMARY_FILENAME).write_text(json.dumps(summary, indent=2, allow_nan=False))
-    write_run_report(out_dir, summary, figures)
+    about = inspect.getdoc(inspect.getmodule(experiment.plan)) or experiment.summary
+    write_run_report(out_dir, summary, figures, about=about)
     return summary
