@@ -26,8 +26,9 @@ _MARKERS = "osD^vP*Xh<>"
 DECADES_FOR_LOG = 2.0
 
 
-def identical_inits(tables: Mapping[str, pd.DataFrame]) -> list[list[str]]:
-    """Groups of inits (columns) whose values agree in every table, first-seen order.
+def identical_inits(tables: Mapping[str, pd.DataFrame], rtol: float = 1e-6) -> list[list[str]]:
+    """Groups of inits (columns) whose values agree (to ``rtol``) in every table, first-seen
+    order.
 
     Example:
         >>> t = pd.DataFrame({"a": [1.0, 2.0], "b": [1.0, 2.0], "c": [0.0, 2.0]})
@@ -42,7 +43,7 @@ def identical_inits(tables: Mapping[str, pd.DataFrame]) -> list[list[str]]:
                 np.allclose(
                     table[group[0]].to_numpy(float),
                     table[name].to_numpy(float),
-                    rtol=1e-9,
+                    rtol=rtol,
                     atol=0.0,
                     equal_nan=True,
                 )
@@ -105,10 +106,16 @@ def _probe_figure(
             if ax is flat[0]:
                 handles.append(line)
         ax.set_yscale(**axis_scale(table.to_numpy(float)))
+        drawn = table[[group[0] for group in groups]]
+        coincide = [g for g in identical_inits({metric: drawn}, rtol=1e-3) if len(g) > 1]
+        if coincide:
+            note = "coincide here: " + "; ".join(" = ".join(g) for g in coincide)
+            ax.text(0.5, 1.01, note, transform=ax.transAxes, ha="center", va="bottom", fontsize=7)
         labels = _tick_labels(list(table.index), layer_names)
         step = max(1, math.ceil(len(labels) / 16))
         ax.set_xticks(positions[::step], labels[::step], rotation=40, ha="right", fontsize=7)
-        ax.set(title=metric.replace("_", " "), xlabel="activation module")
+        ax.set_title(metric.replace("_", " "), pad=14 if coincide else 6)
+        ax.set_xlabel("activation module")
     for ax in flat[len(tables) :]:
         ax.axis("off")
     legend_host = flat[len(tables)] if len(tables) < len(flat) else None
@@ -149,7 +156,8 @@ def write_diagnose_report(
         filename=FIGURE_FILENAME,
         caption="One panel per probe, the model's activation modules in forward order on the "
         "x axis (name in the model and type). Axes are logarithmic where the values span two "
-        "decades or more. Inits whose probes agree everywhere are drawn once and named together.",
+        "decades or more. Inits whose probes agree everywhere are drawn once and named together; "
+        "a panel's title names the inits whose lines coincide in it.",
     )
     return write_page(
         out_dir / REPORT_FILENAME,
