@@ -107,6 +107,7 @@ def summary(name: str, claims: list[dict[str, Any]], evil: str = "", old: bool =
         "device": "cpu",
     }
     if not old:
+        data["overrides"] = {"label": f"x{evil}"}
         data["config_provenance"] = {
             "steps": {
                 "value": 300,

@@ -79,7 +79,9 @@ def test_report_claims_first_provenance_about_and_back_link(sample_site):
     assert html.index('id="claims"') < html.index('id="about"') < html.index('id="figures"')
     assert 'href="../index.html"' in html
     assert '<td>stated <span class="note">(preset departs)</span></td>' in html
-    assert "<td>inferred</td>" in html and "<td>choice</td>" in html
+    assert "1 setting(s) changed" in html
+    assert "<td>inferred</td>" in html
+    assert '<td>choice <span class="note">(set for this run)</span></td>' in html
     assert "<li>first item with <code>code</code>;</li>" in html
     assert "<code>\\sigma_w^2</code>" in html
     assert "docs/experiments/sample-new.md" in html
@@ -154,6 +156,9 @@ def test_report_parent_links_by_folder_and_reports_link_back(tiny_run):
     assert 'href="../index.html"' in (out / "report.html").read_text()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["config_provenance"]["blocks"]["value"] == 16
+    assert summary["overrides"] == {"blocks": 16, "hidden": 16, "n_samples": 32, "width": 8}
+    assert "4 setting(s) changed" in index
+    assert "blocks=16, hidden=16, n_samples=32, width=8" in (out / "report.html").read_text()
 
 
 def test_export_tensorboard_writes_the_stored_curves(tiny_run, tmp_path):

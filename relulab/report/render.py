@@ -73,6 +73,7 @@ environment.filters.update(
     num=scorecard.format_number,
     measured=scorecard.format_measured,
     interval=scorecard.format_interval,
+    overrides=scorecard.format_overrides,
     verdict=scorecard.verdict,
     anchor=scorecard.anchor,
     count_text=scorecard.count_text,

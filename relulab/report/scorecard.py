@@ -22,6 +22,7 @@ __all__ = [
     "format_interval",
     "format_measured",
     "format_number",
+    "format_overrides",
     "verdict",
     "verdict_counts",
 ]
@@ -49,6 +50,19 @@ def format_number(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(format_number(v) for v in value)
     return str(value)
+
+
+def format_overrides(overrides: Mapping[str, Any] | None) -> str:
+    """The settings a run changed from its preset, e.g. ``steps=300, lr=0.1``.
+
+    Example:
+        >>> format_overrides({"steps": 300, "b2_sweep": [-1.1, -1.2]})
+        'steps=300, b2_sweep=-1.1,-1.2'
+    """
+    return ", ".join(
+        f"{key}={format_number(value).replace(', ', ',')}"
+        for key, value in (overrides or {}).items()
+    )
 
 
 def verdict(claim: Mapping[str, Any]) -> str:

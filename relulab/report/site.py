@@ -80,13 +80,17 @@ def _config_rows(summary: Mapping[str, Any]) -> tuple[list[dict[str, Any]], bool
     """Per config field: value, provenance, the seed's value, note; and whether the summary
     carried provenance at all."""
     recorded = summary.get("config_provenance")
+    overrides = summary.get("overrides") or {}
     if recorded:
-        return [{"field": name, **row} for name, row in recorded.items()], True
-    rows = [
-        {"field": name, "value": value, "provenance": "", "seed_value": None, "note": ""}
-        for name, value in (summary.get("config") or {}).items()
-    ]
-    return rows, False
+        rows = [{"field": name, **row} for name, row in recorded.items()]
+    else:
+        rows = [
+            {"field": name, "value": value, "provenance": "", "seed_value": None, "note": ""}
+            for name, value in (summary.get("config") or {}).items()
+        ]
+    for row in rows:
+        row["overridden"] = row["field"] in overrides
+    return rows, bool(recorded)
 
 
 def _wall_s(summary: Mapping[str, Any]) -> float | None:
@@ -179,6 +183,7 @@ def _entry_view(out_dir: Path, entry: Mapping[str, Any]) -> dict[str, Any]:
         seed=scorecard.claim_seed({}, summary.get("seed_document", "")),
         seed_document=summary.get("seed_document", ""),
         preset=summary.get("preset", ""),
+        overrides=summary.get("overrides") or {},
         device=summary.get("device", ""),
         created=summary.get("created", ""),
         wall_s=_wall_s(summary),

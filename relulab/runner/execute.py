@@ -117,6 +117,7 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
                 "re-run it to resume"
             )
         results = {name: store.unit(name) for name in expected_units}
+    preset = config_to_dict(experiment.presets[meta["preset"]])
     analysis = experiment.analyse(results, config)
     figures = experiment.figures(results, config, out_dir)
     summary = {
@@ -126,6 +127,7 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
         "preset": meta["preset"],
         "config": meta["config"],
         "config_provenance": provenance(config),
+        "overrides": {k: v for k, v in meta["config"].items() if preset.get(k) != v},
         "claims": [
             {
                 **asdict(c),
