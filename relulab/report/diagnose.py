@@ -19,7 +19,7 @@ import pandas as pd
 from relulab.report.render import embedded_figures, write_page
 from relulab.report.site import REPORT_FILENAME
 
-__all__ = ["axis_scale", "identical_inits", "write_diagnose_report"]
+__all__ = ["axis_scale", "coinciding_lines", "identical_inits", "write_diagnose_report"]
 
 FIGURE_FILENAME = "probe.png"
 _MARKERS = "osD^vP*Xh<>"
@@ -75,6 +75,44 @@ def axis_scale(values: np.ndarray) -> dict[str, Any]:
     return {"value": "log"}
 
 
+def _on_axis(values: np.ndarray, scale: Mapping[str, Any]) -> np.ndarray:
+    """Values in the axis's own coordinates (what the eye compares on the plot)."""
+    if scale["value"] == "log":
+        return np.log10(values)
+    if scale["value"] == "symlog":
+        return np.sign(values) * np.log10(1 + np.abs(values) / scale["linthresh"])
+    return values
+
+
+def coinciding_lines(
+    table: pd.DataFrame, scale: Mapping[str, Any], fraction: float = 0.005
+) -> list[list[str]]:
+    """Groups of columns whose lines lie within ``fraction`` of the axis span of each other at
+    every layer, on the axis ``scale`` (one drawn on top of the other hides it).
+
+    Example:
+        >>> t = pd.DataFrame({"a": [0.0, 1.0], "b": [0.0, 1.001], "c": [1.0, 0.0]})
+        >>> coinciding_lines(t, {"value": "linear"})
+        [['a', 'b']]
+    """
+    values = _on_axis(table.to_numpy(float), scale)
+    finite = values[np.isfinite(values)]
+    span = float(finite.max() - finite.min()) if finite.size else 0.0
+    tolerance = fraction * (span or 1.0)
+    groups: list[list[int]] = []
+    for j in range(values.shape[1]):
+        for group in groups:
+            difference = np.abs(values[:, group[0]] - values[:, j])
+            both_nan = np.isnan(values[:, group[0]]) & np.isnan(values[:, j])
+            if np.all((difference <= tolerance) | both_nan):
+                group.append(j)
+                break
+        else:
+            groups.append([j])
+    names = [str(c) for c in table.columns]
+    return [[names[j] for j in group] for group in groups if len(group) > 1]
+
+
 def _tick_labels(layers: Sequence[Any], layer_names: Mapping[Any, str]) -> list[str]:
     return [str(layer_names.get(layer, layer)) for layer in layers]
 
@@ -105,9 +143,9 @@ def _probe_figure(
             )
             if ax is flat[0]:
                 handles.append(line)
-        ax.set_yscale(**axis_scale(table.to_numpy(float)))
-        drawn = table[[group[0] for group in groups]]
-        coincide = [g for g in identical_inits({metric: drawn}, rtol=1e-3) if len(g) > 1]
+        scale = axis_scale(table.to_numpy(float))
+        ax.set_yscale(**scale)
+        coincide = coinciding_lines(table[[group[0] for group in groups]], scale)
         if coincide:
             note = "coincide here: " + "; ".join(" = ".join(g) for g in coincide)
             ax.text(0.5, 1.01, note, transform=ax.transAxes, ha="center", va="bottom", fontsize=7)
