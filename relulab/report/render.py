@@ -77,6 +77,7 @@ environment.filters.update(
     verdict=scorecard.verdict,
     anchor=scorecard.anchor,
     count_text=scorecard.count_text,
+    overall=scorecard.overall,
     docstring=render_docstring,
     tojson_pretty=lambda value: json.dumps(value, indent=2),
 )

@@ -23,6 +23,7 @@ __all__ = [
     "format_measured",
     "format_number",
     "format_overrides",
+    "overall",
     "verdict",
     "verdict_counts",
 ]
@@ -133,6 +134,12 @@ def count_text(claims: Iterable[Mapping[str, Any]]) -> str:
     if counts["inconclusive"]:
         text += f" · {counts['inconclusive']} inconclusive"
     return text
+
+
+def overall(claims: Iterable[Mapping[str, Any]]) -> str:
+    """``fails`` if any claim fails, else ``inconclusive`` if any is, else ``holds``."""
+    counts = verdict_counts(claims)
+    return "fails" if counts["fails"] else ("inconclusive" if counts["inconclusive"] else "holds")
 
 
 def anchor(kind: str, name: str) -> str:
