@@ -161,6 +161,7 @@ def _entry_view(out_dir: Path, entry: Mapping[str, Any]) -> dict[str, Any]:
         "error": entry.get("error"),
         "link": link if summary and (out_dir / link).is_file() else None,
         "claims": [],
+        "finished": bool(summary),
         "seed": "",
         "preset": "",
     }
