@@ -1,10 +1,14 @@
 """The ``relulab`` command line.
 
 ``list``, ``run``, ``reproduce``, ``report`` (:mod:`relulab.cli.runs`), ``bench``
-(:mod:`relulab.cli.bench`), ``theory`` (:mod:`relulab.cli.theory`) and ``diagnose``
-(:mod:`relulab.cli.diagnose`). Every bad request (unknown experiment, preset, config key or
-value, device, an output directory that belongs to something else) is answered with one line
-on stderr and exit code 2, before anything is written.
+(:mod:`relulab.cli.bench`), ``theory`` (:mod:`relulab.cli.theory`), ``diagnose``
+(:mod:`relulab.cli.diagnose`) and ``export`` (:mod:`relulab.cli.export`). Every bad request
+(unknown experiment, preset, config key or value, device, an output directory that belongs to
+something else) is answered with one line on stderr and exit code 2, before anything is written.
+
+Exit codes: 0 done; 1 an experiment of ``reproduce`` did not finish; 2 a refused request;
+3 (``run``/``reproduce --strict``) a claim does not hold (fails or is inconclusive);
+130 interrupted (finished work is kept).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from relulab import __version__
-from relulab.cli import bench, diagnose, runs, theory
+from relulab.cli import bench, diagnose, export, runs, theory
 from relulab.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, OneLineParser, UsageError
 
 __all__ = ["build_parser", "main"]
@@ -30,6 +34,7 @@ def build_parser() -> OneLineParser:
     bench.add_parser(commands)
     theory.add_parser(commands)
     diagnose.add_parser(commands)
+    export.add_parser(commands)
     return parser
 
 
@@ -38,6 +43,7 @@ _COMMANDS = {
     "bench": bench.command,
     "theory": theory.command,
     "diagnose": diagnose.command,
+    "export": export.command,
 }
 
 

@@ -11,6 +11,7 @@ import torch
 from rich.console import Console
 
 __all__ = [
+    "EXIT_CLAIMS_DO_NOT_HOLD",
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
     "OneLineParser",
@@ -22,6 +23,7 @@ __all__ = [
 ]
 
 EXIT_USAGE = 2
+EXIT_CLAIMS_DO_NOT_HOLD = 3  # --strict: a claim fails or is inconclusive
 EXIT_INTERRUPTED = 130
 
 
@@ -49,7 +51,8 @@ def positive_int(text: str) -> int:
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
-    """``--preset``, ``--seed``, ``--device``, ``--threads``, ``--quiet`` (run and reproduce)."""
+    """``--preset``, ``--seed``, ``--device``, ``--threads``, ``--quiet``, ``--strict`` (run and
+    reproduce)."""
     parser.add_argument(
         "--preset",
         default="quick",
@@ -69,6 +72,12 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help="torch CPU threads (default: torch's choice)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bars or tables")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help=f"exit with code {EXIT_CLAIMS_DO_NOT_HOLD} when any claim does not hold (fails or "
+        "is inconclusive), for pipelines that gate on a seed statement",
+    )
 
 
 def apply_threads(args: argparse.Namespace) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 
@@ -70,6 +71,16 @@ def _parse_shape(text: str | None) -> tuple[int, ...] | None:
     return shape
 
 
+def _layer_names(frame: Any, model: Any) -> dict[int, str]:
+    """Per probed activation layer: its name in the model and its type, e.g. ``3 (ReLU)``."""
+    modules = dict(model.named_modules())
+    names = {}
+    for layer, module in zip(frame["layer"], frame["module"], strict=True):
+        kind = type(modules[module]).__name__ if module in modules else ""
+        names[int(layer)] = f"{module} ({kind})" if kind else str(module)
+    return names
+
+
 def command(args: argparse.Namespace) -> int:
     import torch
 
@@ -101,17 +112,18 @@ def command(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     tables = {metric: comparison_table(frame, metric) for metric in KEY_METRICS}
+    names = _layer_names(frame, factory())
     out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out / "probe.csv", index=False)
-    report = write_diagnose_report(out, args.model, inits, tuple(data.shape), tables)
+    report = write_diagnose_report(out, args.model, inits, tuple(data.shape), tables, names)
     terminal = console()
     for metric, table in tables.items():
         rich_table = Table(title=metric)
-        rich_table.add_column("layer")
+        rich_table.add_column("module")
         for name in table.columns:
             rich_table.add_column(str(name))
         for layer, row in table.iterrows():
-            rich_table.add_row(str(layer), *(f"{v:.3g}" for v in row.to_numpy()))
+            rich_table.add_row(names.get(layer, str(layer)), *(f"{v:.3g}" for v in row.to_numpy()))
         terminal.print(rich_table)
     terminal.print(f"report: {report}")
     return 0

@@ -10,10 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
-from relulab.cli.common import UsageError, add_run_options, apply_threads, console
+from relulab.cli.common import (
+    EXIT_CLAIMS_DO_NOT_HOLD,
+    UsageError,
+    add_run_options,
+    apply_threads,
+    console,
+)
 from relulab.experiments import REGISTRY
 from relulab.report import INDEX_FILENAME, REPORT_FILENAME, write_index
+from relulab.report.scorecard import count_text, format_interval, format_measured, verdict
 from relulab.runner import PreparedRun, execute, prepare_run, rebuild_outputs
 from relulab.store import STORE_FILENAME, StoreError
 
@@ -71,14 +79,53 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 
 def print_scorecard(summary: dict[str, Any]) -> None:
-    table = Table(title=f"{summary['experiment']} ({summary['preset']})")
-    for column in ("claim", "measured", "verdict"):
-        table.add_column(column)
-    for claim in summary["claims"]:
-        measured = "—" if claim["measured"] is None else f"{claim['measured']:.4g}"
-        verdict = "[green]holds[/green]" if claim["passed"] else "[red]fails[/red]"
-        table.add_row(claim["id"], measured, verdict)
-    console().print(table)
+    """The claims table after a run: expected, measured (unit, interval), verdict, the count of
+    claims that hold, and the reason (the claim's detail) for each one that does not."""
+    claims = summary["claims"]
+    table = Table(title=f"{summary['experiment']} ({summary['preset']}): {count_text(claims)}")
+    for column in ("claim", "expected", "measured", "verdict"):
+        table.add_column(column, overflow="fold")
+    for claim in claims:
+        outcome = verdict(claim)
+        measured = "\n".join(filter(None, (format_measured(claim), format_interval(claim))))
+        table.add_row(
+            Text(claim["id"]),
+            Text(claim["expected"]),
+            Text(measured),
+            Text(outcome, style=_VERDICT_STYLES[outcome]),
+        )
+    terminal = console()
+    terminal.print(table)
+    for claim in claims:
+        outcome = verdict(claim)
+        if outcome != "holds":
+            reason = claim.get("detail") or "no detail recorded"
+            line = Text(f"{claim['id']} {outcome}: ", style=_VERDICT_STYLES[outcome])
+            terminal.print(line + Text(reason))
+
+
+_VERDICT_STYLES = {"holds": "green", "fails": "red", "inconclusive": "yellow"}
+
+
+def _not_holding(summaries: Sequence[dict[str, Any] | None]) -> list[str]:
+    return [
+        f"{summary['experiment']}:{claim['id']}"
+        for summary in summaries
+        if summary
+        for claim in summary["claims"]
+        if verdict(claim) != "holds"
+    ]
+
+
+def _strict_exit(args: argparse.Namespace, summaries: Sequence[dict[str, Any] | None]) -> int:
+    """``EXIT_CLAIMS_DO_NOT_HOLD`` under ``--strict`` when a claim does not hold, else 0."""
+    failing = _not_holding(summaries)
+    if not getattr(args, "strict", False) or not failing:
+        return 0
+    sys.stderr.write(
+        f"relulab: --strict: {len(failing)} claim(s) do not hold: {', '.join(failing)}\n"
+    )
+    return EXIT_CLAIMS_DO_NOT_HOLD
 
 
 def _command_list(_: argparse.Namespace) -> int:
@@ -110,7 +157,7 @@ def _command_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print_scorecard(summary)
         console().print(f"report: {out / REPORT_FILENAME}")
-    return 0
+    return _strict_exit(args, [summary])
 
 
 def _selected_experiments(only: str | None) -> list[str]:
@@ -140,11 +187,14 @@ def _check_reproduce_dir(out: Path) -> None:
         )
 
 
-def _index_entry(name: str, summary: dict[str, Any] | None, error: str | None) -> dict[str, Any]:
+def _index_entry(
+    name: str, summary: dict[str, Any] | None, error: str | None, folder: str | None = None
+) -> dict[str, Any]:
+    """One experiment of the index; ``folder`` is the run's directory name (default ``name``)."""
     return {
         "name": name,
-        "title": REGISTRY[name].title,
-        "link": f"{name}/{REPORT_FILENAME}",
+        "title": REGISTRY[name].title if name in REGISTRY else name,
+        "link": f"{folder or name}/{REPORT_FILENAME}",
         "summary": summary,
         "error": error,
     }
@@ -173,8 +223,10 @@ def _command_reproduce(args: argparse.Namespace) -> int:
     prepared = [_prepare(name, args, [], out / name) for name in names]
     apply_threads(args)
     out.mkdir(parents=True, exist_ok=True)
-    entries = []
-    for run in prepared:
+    # The index exists from the start (reports link back to it) and follows the progress.
+    entries = [_index_entry(run.experiment.name, None, None) for run in prepared]
+    _write_scorecard(out, entries, args.preset)
+    for position, run in enumerate(prepared):
         try:
             summary, error = execute(run, quiet=args.quiet), None
         except (RuntimeError, ValueError, StoreError) as failure:
@@ -182,11 +234,13 @@ def _command_reproduce(args: argparse.Namespace) -> int:
             sys.stderr.write(f"relulab: {run.experiment.name} failed: {error}\n")
         if summary and not args.quiet:
             print_scorecard(summary)
-        entries.append(_index_entry(run.experiment.name, summary, error))
-    index = _write_scorecard(out, entries, args.preset)
+        entries[position] = _index_entry(run.experiment.name, summary, error)
+        index = _write_scorecard(out, entries, args.preset)
     if not args.quiet:
         console().print(f"index: {index}")
-    return 1 if any(entry["error"] for entry in entries) else 0
+    if any(entry["error"] for entry in entries):
+        return 1
+    return _strict_exit(args, [entry["summary"] for entry in entries])
 
 
 def _command_report(args: argparse.Namespace) -> int:
@@ -206,10 +260,13 @@ def _command_report(args: argparse.Namespace) -> int:
                 f"{directory} holds no relulab run (no {STORE_FILENAME} in it or "
                 "its sub-directories)"
             )
+        # Write the index first so that every rebuilt report links back to it.
+        if not (directory / INDEX_FILENAME).is_file():
+            write_index(directory, [], "")
         entries = []
         for run_dir in runs:
             summary = rebuild_outputs(run_dir)
-            entries.append(_index_entry(summary["experiment"], summary, None))
+            entries.append(_index_entry(summary["experiment"], summary, None, run_dir.name))
         _write_scorecard(directory, entries, entries[0]["summary"]["preset"])
         print(directory / INDEX_FILENAME)
         return 0

@@ -7,6 +7,7 @@ anything is written (:func:`prepare_run`), so a bad request leaves no trace.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import time
@@ -16,7 +17,7 @@ from typing import Any
 
 import torch
 
-from relulab.config import ConfigError, apply_overrides, config_to_dict, validate
+from relulab.config import ConfigError, apply_overrides, config_to_dict, provenance, validate
 from relulab.experiments import get_experiment
 from relulab.experiments.base import Experiment
 from relulab.experiments.context import RunContext
@@ -116,6 +117,7 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
                 "re-run it to resume"
             )
         results = {name: store.unit(name) for name in expected_units}
+    preset = config_to_dict(experiment.presets[meta["preset"]])
     analysis = experiment.analyse(results, config)
     figures = experiment.figures(results, config, out_dir)
     summary = {
@@ -124,6 +126,8 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
         "seed_document": experiment.seed,
         "preset": meta["preset"],
         "config": meta["config"],
+        "config_provenance": provenance(config),
+        "overrides": {k: v for k, v in meta["config"].items() if preset.get(k) != v},
         "claims": [
             {
                 **asdict(c),
@@ -149,5 +153,6 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
         "device": meta["versions"].get("device", "unknown"),
     }
     (out_dir / SUMMARY_FILENAME).write_text(json.dumps(summary, indent=2, allow_nan=False))
-    write_run_report(out_dir, summary, figures)
+    about = inspect.getdoc(inspect.getmodule(experiment.plan)) or experiment.summary
+    write_run_report(out_dir, summary, figures, about=about)
     return summary

@@ -1,0 +1,84 @@
+"""``relulab export --tensorboard LOGDIR RUN_DIR``: a run's recorded curves for TensorBoard."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from relulab.cli.common import UsageError, console, positive_int
+from relulab.store import STORE_FILENAME, StoreError
+
+__all__ = ["add_parser", "command"]
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    export = commands.add_parser(
+        "export",
+        help="export a run's recorded curves (TensorBoard event files)",
+        description="Write the curves recorded in RUN_DIR's run store as TensorBoard event "
+        "files under LOGDIR: one TensorBoard run per network (LOGDIR/UNIT/NNNN_CONDITION), one "
+        "chart per curve. A reproduce directory exports each of its runs into LOGDIR/RUN. "
+        "Needs the tensorboard package: pip install 'relulab[tensorboard]'. "
+        "Then: tensorboard --logdir LOGDIR",
+    )
+    export.add_argument("run_dir", metavar="RUN_DIR", help="a run or reproduce directory")
+    export.add_argument(
+        "--tensorboard",
+        required=True,
+        metavar="LOGDIR",
+        help="write TensorBoard event files into LOGDIR",
+    )
+    export.add_argument(
+        "--units", default=None, metavar="NAMES", help="comma-separated units (default all)"
+    )
+    export.add_argument(
+        "--max-networks",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="at most N networks per unit, the first ones (default all)",
+    )
+    export.add_argument("--quiet", action="store_true", help="no summary lines")
+
+
+def _run_dirs(directory: Path) -> list[tuple[Path, str]]:
+    """``(run directory, sub-directory of LOGDIR)`` pairs for a run or a reproduce directory."""
+    if (directory / STORE_FILENAME).is_file():
+        return [(directory, "")]
+    runs = (
+        sorted(c for c in directory.iterdir() if (c / STORE_FILENAME).is_file())
+        if directory.is_dir()
+        else []
+    )
+    if not runs:
+        raise UsageError(f"{directory} holds no relulab run (no {STORE_FILENAME} in it or below)")
+    return [(run, run.name) for run in runs]
+
+
+def command(args: argparse.Namespace) -> int:
+    from relulab.report.tensorboard import export_tensorboard, summary_writer_class
+
+    try:
+        summary_writer_class()
+    except ImportError as error:
+        raise UsageError(str(error)) from None
+    logdir = Path(args.tensorboard)
+    if logdir.exists() and not logdir.is_dir():
+        raise UsageError(f"--tensorboard {logdir} exists and is not a directory")
+    runs = _run_dirs(Path(args.run_dir))
+    units = [u.strip() for u in args.units.split(",") if u.strip()] if args.units else None
+    terminal = console()
+    for run_dir, sub in runs:
+        try:
+            exported = export_tensorboard(run_dir, logdir / sub, units, args.max_networks)
+        except (StoreError, KeyError) as error:
+            raise UsageError(str(error).strip("'\"")) from None
+        if not args.quiet:
+            for unit in exported:
+                terminal.print(
+                    f"{run_dir.name}/{unit.unit}: {unit.written} of {unit.networks} networks, "
+                    f"curves {', '.join(unit.curves) or '(none)'}, {unit.records} records each"
+                )
+    if not args.quiet:
+        terminal.print(f"tensorboard --logdir {logdir}")
+    return 0

@@ -1,0 +1,218 @@
+"""The ``relulab diagnose`` report: one panel per probe, one shared legend, module names.
+
+Values that span decades (the sample-mean/variance ratio r can reach 3e6 under one init and
+stay near 1 under another) go on a log axis (symlog when zeros are among them), and inits whose
+probes agree everywhere are drawn once and named together instead of hiding each other.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from relulab.report.render import embedded_figures, write_page
+from relulab.report.site import REPORT_FILENAME
+
+__all__ = ["axis_scale", "coinciding_lines", "identical_inits", "write_diagnose_report"]
+
+FIGURE_FILENAME = "probe.png"
+_MARKERS = "osD^vP*Xh<>"
+DECADES_FOR_LOG = 2.0
+
+
+def identical_inits(tables: Mapping[str, pd.DataFrame], rtol: float = 1e-6) -> list[list[str]]:
+    """Groups of inits (columns) whose values agree (to ``rtol``) in every table, first-seen
+    order.
+
+    Example:
+        >>> t = pd.DataFrame({"a": [1.0, 2.0], "b": [1.0, 2.0], "c": [0.0, 2.0]})
+        >>> identical_inits({"m": t})
+        [['a', 'b'], ['c']]
+    """
+    names = [str(c) for c in next(iter(tables.values())).columns] if tables else []
+    groups: list[list[str]] = []
+    for name in names:
+        for group in groups:
+            if all(
+                np.allclose(
+                    table[group[0]].to_numpy(float),
+                    table[name].to_numpy(float),
+                    rtol=rtol,
+                    atol=0.0,
+                    equal_nan=True,
+                )
+                for table in tables.values()
+            ):
+                group.append(name)
+                break
+        else:
+            groups.append([name])
+    return groups
+
+
+def axis_scale(values: np.ndarray) -> dict[str, Any]:
+    """Matplotlib ``set_yscale`` arguments: log when the positive values span at least two
+    decades (symlog, linear below the smallest positive value, when zeros or negatives are
+    among them), linear otherwise.
+
+    Example:
+        >>> axis_scale(np.array([1.0, 3e6]))["value"]
+        'log'
+    """
+    finite = np.asarray(values, float)
+    finite = finite[np.isfinite(finite)]
+    positive = finite[finite > 0]
+    if positive.size < 2 or math.log10(positive.max() / positive.min()) < DECADES_FOR_LOG:
+        return {"value": "linear"}
+    if (finite <= 0).any():
+        return {"value": "symlog", "linthresh": float(positive.min())}
+    return {"value": "log"}
+
+
+def _on_axis(values: np.ndarray, scale: Mapping[str, Any]) -> np.ndarray:
+    """Values in the axis's own coordinates (what the eye compares on the plot)."""
+    if scale["value"] == "log":
+        return np.log10(values)
+    if scale["value"] == "symlog":
+        return np.sign(values) * np.log10(1 + np.abs(values) / scale["linthresh"])
+    return values
+
+
+def coinciding_lines(
+    table: pd.DataFrame, scale: Mapping[str, Any], fraction: float = 0.005
+) -> list[list[str]]:
+    """Groups of columns whose lines lie within ``fraction`` of the axis span of each other at
+    every layer, on the axis ``scale`` (one drawn on top of the other hides it).
+
+    Example:
+        >>> t = pd.DataFrame({"a": [0.0, 1.0], "b": [0.0, 1.001], "c": [1.0, 0.0]})
+        >>> coinciding_lines(t, {"value": "linear"})
+        [['a', 'b']]
+    """
+    values = _on_axis(table.to_numpy(float), scale)
+    finite = values[np.isfinite(values)]
+    span = float(finite.max() - finite.min()) if finite.size else 0.0
+    tolerance = fraction * (span or 1.0)
+    groups: list[list[int]] = []
+    for j in range(values.shape[1]):
+        for group in groups:
+            difference = np.abs(values[:, group[0]] - values[:, j])
+            both_nan = np.isnan(values[:, group[0]]) & np.isnan(values[:, j])
+            if np.all((difference <= tolerance) | both_nan):
+                group.append(j)
+                break
+        else:
+            groups.append([j])
+    names = [str(c) for c in table.columns]
+    return [[names[j] for j in group] for group in groups if len(group) > 1]
+
+
+def _tick_labels(layers: Sequence[Any], layer_names: Mapping[Any, str]) -> list[str]:
+    return [str(layer_names.get(layer, layer)) for layer in layers]
+
+
+def _probe_figure(
+    tables: Mapping[str, pd.DataFrame],
+    groups: list[list[str]],
+    layer_names: Mapping[Any, str],
+    path: Path,
+) -> None:
+    from relulab.report.plotting import plt, save_figure
+
+    n_columns = 3
+    n_rows = math.ceil((len(tables) + 1) / n_columns)
+    fig, axes = plt.subplots(n_rows, n_columns, figsize=(13, 3.9 * n_rows), squeeze=False)
+    flat = list(axes.flat)
+    handles = []
+    for ax, (metric, table) in zip(flat, tables.items(), strict=False):
+        positions = np.arange(len(table.index))
+        for i, group in enumerate(groups):
+            (line,) = ax.plot(
+                positions,
+                table[group[0]].to_numpy(float),
+                marker=_MARKERS[i % len(_MARKERS)],
+                ms=4,
+                lw=1.2,
+                label=" = ".join(group),
+            )
+            if ax is flat[0]:
+                handles.append(line)
+        scale = axis_scale(table.to_numpy(float))
+        ax.set_yscale(**scale)
+        coincide = coinciding_lines(table[[group[0] for group in groups]], scale)
+        if coincide:
+            note = "coincide here: " + "; ".join(" = ".join(g) for g in coincide)
+            ax.text(0.5, 1.01, note, transform=ax.transAxes, ha="center", va="bottom", fontsize=7)
+        labels = _tick_labels(list(table.index), layer_names)
+        step = max(1, math.ceil(len(labels) / 16))
+        ax.set_xticks(positions[::step], labels[::step], rotation=40, ha="right", fontsize=7)
+        ax.set_title(metric.replace("_", " "), pad=14 if coincide else 6)
+        ax.set_xlabel("activation module")
+    for ax in flat[len(tables) :]:
+        ax.axis("off")
+    legend_host = flat[len(tables)] if len(tables) < len(flat) else None
+    if legend_host is not None:
+        legend_host.legend(handles=handles, title="init", loc="center", fontsize=9)
+    else:
+        fig.legend(handles=handles, title="init", loc="lower center", ncols=len(handles))
+    save_figure(fig, path)
+
+
+def write_diagnose_report(
+    out_dir: Path,
+    model: str,
+    inits: Sequence[str],
+    data_shape: tuple[int, ...],
+    tables: dict[str, pd.DataFrame],
+    layer_names: Mapping[Any, str] | None = None,
+) -> Path:
+    """Write ``report.html`` of ``relulab diagnose``: one figure (a panel per metric) and one
+    table per metric.
+
+    Args:
+        out_dir: the report directory (``probe.png`` is written there too).
+        model: the ``module.path:factory`` spec, shown as the title.
+        inits: the initialisers compared, in order.
+        data_shape: the shape of the probed data.
+        tables: per metric, rows = activation layers, columns = inits.
+        layer_names: per layer index, the label to show (the module's name in the model).
+
+    Returns:
+        The path of the written report.
+    """
+    out_dir = Path(out_dir)
+    layer_names = dict(layer_names or {})
+    groups = identical_inits(tables)
+    _probe_figure(tables, groups, layer_names, out_dir / FIGURE_FILENAME)
+    figure = SimpleNamespace(
+        filename=FIGURE_FILENAME,
+        caption="One panel per probe, the model's activation modules in forward order on the "
+        "x axis (name in the model and type). Axes are logarithmic where the values span two "
+        "decades or more. Inits whose probes agree everywhere are drawn once and named together; "
+        "a panel's title names the inits whose lines coincide in it.",
+    )
+    return write_page(
+        out_dir / REPORT_FILENAME,
+        "diagnose.html",
+        model=model,
+        inits=inits,
+        data_shape=data_shape,
+        figures=embedded_figures(out_dir, [figure]),
+        identical=[group for group in groups if len(group) > 1],
+        tables={
+            metric: {
+                "columns": [str(c) for c in table.columns],
+                "rows": [
+                    (_tick_labels([layer], layer_names)[0], list(row))
+                    for layer, row in zip(table.index, table.to_numpy(float).tolist(), strict=True)
+                ],
+            }
+            for metric, table in tables.items()
+        },
+    )

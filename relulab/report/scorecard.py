@@ -1,0 +1,152 @@
+"""How a claim reads, on a page and in the terminal: verdict, measured value with unit and
+interval, seed, counts.
+
+Every function takes a claim as it is stored in ``summary.json`` (a mapping) and copes with
+summaries written before a field existed: a claim without ``verdict`` is judged by ``passed``,
+one without ``unit`` or an interval shows the bare number.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = [
+    "VERDICTS",
+    "anchor",
+    "claim_seed",
+    "count_text",
+    "format_interval",
+    "format_measured",
+    "format_number",
+    "format_overrides",
+    "overall",
+    "verdict",
+    "verdict_counts",
+]
+
+VERDICTS = ("holds", "fails", "inconclusive")
+_SEED_IN_SOURCE = re.compile(r"seed\s*(\d{3})", re.IGNORECASE)
+_LEADING_SEED = re.compile(r"^\s*(\d{3})\b")
+
+
+def format_number(value: Any) -> str:
+    """A number as the reports print it: 4 significant digits, ``—`` for a missing value.
+
+    Example:
+        >>> format_number(0.021247832), format_number(4900.0), format_number(None)
+        ('0.02125', '4900', '—')
+    """
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.4g}" if math.isfinite(value) else str(value)
+    if isinstance(value, list | tuple):
+        return ", ".join(format_number(v) for v in value)
+    return str(value)
+
+
+def format_overrides(overrides: Mapping[str, Any] | None) -> str:
+    """The settings a run changed from its preset, e.g. ``steps=300, lr=0.1``.
+
+    Example:
+        >>> format_overrides({"steps": 300, "b2_sweep": [-1.1, -1.2]})
+        'steps=300, b2_sweep=-1.1,-1.2'
+    """
+    return ", ".join(
+        f"{key}={format_number(value).replace(', ', ',')}"
+        for key, value in (overrides or {}).items()
+    )
+
+
+def verdict(claim: Mapping[str, Any]) -> str:
+    """``holds``, ``fails`` or ``inconclusive``; a claim stored before verdicts existed is
+    judged by its ``passed`` flag."""
+    stored = claim.get("verdict") or ""
+    if stored in VERDICTS:
+        return stored
+    return "holds" if claim.get("passed") else "fails"
+
+
+def format_measured(claim: Mapping[str, Any]) -> str:
+    """The measured value with its unit, e.g. ``4900 steps``.
+
+    Example:
+        >>> format_measured({"measured": 4900.0, "unit": "steps"})
+        '4900 steps'
+    """
+    text = format_number(claim.get("measured"))
+    unit = claim.get("unit") or ""
+    return f"{text} {unit}" if unit and claim.get("measured") is not None else text
+
+
+def format_interval(claim: Mapping[str, Any]) -> str:
+    """The confidence interval and sample size, e.g. ``95% CI [0.51, 0.56], n = 30``; ``""``
+    for a plain number."""
+    low, high = claim.get("ci_low"), claim.get("ci_high")
+    parts = []
+    if low is not None or high is not None:
+        level = claim.get("ci_level")
+        label = f"{level:.0%} CI" if isinstance(level, int | float) else "CI"
+        parts.append(f"{label} [{format_number(low)}, {format_number(high)}]")
+    if claim.get("n") is not None:
+        parts.append(f"n = {claim['n']}")
+    return ", ".join(parts)
+
+
+def claim_seed(claim: Mapping[str, Any], seed_document: str = "") -> str:
+    """The three-digit seed a claim tests: from its ``source`` ("seed 003 §2") when it names
+    one, else the experiment's seed document; ``""`` when neither says.
+
+    Example:
+        >>> claim_seed({"source": "seed 003 §2, Fig. 1"}, "002")
+        '003'
+    """
+    found = _SEED_IN_SOURCE.search(claim.get("source") or "")
+    if found:
+        return found.group(1)
+    found = _LEADING_SEED.match(seed_document or "")
+    return found.group(1) if found else (seed_document or "")
+
+
+def verdict_counts(claims: Iterable[Mapping[str, Any]]) -> Counter[str]:
+    """How many claims hold, fail and are inconclusive."""
+    return Counter(verdict(claim) for claim in claims)
+
+
+def count_text(claims: Iterable[Mapping[str, Any]]) -> str:
+    """``5/6 hold``, with ``· 1 inconclusive`` when some are.
+
+    Example:
+        >>> count_text([{"passed": True}, {"passed": False}])
+        '1/2 hold'
+    """
+    claims = list(claims)
+    counts = verdict_counts(claims)
+    text = f"{counts['holds']}/{len(claims)} hold"
+    if counts["inconclusive"]:
+        text += f" · {counts['inconclusive']} inconclusive"
+    return text
+
+
+def overall(claims: Iterable[Mapping[str, Any]]) -> str:
+    """``fails`` if any claim fails, else ``inconclusive`` if any is, else ``holds``."""
+    counts = verdict_counts(claims)
+    return "fails" if counts["fails"] else ("inconclusive" if counts["inconclusive"] else "holds")
+
+
+def anchor(kind: str, name: str) -> str:
+    """An HTML id for a claim or a figure that survives any characters in ``name``.
+
+    Example:
+        >>> anchor("figure", "loss curves.png")
+        'figure-loss-curves.png'
+    """
+    return f"{kind}-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-") or "x")

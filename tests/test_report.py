@@ -1,0 +1,217 @@
+"""The pages and the terminal summary: escaping, counts, units, intervals, provenance, links,
+old summaries, ``--strict``, TensorBoard export, the diagnose figure's axes and legend."""
+
+import json
+import re
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from report_samples import EVIL, write_sample_run, write_sample_site
+
+from relulab import cli
+from relulab.cli.common import EXIT_CLAIMS_DO_NOT_HOLD
+from relulab.report import write_diagnose_report
+from relulab.report.diagnose import axis_scale, identical_inits
+from relulab.report.scorecard import (
+    claim_seed,
+    count_text,
+    format_interval,
+    format_measured,
+    verdict,
+)
+from relulab.report.site import docs_page
+from relulab.store import RunStore
+
+TINY_PREPOST = [
+    "--set=width=8",
+    "--set=hidden=16",
+    "--set=blocks=16",
+    "--set=n_samples=32",
+]
+
+
+@pytest.fixture(scope="module")
+def sample_site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    entries = write_sample_site(out)
+    return out, entries
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A real prepost-ln run at a tiny size in a folder named unlike the experiment."""
+    parent = tmp_path_factory.mktemp("reproduce")
+    out = parent / "pp-run"
+    assert cli.main(["run", "prepost-ln", "--quiet", "--out", str(out), *TINY_PREPOST]) == 0
+    return parent, out
+
+
+def test_every_string_is_escaped(sample_site):
+    out, _ = sample_site
+    for page in (out / "index.html", out / "new-run" / "report.html"):
+        html = page.read_text()
+        assert EVIL not in html
+        assert "<img src=x" not in html and "<script>alert" not in html
+        assert "&lt;script&gt;alert(" in html
+
+
+def test_index_counts_units_intervals_and_links(sample_site):
+    out, _ = sample_site
+    html = (out / "index.html").read_text()
+    assert "1/3 hold · 1 inconclusive" in html and "1/2 hold" in html
+    assert "4900 steps" in html
+    assert "95% CI [0.4, 0.7], n = 30" in html
+    for seed in ("001", "002", "003"):
+        assert f'<option value="{seed}">seed {seed}</option>' in html
+    assert '<option value="inconclusive">inconclusive (1)</option>' in html
+    assert '<option value="paper">paper</option>' in html
+    assert 'href="new-run/report.html#claim-rank-stays-high"' in html
+    assert re.search(r'href="new-run/report.html#figure-curve.png"', html)
+    assert 'href="broken/report.html"' not in html, "no link to a report that was not written"
+    assert "did not finish" in html
+
+
+def test_report_claims_first_provenance_about_and_back_link(sample_site):
+    out, _ = sample_site
+    html = (out / "new-run" / "report.html").read_text()
+    assert html.index('id="claims"') < html.index('id="about"') < html.index('id="figures"')
+    assert 'href="../index.html"' in html
+    assert '<td>stated <span class="note">(preset departs)</span></td>' in html
+    assert "1 setting(s) changed" in html
+    assert "<td>inferred</td>" in html
+    assert '<td>choice <span class="note">(set for this run)</span></td>' in html
+    assert "<li>first item with <code>code</code>;</li>" in html
+    assert "<code>\\sigma_w^2</code>" in html
+    assert "docs/experiments/sample-new.md" in html
+    assert 'id="figure-curve.png"' in html and 'href="#figure-curve.png"' in html
+    assert 'class="verdict inconclusive"' in html
+
+
+def test_old_summaries_render_with_what_they_have(sample_site):
+    out, _ = sample_site
+    html = (out / "old-run" / "report.html").read_text()
+    assert 'class="verdict fails"' in html and 'class="verdict holds"' in html
+    assert "records no provenance" in html
+    assert "1/2 hold" in html
+
+
+def test_standalone_report_has_no_back_link(tmp_path):
+    write_sample_run(tmp_path / "alone", "alone")
+    assert "index.html" not in (tmp_path / "alone" / "report.html").read_text()
+
+
+def test_docs_link_only_inside_the_checkout(tmp_path):
+    root = tmp_path / "repo"
+    (root / "docs" / "experiments").mkdir(parents=True)
+    (root / "docs" / "experiments" / "sample-new.md").write_text("# sample")
+    inside = docs_page(root / "runs" / "r" / "sample-new", "sample-new", root)
+    assert inside["href"] == "../../../docs/experiments/sample-new.md"
+    assert docs_page(tmp_path / "elsewhere", "sample-new", root)["href"] is None
+    assert docs_page(root / "runs", "../../etc/passwd", root)["href"] is None
+    run_dir = root / "runs" / "sample-new"
+    write_sample_run(run_dir, "sample-new", docs_root=root)
+    html = (run_dir / "report.html").read_text()
+    assert 'href="../../docs/experiments/sample-new.md"' in html
+    assert (run_dir / "../../docs/experiments/sample-new.md").resolve().is_file()
+
+
+def test_scorecard_formatting_of_old_and_new_claims():
+    new = {"measured": 4900.0, "unit": "steps", "verdict": "inconclusive", "passed": False}
+    assert format_measured(new) == "4900 steps" and verdict(new) == "inconclusive"
+    assert format_interval({"ci_low": 0.1, "ci_high": 0.2, "ci_level": 0.9, "n": 7}) == (
+        "90% CI [0.1, 0.2], n = 7"
+    )
+    assert format_interval({"measured": 1.0}) == ""
+    assert verdict({"passed": True}) == "holds" and verdict({"passed": False}) == "fails"
+    assert count_text([new, {"passed": True}]) == "1/2 hold · 1 inconclusive"
+    assert claim_seed({"source": "seed 003 §2"}, "002") == "003"
+    assert claim_seed({}, "000 (Liu) via its post") == "000"
+
+
+def test_terminal_summary_shows_expected_counts_and_reasons(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = cli.main(["run", "prepost-ln", "--out", str(out), "--strict", *TINY_PREPOST])
+    printed = capsys.readouterr()
+    summary = json.loads((out / "summary.json").read_text())
+    not_holding = [c for c in summary["claims"] if verdict(c) != "holds"]
+    assert not_holding, "the tiny size is meant to break some claims"
+    assert code == EXIT_CLAIMS_DO_NOT_HOLD and code != 2
+    assert "expected" in printed.out and count_text(summary["claims"]) in printed.out
+    for claim in not_holding:
+        reason = claim["detail"] or "no detail recorded"
+        assert f"{claim['id']} {verdict(claim)}:" in printed.out
+        assert reason.split(",")[0] in printed.out
+    assert "--strict" in printed.err and not_holding[0]["id"] in printed.err
+    # without --strict a run whose claims fail is still a successful run
+    assert cli.main(["run", "prepost-ln", "--quiet", "--out", str(out), *TINY_PREPOST]) == 0
+
+
+def test_report_parent_links_by_folder_and_reports_link_back(tiny_run):
+    parent, out = tiny_run
+    assert cli.main(["report", str(parent)]) == 0
+    index = (parent / "index.html").read_text()
+    assert 'href="pp-run/report.html"' in index and 'href="prepost-ln/report.html"' not in index
+    assert 'href="../index.html"' in (out / "report.html").read_text()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["config_provenance"]["blocks"]["value"] == 16
+    assert summary["overrides"] == {"blocks": 16, "hidden": 16, "n_samples": 32, "width": 8}
+    assert "4 setting(s) changed" in index
+    assert "blocks=16, hidden=16, n_samples=32, width=8" in (out / "report.html").read_text()
+
+
+def test_export_tensorboard_writes_the_stored_curves(tiny_run, tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    _, out = tiny_run
+    logdir = tmp_path / "tb"
+    assert cli.main(["export", "--tensorboard", str(logdir), str(out), "--quiet"]) == 0
+    with RunStore.open(out / "runs.sqlite") as store:
+        unit = store.unit("forward-pre")
+    runs = sorted((logdir / "forward-pre").iterdir())
+    assert len(runs) == unit.n_networks and runs[0].name.startswith("0000_alpha=")
+    events = EventAccumulator(str(runs[0]))
+    events.Reload()
+    assert set(events.Tags()["scalars"]) == set(unit.curves)
+    norm = events.Scalars("norm")
+    assert [e.step for e in norm] == unit.steps.tolist()
+    np.testing.assert_allclose([e.value for e in norm], unit.curves["norm"][0], rtol=1e-6)
+
+
+def test_export_without_tensorboard_is_one_line_exit_2(tiny_run, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)
+    _, out = tiny_run
+    logdir = tmp_path / "tb"
+    assert cli.main(["export", "--tensorboard", str(logdir), str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'relulab[tensorboard]'" in err
+    assert not logdir.exists()
+
+
+def test_export_refuses_a_directory_without_runs(tmp_path, capsys):
+    pytest.importorskip("tensorboard")
+    assert cli.main(["export", "--tensorboard", str(tmp_path / "tb"), str(tmp_path)]) == 2
+    assert "holds no relulab run" in capsys.readouterr().err
+
+
+def test_axis_scale_goes_log_when_values_span_decades():
+    assert axis_scale(np.array([0.5, 1.0, 3e6])) == {"value": "log"}
+    assert axis_scale(np.array([0.0, 1e-3, 0.5])) == {"value": "symlog", "linthresh": 1e-3}
+    assert axis_scale(np.array([0.2, 0.4, np.nan])) == {"value": "linear"}
+
+
+def test_diagnose_report_flags_identical_inits_and_names_modules(tmp_path):
+    layers = pd.Index([0, 1, 2], name="layer")
+    ratio = pd.DataFrame({"a": [1.0, 30.0, 3e6], "b": [1.0, 30.0, 3e6], "c": [1.0, 1.1, 1.2]})
+    dead = pd.DataFrame({"a": [0.0, 0.1, 0.2], "b": [0.0, 0.1, 0.2], "c": [0.0, 0.0, 0.0]})
+    tables = {"sample_mean_variance_ratio": ratio.set_axis(layers), "dead_fraction": dead}
+    dead.index = layers
+    assert identical_inits(tables) == [["a", "b"], ["c"]]
+    names = {0: "features.1 (ReLU)", 1: "features.3 (ReLU)", 2: f"head{EVIL}"}
+    html = write_diagnose_report(tmp_path, "m:f", ["a", "b", "c"], (4, 3), tables, names)
+    text = html.read_text()
+    assert "Identical results:</strong> a, b" in text
+    assert "features.3 (ReLU)" in text and EVIL not in text
+    assert (tmp_path / "probe.png").stat().st_size > 0
