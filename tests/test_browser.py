@@ -1,7 +1,9 @@
 """The reports in a real browser: headless Chromium at 1400 px opens the index and every report
 from ``file://`` and checks there are no console errors, every image loads, every internal link
 resolves (file and anchor), the Verdict column is on screen, the filters and the figure zoom
-work. The index's screenshot is written to ``docs/images/index.png`` (shown in the README).
+work. The index's screenshot is written as an artefact to ``$RELULAB_ARTEFACTS/index.png`` (default
+``build/test-artefacts``); with ``RELULAB_UPDATE_SCREENSHOT=1`` it also replaces the README's
+``docs/images/index.png``, so an ordinary test run leaves the checkout unchanged.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them) and Selenium;
 skipped with the reason when they are missing.
@@ -9,6 +11,7 @@ skipped with the reason when they are missing.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from html.parser import HTMLParser
@@ -29,7 +32,12 @@ pytestmark = pytest.mark.skipif(
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 
 WIDTH, HEIGHT = 1400, 1000
-SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "index.png"
+REPOSITORY = Path(__file__).resolve().parents[1]
+README_SCREENSHOT = REPOSITORY / "docs" / "images" / "index.png"
+SCREENSHOT = (
+    Path(os.environ.get("RELULAB_ARTEFACTS", REPOSITORY / "build" / "test-artefacts"))
+    / "index.png"
+)
 TINY = {
     "prepost-ln": ["width=32", "hidden=64", "blocks=40", "n_samples=200"],
     "anisotropy": ["d=32", "D=128", "n_samples=2000", "slopes=11", "spectrum_points=20"],
@@ -220,3 +228,6 @@ def test_index_screenshot(browser, reproduce_dir):
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     assert browser.save_screenshot(str(SCREENSHOT))
     assert SCREENSHOT.stat().st_size > 10_000
+    if os.environ.get("RELULAB_UPDATE_SCREENSHOT") == "1":
+        README_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SCREENSHOT, README_SCREENSHOT)
