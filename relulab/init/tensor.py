@@ -32,7 +32,6 @@ from torch import Tensor
 from relulab.init.correlated import correlated_
 
 __all__ = [
-    "FAN_IN_VARIANCE",
     "fans",
     "normal_",
     "torch_default_",
@@ -63,16 +62,6 @@ def _fan(tensor: Tensor, mode: str) -> int:
         raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
     fan_in, fan_out = fans(tensor)
     return fan_in if mode == "fan_in" else fan_out
-
-
-#: Weight variance times fan-in of each scheme: the variance a unit-second-moment input gives the
-#: pre-activation (used by :func:`relulab.init.analytic_relu_shift`).
-FAN_IN_VARIANCE = {
-    "torch_default": 1.0 / 3.0,
-    "kaiming_normal": 2.0,
-    "kaiming_uniform": 2.0,
-    "lecun_normal": 1.0,
-}
 
 
 @torch.no_grad()
