@@ -44,7 +44,9 @@ __all__ = [
     "ActivationKernel",
     "ReLUFamilyKernel",
     "QuadratureKernel",
+    "arccos_j1",
     "arccos_kernel",
+    "correlation_angle",
     "get_kernel",
     "monte_carlo_cross",
     "safe_correlation",
@@ -63,12 +65,69 @@ def safe_correlation(q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray
     return np.clip(np.divide(q12, norm, out=ones, where=norm > 0), -1.0, 1.0)
 
 
-def arccos_kernel(q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
-    r""":math:`E[\mathrm{ReLU}(u)\mathrm{ReLU}(v)]`, NaN-safe at :math:`c = \pm 1` (module doc)."""
-    c = safe_correlation(q1, q2, q12)
+def correlation_angle(c: ArrayLike) -> np.ndarray:
+    r"""The angle :math:`\theta = \arccos c \in [0, \pi]` of a correlation, computed as
+    ``arctan2(√(1−c²), c)`` after clipping ``c`` to [−1, 1]: no NaN and no loss of accuracy
+    near :math:`c = \pm 1`, where ``arccos`` fails in other libraries.
+
+    Args:
+        c: correlations (array-like).
+
+    Returns:
+        :math:`\theta`, same shape.
+
+    Example:
+        >>> float(correlation_angle(1.0 + 1e-15))
+        0.0
+    """
+    c = np.clip(np.asarray(c, dtype=float), -1.0, 1.0)
+    return np.arctan2(np.sqrt(np.maximum(1.0 - c * c, 0.0)), c)
+
+
+def arccos_j1(c: ArrayLike) -> np.ndarray:
+    r"""The angular factor of the degree-1 arc-cosine kernel (Cho & Saul 2009),
+    :math:`J_1(\theta) = \sin\theta + (\pi - \theta)\cos\theta` at :math:`\cos\theta = c`.
+
+    Every ReLU correlation formula is this function: :func:`arccos_kernel`
+    :math:`= \sqrt{q_1 q_2}\,J_1/2\pi`, the normalised kernel of seed ``002_…`` §3.1
+    (:func:`relulab.theory.normalised_arccos_kernel`) :math:`K(c) = J_1/\pi`, and seed
+    ``003_…`` §2's :math:`f(c)` :math:`= J_1`.
+
+    Args:
+        c: correlations, clipped to [−1, 1].
+
+    Returns:
+        :math:`J_1`, same shape; :math:`J_1 = 1` at :math:`c = 0`, :math:`\pi` at :math:`c = 1`.
+
+    Example:
+        >>> float(arccos_j1(0.0)), float(arccos_j1(1.0)) == np.pi
+        (1.0, True)
+    """
+    c = np.clip(np.asarray(c, dtype=float), -1.0, 1.0)
     sin_theta = np.sqrt(np.maximum(1.0 - c * c, 0.0))
     theta = np.arctan2(sin_theta, c)
-    return np.sqrt(np.asarray(q1) * np.asarray(q2)) / TWO_PI * (sin_theta + (np.pi - theta) * c)
+    return sin_theta + (np.pi - theta) * c
+
+
+def arccos_kernel(q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
+    r""":math:`J(q_1, q_2, q_{12}) = E[\mathrm{ReLU}(u)\mathrm{ReLU}(v)]
+    = \sqrt{q_1 q_2}\,J_1(\theta)/2\pi` (Cho & Saul 2009; module docstring), NaN-safe at
+    :math:`c = \pm 1`.
+
+    Args:
+        q1: :math:`E[u^2]`.
+        q2: :math:`E[v^2]`.
+        q12: :math:`E[uv]`.
+
+    Returns:
+        The expectation, broadcast over the arguments.
+
+    Example:
+        >>> float(arccos_kernel(2.0, 2.0, 2.0))  # q/2 at c = 1
+        1.0
+    """
+    c = safe_correlation(q1, q2, q12)
+    return np.sqrt(np.asarray(q1) * np.asarray(q2)) / TWO_PI * arccos_j1(c)
 
 
 class ActivationKernel:
@@ -120,7 +179,7 @@ class ReLUFamilyKernel(ActivationKernel):
     def derivative_cross(self, q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
         r""":math:`E[\phi'(u)\phi'(v)] = a^2 + a(b-a) + (b-a)^2 (\pi-\theta)/2\pi`."""
         a, b = self.negative_slope, self.positive_slope
-        theta = np.arccos(safe_correlation(q1, q2, q12))
+        theta = correlation_angle(safe_correlation(q1, q2, q12))
         return a * a + a * (b - a) + (b - a) ** 2 * (np.pi - theta) / TWO_PI
 
 

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from relulab.theory.kernels import arccos_j1, correlation_angle
+
 __all__ = [
     "SampleStatistics",
     "batchnorm_gradient_slope",
@@ -39,17 +41,40 @@ __all__ = [
 
 
 def normalised_arccos_kernel(c: np.ndarray | float) -> np.ndarray:
-    """:math:`K(c)` of the module docstring (NaN-safe at :math:`c = \\pm 1`)."""
-    c = np.clip(np.asarray(c, dtype=float), -1.0, 1.0)
-    sin_theta = np.sqrt(np.maximum(1.0 - c * c, 0.0))
-    theta = np.arctan2(sin_theta, c)
-    return (sin_theta + (np.pi - theta) * c) / np.pi
+    r"""The normalised arc-cosine kernel :math:`K(c) = J_1(\arccos c)/\pi` (seed ``002_…``
+    §3.1): the correlation map of a Kaiming ReLU layer without biases,
+    :math:`K(c) = 2\,E[\mathrm{ReLU}(u)\mathrm{ReLU}(v)]` for unit-variance :math:`u, v` of
+    correlation :math:`c` (:func:`relulab.theory.arccos_kernel` with :math:`q_1 = q_2 = 1`).
+    NaN-safe at :math:`c = \pm 1`.
+
+    Args:
+        c: correlations in [−1, 1] (clipped).
+
+    Returns:
+        :math:`K(c)`: :math:`K(0) = 1/\pi`, :math:`K(1) = 1`.
+
+    Example:
+        >>> float(normalised_arccos_kernel(0.0)) == 1 / np.pi
+        True
+    """
+    return arccos_j1(c) / np.pi
 
 
 def normalised_arccos_kernel_derivative(c: np.ndarray | float) -> np.ndarray:
-    """:math:`K'(c) = (\\pi - \\arccos c)/\\pi`."""
-    c = np.clip(np.asarray(c, dtype=float), -1.0, 1.0)
-    return (np.pi - np.arctan2(np.sqrt(np.maximum(1.0 - c * c, 0.0)), c)) / np.pi
+    r""":math:`K'(c) = (\pi - \arccos c)/\pi`, i.e. :math:`2\,E[\mathrm{ReLU}'(u)
+    \mathrm{ReLU}'(v)]` (:meth:`relulab.theory.ReLUFamilyKernel.derivative_cross`).
+
+    Args:
+        c: correlations in [−1, 1] (clipped).
+
+    Returns:
+        :math:`K'(c)`; :math:`K'(1) = 1`, so :math:`\rho \to 1` sub-exponentially.
+
+    Example:
+        >>> float(normalised_arccos_kernel_derivative(1.0))
+        1.0
+    """
+    return (np.pi - correlation_angle(c)) / np.pi
 
 
 @dataclass(frozen=True)
