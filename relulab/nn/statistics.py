@@ -410,8 +410,10 @@ def r_squared(representation: Tensor | np.ndarray, features: Tensor | np.ndarray
         >>> round(r_squared(x, 3 * x[:, :1] - 1), 12)
         1.0
     """
-    representation = np.asarray(representation, dtype=np.float64)
-    features = np.asarray(features, dtype=np.float64)
+    representation, features = (
+        np.asarray(v.detach().cpu() if isinstance(v, Tensor) else v, dtype=np.float64)
+        for v in (representation, features)
+    )
     design = np.hstack([representation, np.ones((representation.shape[0], 1))])
     coef, *_ = np.linalg.lstsq(design, features, rcond=None)
     residual = features - design @ coef
