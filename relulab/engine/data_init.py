@@ -34,7 +34,17 @@ __all__ = ["LayerInitReport", "scale_init_batched_"]
 
 @dataclass(frozen=True)
 class LayerInitReport:
-    """What was applied to one layer: the per-network scale factors (and whether biases moved)."""
+    """What :func:`scale_init_batched_` applied to one hidden layer.
+
+    Attributes:
+        layer: the hidden layer's index.
+        scale: the factor of every network ``(S,)``.
+        centred: whether the biases centred the features first (scale+bias).
+
+    Example:
+        >>> LayerInitReport(0, torch.ones(2), centred=True).centred
+        True
+    """
 
     layer: int
     scale: Tensor

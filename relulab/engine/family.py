@@ -63,6 +63,12 @@ class Trace:
             any; otherwise the same tensors as ``linear_outputs``) ``(S, B, units)``.
         activations: per hidden layer, the activation's output :math:`\\sigma(z) - b`.
         stream: residual families: the residual stream after every block; else empty.
+
+    Example:
+        >>> from relulab.engine import BatchedMLP, MLPSpec
+        >>> trace = BatchedMLP(MLPSpec((3, 5, 5, 1)), n_networks=2).trace(torch.randn(7, 3))
+        >>> len(trace.inputs), len(trace.preactivations), trace.activations[1].shape
+        (3, 2, torch.Size([2, 7, 5]))
     """
 
     output: Tensor
@@ -80,6 +86,15 @@ class BatchedFamily(ABC):
         n_networks: S.
         params: the trainable stacked tensors, in a fixed order (what optimisers step).
         manual_backward: whether :meth:`loss_and_grads` is available.
+
+    Example:
+        >>> from relulab.engine import BatchedMLP, MLPSpec
+        >>> model = BatchedMLP(MLPSpec((3, 5, 1)), n_networks=2)
+        >>> isinstance(model, BatchedFamily), model.manual_backward
+        (True, True)
+        >>> losses, grads = model.loss_and_grads(torch.randn(7, 3), torch.randn(7, 1), "mse")
+        >>> losses.shape, [g.shape for g in grads] == [p.shape for p in model.params]
+        (torch.Size([2]), True)
     """
 
     n_networks: int

@@ -43,7 +43,21 @@ __all__ = ["ForwardStatistics", "activation_gradient_profile", "forward_statisti
 
 @dataclass
 class ForwardStatistics:
-    """Per network and layer ``(S, depth)``: squared sample mean, sample variance, ratio r."""
+    r"""What :func:`forward_statistics` measured.
+
+    Attributes:
+        mean_sq: :math:`m^2` per network and layer ``(S, depth)``.
+        sample_var: :math:`v^2`, ``(S, depth)``.
+        ratio: :math:`r = \sqrt{m^2/v^2}`, ``(S, depth)``.
+        timings: seconds drawing weights (``generate_s``) and propagating (``propagate_s``).
+        units: for each kept layer, the pre-activations of the first kept units
+            ``(S, N, units)``.
+
+    Example:
+        >>> stats = forward_statistics(2, 64, 3, torch.randn(10, 16))
+        >>> stats.ratio.shape
+        (2, 3)
+    """
 
     mean_sq: np.ndarray
     sample_var: np.ndarray
@@ -70,6 +84,26 @@ def forward_statistics(
     \mathrm{ReLU}(u^l)`. Returns the statistics of :math:`u^1 … u^{depth}` and the time spent
     drawing weights (``generate_s``) and propagating (``propagate_s``). For each layer index in
     ``keep_layers`` (0-based) the pre-activations of the first ``keep_units`` units are kept.
+
+    Args:
+        n_networks: S.
+        width: every layer's width :math:`n`.
+        depth: the number of layers.
+        inputs: ``(N, n_0)``, shared by the networks.
+        seeds: one per network (default ``0 … S−1``).
+        dtype: the dtype of the propagation.
+        device: where it runs (weights are drawn on the CPU).
+        generation_threads: threads drawing the weights (default: torch's thread count).
+        keep_layers: layer indices whose pre-activations to keep.
+        keep_units: how many units of those to keep.
+
+    Returns:
+        :class:`ForwardStatistics`.
+
+    Example:
+        >>> stats = forward_statistics(3, 200, 10, torch.randn(50, 200))
+        >>> bool(stats.ratio[:, -1].mean() > stats.ratio[:, 1].mean())  # the mean takes over
+        True
     """
     seeds = list(range(n_networks)) if seeds is None else list(seeds)
     if len(seeds) != n_networks:

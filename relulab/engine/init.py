@@ -55,11 +55,29 @@ def init_weight_stack(
     dtype: torch.dtype = torch.float32,
     device: torch.device | str = "cpu",
 ) -> list[tuple[Tensor, Tensor | None]]:
-    """Weights ``(S, out, in)`` and biases ``(S, out)`` (or ``None``) for each ``(out, in)``.
+    """Weights ``(S, out, in)`` and biases ``(S, out)`` (or ``None``) for each ``(out, in)``:
+    network ``s`` draws its layers in order from a generator seeded with ``seeds[s]`` by the
+    registry's fill of its scheme (:data:`relulab.init.SCHEMES`), then multiplies them by
+    ``scale[s]``. Draws are made in float64 and cast, so float32 and float64 runs start from the
+    same numbers.
 
-    ``scheme``, ``scale`` and ``seeds`` may differ per network (sequences of length S); seeds
-    default to ``0 … S−1``. ``bias`` may be given per layer. Draws are made in float64 and cast,
-    so float32 and float64 runs start from the same numbers.
+    Args:
+        shapes: ``(out, in)`` per layer.
+        n_networks: S.
+        scheme: a per-tensor scheme (:data:`INIT_SCHEMES`), or one per network.
+        scale: a multiplier, or one per network.
+        seeds: one per network (default ``0 … S−1``).
+        bias: whether layers have biases, for all or per layer.
+        dtype: the dtype of the stacks.
+        device: their device.
+
+    Returns:
+        ``[(weight, bias), …]`` per layer.
+
+    Example:
+        >>> ((w, b),) = init_weight_stack([(3, 4)], n_networks=2, scheme="torch_default")
+        >>> w.shape, b.shape
+        (torch.Size([2, 3, 4]), torch.Size([2, 3]))
     """
     schemes = per_network(scheme, n_networks, "scheme")
     unknown = sorted(set(schemes) - set(INIT_SCHEMES))

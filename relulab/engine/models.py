@@ -90,7 +90,22 @@ class _StackedNetworks(BatchedFamily):
 
 @dataclass(frozen=True)
 class MLPSpec:
-    """Architecture of a fully connected net: ``widths = (d_in, h_1, …, d_out)``."""
+    """Architecture of a fully connected net.
+
+    Attributes:
+        widths: ``(d_in, h_1, …, d_out)``; ``len(widths) - 2`` hidden layers.
+        activation: ``relu`` (ReLU−b with a shift), ``leaky_relu``, ``silu``, ``tanh`` or
+            ``linear``.
+        bias: biases in the hidden layers.
+        output_bias: a bias in the readout (default: ``bias``).
+        batchnorm: BatchNorm (batch statistics, no affine) before every hidden activation.
+        leaky_slope: the negative slope of ``leaky_relu``.
+
+    Example:
+        >>> spec = MLPSpec((8, 64, 15), output_bias=False)  # seed 004's two-layer net
+        >>> spec.layer_shapes, spec.layer_biases
+        ([(64, 8), (15, 64)], [True, False])
+    """
 
     widths: tuple[int, ...]
     activation: str = "relu"
@@ -117,7 +132,25 @@ class MLPSpec:
 
 
 class BatchedMLP(_StackedNetworks):
-    """S fully connected networks; see the module docstring."""
+    """S fully connected networks of one :class:`MLPSpec` (module docstring).
+
+    Args:
+        spec: the architecture.
+        n_networks: S.
+        init: a per-tensor scheme of :data:`relulab.init.SCHEMES`, or one per network.
+        init_scale: multiplies every drawn weight and bias (per network or shared).
+        seeds: one per network (default ``0 … S−1``); network ``s`` is the same in any batch.
+        relu_shift: the ReLU−b shift :math:`b`, shared or per network.
+        dtype: the parameters' dtype.
+        device: their device.
+
+    Example:
+        >>> model = BatchedMLP(MLPSpec((3, 16, 1)), n_networks=4, relu_shift=0.2)
+        >>> model.forward(torch.randn(10, 3)).shape
+        torch.Size([4, 10, 1])
+        >>> [z.shape for z in model.trace(torch.randn(10, 3)).preactivations]
+        [torch.Size([4, 10, 16])]
+    """
 
     def __init__(
         self,
@@ -243,7 +276,14 @@ class BatchedMLP(_StackedNetworks):
 
 @dataclass(frozen=True)
 class ResidualToySpec:
-    """Liu's residual toy (SETUPS.md §2): width ``d``, ``blocks`` MLP blocks of ``hidden``."""
+    """Liu's residual toy (the "depth-1" model seed ``000_…`` builds on): width ``d``,
+    ``blocks`` MLP blocks of ``hidden`` units, LayerNorm ``"post"`` or ``"pre"``, the block
+    output scaled by ``alpha``.
+
+    Example:
+        >>> ResidualToySpec(width=50, hidden=200, blocks=10)  # seed 000's teacher and students
+        ResidualToySpec(width=50, hidden=200, blocks=10, norm='post', alpha=1.0)
+    """
 
     width: int
     hidden: int
@@ -259,7 +299,26 @@ class ResidualToySpec:
 
 
 class BatchedResidualToy(_StackedNetworks):
-    """S residual toys; weights in PyTorch's default init [I, strong] unless told otherwise."""
+    """S residual toys of one :class:`ResidualToySpec` (module docstring); weights in
+    PyTorch's default init unless told otherwise ([I, strong]: Kaiming-normal does not give seed
+    ``000_…``'s figures).
+
+    Args:
+        spec: the architecture.
+        n_networks: S.
+        init: a per-tensor scheme of :data:`relulab.init.SCHEMES`, or one per network.
+        init_scale: multiplies every drawn weight.
+        seeds: one per network (default ``0 … S−1``).
+        relu_shift: the ReLU−b shift :math:`b`, shared or per network.
+        dtype: the parameters' dtype.
+        device: their device.
+
+    Example:
+        >>> toy = BatchedResidualToy(ResidualToySpec(8, 32, 4), n_networks=3, relu_shift=0.25)
+        >>> trace = toy.trace(torch.randn(20, 8))
+        >>> trace.output.shape, len(trace.stream), trace.preactivations[0].shape
+        (torch.Size([3, 20, 8]), 4, torch.Size([3, 20, 32]))
+    """
 
     def __init__(
         self,

@@ -52,7 +52,27 @@ def _column(
 
 
 class BatchedSingleNeuron:
-    """S independent single-neuron networks on shared inputs; see the module docstring."""
+    """S independent single-neuron networks on shared inputs (module docstring); a
+    :class:`~relulab.engine.BatchedProblem` for :func:`~relulab.engine.train`, its one parameter
+    tensor :attr:`theta` ``(S, 4)`` holding ``w1, b1, w2, b2``.
+
+    Args:
+        x: inputs ``(N,)``.
+        y: targets ``(N,)`` or per network ``(S, N)``.
+        w1: per network (or broadcast sequences of length S); likewise ``b1``, ``w2``, ``b2``.
+        b1: the hidden bias (``b'`` in the reparameterisation).
+        w2: the output weight.
+        b2: the output bias.
+        activation: ``relu``, ``silu``, ``tanh`` or ``linear``.
+        parameterisation: ``"standard"`` or ``"reparam"``.
+
+    Example:
+        >>> x = torch.linspace(-1, 1, 50)
+        >>> neurons = BatchedSingleNeuron(x, torch.relu(x), w1=[1.0, 1.0], b1=[0.0, 2.0],
+        ...                               w2=[1.0, 1.0], b2=[0.0, 0.0])
+        >>> [k for code in neurons.state().tolist() for k, v in STATE_CODES.items() if v == code]
+        ['balanced', 'hyperactive']
+    """
 
     param_names = ("w1", "b1", "w2", "b2")
 

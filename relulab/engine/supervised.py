@@ -39,7 +39,24 @@ def _per_network_loss(output: Tensor, target: Tensor, loss: LossName) -> Tensor:
 
 
 class SupervisedProblem:
-    """S networks of one family on data ``(x, y)``; see the module docstring."""
+    """S networks of one family on shared data ``(x, y)`` (module docstring): a
+    :class:`~relulab.engine.BatchedProblem` for :func:`~relulab.engine.train`.
+
+    Args:
+        model: a :class:`~relulab.engine.BatchedFamily`.
+        x: inputs ``(N, d_in)`` (or per network ``(S, N, d_in)``).
+        y: targets ``(N, d_out)`` (or ``(S, N, d_out)``).
+        loss: ``"mse"`` or ``"half_sum"``.
+        batch_size: minibatch size (default: full batch).
+        generator: draws the minibatch order (default: seeded with 0).
+
+    Example:
+        >>> from relulab.engine import BatchedMLP, MLPSpec
+        >>> problem = SupervisedProblem(BatchedMLP(MLPSpec((3, 8, 1)), 2), torch.randn(16, 3),
+        ...                             torch.randn(16, 1), batch_size=4)
+        >>> sorted(problem.observe())
+        ['always_on_fraction', 'dead_fraction', 'full_loss']
+    """
 
     def __init__(
         self,
@@ -79,6 +96,8 @@ class SupervisedProblem:
         return self.x.index_select(-2, index), self.y.index_select(-2, index)
 
     def loss_and_grads(self) -> tuple[Tensor, list[Tensor]]:
+        """Per-network losses ``(S,)`` on the next batch and their gradients (the model's
+        manual backward where it declares one, else autograd)."""
         x, y = self._next_batch()
         if self.model.manual_backward:
             return self.model.loss_and_grads(x, y, self.loss_name)
@@ -89,6 +108,8 @@ class SupervisedProblem:
 
     @torch.no_grad()
     def observe(self) -> dict[str, Tensor]:
+        """Per-network observables on the full data: dead and always-on fractions of the hidden
+        units (and the full-data loss with minibatches)."""
         observed: dict[str, Tensor] = {}
         trace = self.model.trace(self.x)
         if self.batch_size is not None:

@@ -65,6 +65,12 @@ class LayerReport:
         output_mean: data-dependent schemes: the mean of the layer's output on the data.
         output_second_moment: data-dependent schemes: its second moment.
         iterations: LSUV: the rounds taken.
+
+    Example:
+        >>> from relulab import init
+        >>> row = init.init_model_(nn.Sequential(nn.Linear(3, 2)), "kaiming_normal")[0]
+        >>> row.kind, row.scheme, row.bias_mean
+        ('Linear', 'kaiming_normal', 0.0)
     """
 
     layer: str

@@ -83,6 +83,13 @@ class Scheme:
             unit-second-moment input gets; ``None`` where it is not a constant.
         apply: data-dependent schemes: ``apply(model, data, generator=...)`` returning an
             :class:`~relulab.init.InitReport`; ``None`` for per-tensor schemes.
+
+    Example:
+        >>> scheme = SCHEMES["torch_default"]
+        >>> scheme.bias, scheme.fan_in_variance, scheme.data_dependent
+        ('drawn', 0.3333333333333333, False)
+        >>> layer = nn.Linear(4, 2)
+        >>> scheme.fill(layer.weight, layer.bias, torch.Generator().manual_seed(0))
     """
 
     name: str

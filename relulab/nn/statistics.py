@@ -91,7 +91,14 @@ def module_sample_dims(tensor: Tensor) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class UnitStates:
     """Boolean masks per unit: ``dead`` (:math:`z \\le 0` on every sample) and ``always_on``
-    (:math:`z > 0` on every sample); ``balanced`` is the rest."""
+    (:math:`z > 0` on every sample); ``balanced`` is the rest.
+
+    Example:
+        >>> dead, always_on = torch.tensor([True, False]), torch.tensor([False, False])
+        >>> states = UnitStates(dead, always_on)
+        >>> states.balanced.tolist(), states.codes().tolist()
+        ([False, True], [0.0, 1.0])
+    """
 
     dead: Tensor
     always_on: Tensor

@@ -112,7 +112,21 @@ class _Accumulator:
 
 @dataclass
 class LayerProbe:
-    """Everything measured at one activation layer."""
+    r"""Everything measured at one activation layer.
+
+    Attributes:
+        index: the layer's position among the model's activation modules.
+        name: the module's name in the model.
+        kind: its class name (``ReLU``, ``ReLUMinusB``, …).
+        units: the number of units (features on axis 1).
+        metrics: metric name → value (module docstring).
+        kinks: per unit :math:`-b_j/\lVert w_j\rVert` when a Linear layer feeds the activation.
+
+    Example:
+        >>> layer = probe(nn.Sequential(nn.Linear(2, 3), nn.ReLU()), torch.randn(20, 2)).layers[0]
+        >>> layer.kind, layer.units, layer.kinks.shape
+        ('ReLU', 3, (3,))
+    """
 
     index: int
     name: str
@@ -124,6 +138,16 @@ class LayerProbe:
 
 @dataclass
 class ProbeResult:
+    """The :class:`LayerProbe` of every activation layer, with tidy and wide tables and a plot.
+
+    Example:
+        >>> result = probe(nn.Sequential(nn.Linear(2, 3), nn.ReLU()), torch.randn(20, 2))
+        >>> sorted(result.frame.columns)
+        ['layer', 'metric', 'module', 'value']
+        >>> "dead_fraction" in result.table().columns
+        True
+    """
+
     layers: list[LayerProbe]
 
     @property
@@ -249,8 +273,29 @@ def probe(
 ) -> ProbeResult:
     """Measure every ReLU-family activation of ``model`` on ``data`` (module docstring).
 
-    Gradients are measured when both ``targets`` and ``loss_fn`` (e.g. ``nn.MSELoss()``) are
-    given; ``features`` ``(N, k)`` adds the R² of each layer's representation.
+    Forward hooks on the activation modules accumulate per-unit sums, maxima and minima over
+    batches; the statistics are those of :mod:`relulab.nn.statistics`. The model's training
+    flag is restored and, with a loss, its gradients are cleared afterwards.
+
+    Args:
+        model: any ``nn.Module`` whose activations are modules of ``activation_types``
+            (activations called functionally, e.g. ``F.relu``, cannot be hooked).
+        data: inputs ``(N, …)`` in the model's input shape.
+        targets: with ``loss_fn``, the targets; then the gradient second moment is measured.
+        loss_fn: e.g. ``nn.MSELoss()``.
+        features: ``(N, k)`` task features: adds the R² of each layer's representation.
+        batch_size: run ``data`` in batches of this size (default: all at once).
+        max_rank_samples: rows of each layer kept for effective rank and R².
+        activation_types: the module types that count as activations.
+
+    Returns:
+        A :class:`ProbeResult`.
+
+    Example:
+        >>> model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+        >>> result = probe(model, torch.randn(256, 4))
+        >>> 0.0 <= result.layers[0].metrics["dead_fraction"] <= 1.0
+        True
     """
     if (targets is None) != (loss_fn is None):
         raise ValueError("give both targets and loss_fn to measure gradients, or neither")
