@@ -23,9 +23,14 @@ def test_every_vocabulary_is_a_view_of_the_registry():
     assert init.FAN_IN_VARIANCE == {
         name: s.fan_in_variance for name, s in SCHEMES.items() if s.fan_in_variance is not None
     }
-    from relulab.cli.diagnose import _init_names
+    import argparse
 
-    assert _init_names() == list(SCHEMES)
+    from relulab.cli import diagnose
+
+    commands = argparse.ArgumentParser().add_subparsers()
+    diagnose.add_parser(commands)
+    init_help = " ".join(commands.choices["diagnose"].format_help().split())
+    assert all(name in init_help for name in SCHEMES)
 
 
 @pytest.mark.parametrize("name", PER_TENSOR)

@@ -64,7 +64,7 @@ __all__ = [
     "init_model_",
 ]
 
-LayerFill = Callable[..., object]
+Initialiser = Callable[..., Tensor]
 DataDependentInit = Callable[..., InitReport]
 
 
@@ -75,10 +75,11 @@ class Scheme:
     Attributes:
         name: the registry key.
         description: the law of the weights, with its source.
-        bias: the bias rule — ``"zero"`` (set to 0), ``"drawn"`` (drawn by the scheme) or
-            ``"data"`` (set from data).
-        fill: per-tensor schemes: ``fill(weight, bias, generator, **options)`` fills one layer in
-            place (``bias`` may be ``None``); ``None`` for data-dependent schemes.
+        bias: the bias rule — ``"zero"`` (set to 0), ``"drawn"`` (drawn with the weight by the
+            initialiser) or ``"data"`` (set from data).
+        initialiser: per-tensor schemes: ``initialiser(weight, generator=..., **options)`` for
+            the bias rule ``"zero"``, ``initialiser(weight, bias, generator, **options)`` for
+            ``"drawn"``; ``None`` for data-dependent schemes.
         fan_in_variance: :math:`\\mathrm{Var}(W)\\,n_{in}`, the pre-activation variance a
             unit-second-moment input gets; ``None`` where it is not a constant.
         apply: data-dependent schemes: ``apply(model, data, generator=...)`` returning an
@@ -95,43 +96,39 @@ class Scheme:
     name: str
     description: str
     bias: Literal["zero", "drawn", "data"]
-    fill: LayerFill | None = None
+    initialiser: Initialiser | None = None
     fan_in_variance: float | None = None
     apply: DataDependentInit | None = None
 
     @property
     def data_dependent(self) -> bool:
-        """Whether the scheme needs data (then it has ``apply`` and no ``fill``)."""
+        """Whether the scheme needs data (then it has ``apply`` and no ``initialiser``)."""
         return self.apply is not None
 
-
-@torch.no_grad()
-def _zero(bias: Tensor | None) -> None:
-    if bias is not None:
-        bias.zero_()
-
-
-def _weight_only(fill_weight: Callable[..., Tensor]) -> LayerFill:
-    """A layer fill from a weight initialiser: the weight by ``fill_weight``, the bias 0."""
-
+    @torch.no_grad()
     def fill(
-        weight: Tensor, bias: Tensor | None, generator: torch.Generator | None = None, **options
+        self,
+        weight: Tensor,
+        bias: Tensor | None,
+        generator: torch.Generator | None = None,
+        **options: float,
     ) -> None:
-        fill_weight(weight, generator=generator, **options)
-        _zero(bias)
+        """Initialise one layer in place: the weight by the scheme, the bias by its rule.
 
-    return fill
-
-
-def _with_bias(fill_layer: Callable[..., Tensor]) -> LayerFill:
-    """A layer fill from an initialiser that draws weight and bias together."""
-
-    def fill(
-        weight: Tensor, bias: Tensor | None, generator: torch.Generator | None = None, **options
-    ) -> None:
-        fill_layer(weight, bias, generator, **options)
-
-    return fill
+        Args:
+            weight: ``(out, in, *kernel)``.
+            bias: ``(out,)`` or ``None``.
+            generator: the random generator.
+            **options: passed to the initialiser (e.g. ``mode``, ``gain``).
+        """
+        if self.initialiser is None:
+            raise ValueError(f"{self.name!r} is data-dependent: it has no per-layer fill")
+        if self.bias == "drawn":
+            self.initialiser(weight, bias, generator, **options)
+            return
+        self.initialiser(weight, generator=generator, **options)
+        if bias is not None:
+            bias.zero_()
 
 
 _ALL = (
@@ -139,53 +136,53 @@ _ALL = (
         "torch_default",
         "weights and biases U(±1/√n_in), what nn.Linear/nn.Conv reset to (not He init)",
         "drawn",
-        _with_bias(torch_default_),
+        torch_default_,
         1.0 / 3.0,
     ),
     Scheme(
         "kaiming_normal",
         "N(0, 2/n_in) (He et al. 2015), biases 0",
         "zero",
-        _weight_only(kaiming_normal_),
+        kaiming_normal_,
         2.0,
     ),
     Scheme(
         "kaiming_uniform",
         "U(±√(6/n_in)) (He et al. 2015), biases 0",
         "zero",
-        _weight_only(kaiming_uniform_),
+        kaiming_uniform_,
         2.0,
     ),
     Scheme(
         "lecun_normal",
         "N(0, 1/n_in) (LeCun et al. 1998), biases 0",
         "zero",
-        _weight_only(lecun_normal_),
+        lecun_normal_,
         1.0,
     ),
     Scheme(
         "normal",
         "N(0, 1), so a scale is the std σ (seed 004 appendix E: σ² = 2e-4), biases 0",
         "zero",
-        _weight_only(normal_),
+        normal_,
     ),
     Scheme(
         "orthogonal",
         "orthonormal rows or columns (Saxe et al. 2014), biases 0",
         "zero",
-        _weight_only(orthogonal_),
+        orthogonal_,
     ),
     Scheme(
         "rai",
         "random asymmetric init of weights and bias (Lu et al. 2020)",
         "drawn",
-        _with_bias(rai_),
+        rai_,
     ),
     Scheme(
         "raai",
         "anti-correlated rows [w, b], then RAI's Beta entry (seed 003 §3)",
         "drawn",
-        _with_bias(raai_),
+        raai_,
     ),
     Scheme(
         "scale",
