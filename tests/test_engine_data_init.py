@@ -9,8 +9,7 @@ F64 = torch.float64
 
 
 def _hidden_preactivations(model, x):
-    _, preactivations = model.forward(x, return_preactivations=True)
-    return preactivations
+    return model.trace(x).preactivations
 
 
 def test_scale_bias_gives_zero_mean_unit_variance_per_feature():

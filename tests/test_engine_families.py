@@ -14,6 +14,7 @@ from relulab.engine import (
     init_weight_stack,
     train,
 )
+from relulab.nn import ReLUMinusB
 
 F64 = torch.float64
 
@@ -224,3 +225,79 @@ def test_training_result_goes_into_the_store(tmp_path):
     torch.testing.assert_close(
         torch.tensor(back.final["loss"]), torch.tensor(result.final["loss"]).double()
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The sealed face: forward -> Tensor, trace -> Trace, a declared manual_backward.
+# ---------------------------------------------------------------------------------------------
+def _module_hooks(module, x, types):
+    """Inputs and outputs of every module of ``types`` in ``module(x)``, in call order."""
+    seen = []
+    hooks = [
+        m.register_forward_hook(lambda mod, i, o: seen.append((i[0], o)))
+        for m in module.modules()
+        if isinstance(m, types)
+    ]
+    with torch.no_grad():
+        module(x)
+    for hook in hooks:
+        hook.remove()
+    return seen
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [MLPSpec((5, 7, 6, 2)), MLPSpec((5, 7, 6, 2), batchnorm=True), MLPSpec((5, 4, 3), bias=False)],
+)
+def test_mlp_trace_records_what_the_module_computes(spec):
+    from relulab.engine import BatchedFamily, Trace
+
+    model = BatchedMLP(spec, 2, seeds=[1, 2], relu_shift=[0.0, 0.3], dtype=F64)
+    x, _ = _data(9, 5, 2)
+    trace = model.trace(x)
+    assert isinstance(model, BatchedFamily) and isinstance(trace, Trace)
+    assert model.manual_backward == (not spec.batchnorm)
+    torch.testing.assert_close(trace.output, model.forward(x), rtol=0, atol=0)
+    assert trace.inputs[0] is x and len(trace.inputs) == len(model.weights)
+    assert trace.activations == trace.inputs[1:] and trace.stream == ()
+    if not spec.batchnorm:
+        assert trace.linear_outputs == trace.preactivations
+    for s in range(2):
+        module = model.module(s)
+        activations = _module_hooks(module, x, (torch.nn.ReLU, ReLUMinusB))
+        linears = _module_hooks(module, x, torch.nn.Linear)
+        for layer, (z, h) in enumerate(activations):
+            torch.testing.assert_close(trace.preactivations[layer][s], z)
+            torch.testing.assert_close(trace.activations[layer][s], h)
+            torch.testing.assert_close(trace.linear_outputs[layer][s], linears[layer][1])
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_residual_trace_is_the_one_block_loop_of_the_module(norm):
+    spec = ResidualToySpec(width=5, hidden=9, blocks=3, norm=norm, alpha=0.7)
+    model = BatchedResidualToy(spec, 2, seeds=[3, 4], relu_shift=[0.0, 0.2], dtype=F64)
+    x, _ = _data(11, 5, 5)
+    trace = model.trace(x)
+    assert model.manual_backward is False
+    torch.testing.assert_close(trace.output, model.forward(x), rtol=0, atol=0)
+    assert trace.stream[-1] is trace.output and len(trace.stream) == 3
+    assert len(trace.inputs) == len(model.params) == 6
+    for s in range(2):
+        module = model.module(s)
+        with torch.no_grad():
+            torch.testing.assert_close(module(x), trace.output[s])
+        fc1 = _module_hooks(module, x, torch.nn.Linear)[0::2]
+        for block, (inner, z) in enumerate(fc1):
+            torch.testing.assert_close(trace.inputs[2 * block][s], inner)
+            torch.testing.assert_close(trace.preactivations[block][s], z)
+            shift = model.shift[s]
+            torch.testing.assert_close(trace.activations[block][s], torch.relu(z) - shift[0])
+
+
+def test_families_without_manual_backward_say_so_and_errors_are_not_swallowed():
+    model = BatchedResidualToy(ResidualToySpec(4, 6, 1), 1, dtype=F64)
+    with pytest.raises(NotImplementedError, match="no manual backward"):
+        model.loss_and_grads(torch.zeros(3, 4), torch.zeros(3, 4), "mse")
+    problem = SupervisedProblem(model, torch.zeros(3, 5, dtype=F64), torch.zeros(3, 4, dtype=F64))
+    with pytest.raises(RuntimeError):  # a real shape error reaches the caller
+        problem.observe()

@@ -98,3 +98,42 @@ def test_no_nan_at_correlation_plus_minus_one():
 def test_unknown_activation_is_rejected():
     with pytest.raises(ValueError, match="unknown activation"):
         get_kernel("swish")
+
+
+# One arc-cosine kernel: every special form is the general J(q1, q2, q12) (neural-tangents style).
+CORRELATIONS = np.linspace(-1.0, 1.0, 201)
+
+
+def test_arccos_kernel_is_the_angular_factor_times_the_lengths():
+    from relulab.theory import arccos_j1
+
+    q1, q2 = 1.7, 0.4
+    q12 = CORRELATIONS * np.sqrt(q1 * q2)
+    expected = np.sqrt(q1 * q2) / (2 * np.pi) * arccos_j1(safe_correlation(q1, q2, q12))
+    np.testing.assert_array_equal(arccos_kernel(q1, q2, q12), expected)
+
+
+def test_normalised_kernel_is_twice_the_unit_arccos_kernel_and_the_kaiming_correlation_map():
+    from relulab.theory import correlation_map, normalised_arccos_kernel
+
+    k = normalised_arccos_kernel(CORRELATIONS)
+    np.testing.assert_allclose(k, 2 * arccos_kernel(1.0, 1.0, CORRELATIONS), rtol=1e-15, atol=0)
+    # a Kaiming ReLU layer without biases (σ_w² = 2, σ_b² = 0) maps c to K(c), at any length
+    for q in (0.5, 2.0):
+        mapped = correlation_map(get_kernel("relu"), CORRELATIONS, q, 2.0, 0.0)
+        np.testing.assert_allclose(mapped, k, rtol=1e-14, atol=1e-15)
+
+
+def test_normalised_kernel_derivative_is_twice_the_relu_derivative_cross_moment():
+    from relulab.theory import normalised_arccos_kernel_derivative
+
+    derivative = normalised_arccos_kernel_derivative(CORRELATIONS)
+    general = 2 * get_kernel("relu").derivative_cross(1.0, 1.0, CORRELATIONS)
+    np.testing.assert_array_equal(derivative, general)
+
+
+def test_correlation_angle_is_arccos_and_safe_past_the_ends():
+    from relulab.theory import correlation_angle
+
+    np.testing.assert_allclose(correlation_angle(CORRELATIONS), np.arccos(CORRELATIONS), atol=1e-7)
+    assert correlation_angle(1 + 1e-12) == 0.0 and correlation_angle(-1 - 1e-12) == np.pi

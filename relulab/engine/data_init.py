@@ -1,5 +1,5 @@
 r"""Data-dependent initialisation of batched MLPs (the engine's counterpart of
-:func:`relulab.init.scale_bias_` for any ``nn.Module``) (seed ``002_…`` §5.1; SETUPS.md §3).
+:func:`relulab.init.scale_bias_` for any ``nn.Module``; seed ``002_…`` §5.1, eqs. 13–14).
 
 Layer by layer, in forward order (layer :math:`l` is set after layer :math:`l-1`, on the
 activations the already-initialised layers produce), for every network of the batch separately:
@@ -12,8 +12,10 @@ activations the already-initialised layers produce), for every network of the ba
   pre-activations, applied to weights **and** biases. Scaling only the weights after
   centring would bring the means back (the LSUV-with-bias pitfall).
 
-:math:`\epsilon = 10^{-5}`. The statistics come from the given samples ``x`` (the seed uses 5
-minibatches; pass them concatenated). Only the hidden layers are set; the readout is left.
+:math:`\epsilon = 10^{-5}`. One layer's arithmetic is :func:`relulab.init.rescale_layer_`, the
+function the ``nn.Module`` initialisers use too. The statistics come from the given samples
+``x`` (the seed uses 5 minibatches; pass them concatenated). Only the hidden layers are set;
+the readout is left.
 """
 
 from __future__ import annotations
@@ -23,14 +25,26 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from relulab.engine.models import BatchedMLP, _linear
+from relulab.engine.family import batched_linear
+from relulab.engine.models import BatchedMLP
+from relulab.init.model import rescale_layer_
 
 __all__ = ["LayerInitReport", "scale_init_batched_"]
 
 
 @dataclass(frozen=True)
 class LayerInitReport:
-    """What was applied to one layer: the per-network scale factors (and whether biases moved)."""
+    """What :func:`scale_init_batched_` applied to one hidden layer.
+
+    Attributes:
+        layer: the hidden layer's index.
+        scale: the factor of every network ``(S,)``.
+        centred: whether the biases centred the features first (scale+bias).
+
+    Example:
+        >>> LayerInitReport(0, torch.ones(2), centred=True).centred
+        True
+    """
 
     layer: int
     scale: Tensor
@@ -41,7 +55,24 @@ class LayerInitReport:
 def scale_init_batched_(
     model: BatchedMLP, x: Tensor, with_bias: bool, eps: float = 1e-5
 ) -> list[LayerInitReport]:
-    """Apply *scale* (``with_bias=False``) or *scale+bias* to every hidden layer, in place."""
+    r"""Apply *scale* (``with_bias=False``) or *scale+bias* to every hidden layer, in place.
+
+    Args:
+        model: a :class:`~relulab.engine.BatchedMLP` without BatchNorm (with hidden biases for
+            scale+bias).
+        x: the samples ``(N, d_in)``.
+        with_bias: centre every feature through its bias first (scale+bias).
+        eps: :math:`\epsilon`.
+
+    Returns:
+        One :class:`LayerInitReport` per hidden layer.
+
+    Example:
+        >>> from relulab.engine import MLPSpec
+        >>> model = BatchedMLP(MLPSpec((4, 16, 16, 1)), n_networks=3, init="normal")
+        >>> [r.scale.shape for r in scale_init_batched_(model, torch.randn(64, 4), with_bias=True)]
+        [torch.Size([3]), torch.Size([3])]
+    """
     if model.spec.batchnorm:
         raise ValueError(
             "data-dependent scaling of a BatchNorm network has no effect; build it without"
@@ -53,15 +84,8 @@ def scale_init_batched_(
     for layer, (weight, bias) in enumerate(zip(model.weights[:-1], model.biases[:-1], strict=True)):
         if bias is not None:
             bias.zero_()
-        u = _linear(h, weight, bias)
-        if with_bias:
-            mean = u.mean(dim=1)
-            bias.sub_(mean)
-            u = u - mean.unsqueeze(1)
-        factor = torch.rsqrt(u.square().mean(dim=(1, 2)) + eps)
-        weight.mul_(factor.reshape(-1, 1, 1))
-        if bias is not None:
-            bias.mul_(factor.reshape(-1, 1))
+        u = batched_linear(h, weight, bias)
+        u, factor = rescale_layer_(weight, bias, u, centre=with_bias, eps=eps, batch_dims=1)
         reports.append(LayerInitReport(layer, factor, with_bias))
-        h = model._activate(u * factor.reshape(-1, 1, 1))
+        h = model.activate(u)
     return reports

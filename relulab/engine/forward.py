@@ -1,12 +1,16 @@
 r"""Forward statistics of many wide, deep random ReLU networks (no training).
 
-Seed ``002_…`` (Luther & Seung, *Sample variance decay*; SETUPS.md §3): for a fixed network and
-pre-activation :math:`u_i` of layer :math:`l`, over the samples :math:`t`,
+Seed ``002_…`` (Luther & Seung, *Sample variance decay*, §2.2 and §3.2): for a fixed network
+and pre-activation :math:`u_i` of layer :math:`l`, over the samples :math:`t`,
 
 .. math::
     m^2 = \sum_i \langle u_i\rangle_t^2,\qquad
     v^2 = \sum_i \left(\langle u_i^2\rangle_t - \langle u_i\rangle_t^2\right),\qquad
-    r_l = \sqrt{m^2 / v^2}\quad\text{(seed eq. 9)}.
+    r_l = \sqrt{m^2 / v^2}\quad\text{(seed eq. 9)},
+
+computed by :mod:`relulab.nn.statistics` (:func:`~relulab.nn.statistics.sample_moments`,
+:func:`~relulab.nn.statistics.squared_mean_and_variance`,
+:func:`~relulab.nn.statistics.mean_variance_ratio`), the functions the probe uses.
 
 Networks: equal width ``n``, ReLU, no biases, weights :math:`N(0, 2/n_{in})` (Kaiming) drawn
 fresh for every layer of every network, so an ensemble of 30 width-3000 depth-50 nets never
@@ -21,33 +25,45 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from relulab.engine.models import _linear
+from relulab.engine.family import BatchedFamily
+from relulab.nn.statistics import (
+    BATCHED_SAMPLE_DIMS,
+    mean_variance_ratio,
+    sample_moments,
+    squared_mean_and_variance,
+)
 
 __all__ = ["ForwardStatistics", "activation_gradient_profile", "forward_statistics"]
 
 
 @dataclass
 class ForwardStatistics:
-    """Per network and layer ``(S, depth)``: squared sample mean, sample variance, ratio r."""
+    r"""What :func:`forward_statistics` measured.
+
+    Attributes:
+        mean_sq: :math:`m^2` per network and layer ``(S, depth)``.
+        sample_var: :math:`v^2`, ``(S, depth)``.
+        ratio: :math:`r = \sqrt{m^2/v^2}`, ``(S, depth)``.
+        timings: seconds drawing weights (``generate_s``) and propagating (``propagate_s``).
+        units: for each kept layer, the pre-activations of the first kept units
+            ``(S, N, units)``.
+
+    Example:
+        >>> stats = forward_statistics(2, 64, 3, torch.randn(10, 16))
+        >>> stats.ratio.shape
+        (2, 3)
+    """
 
     mean_sq: np.ndarray
     sample_var: np.ndarray
     ratio: np.ndarray
     timings: dict[str, float] = field(default_factory=dict)
     units: dict[int, np.ndarray] = field(default_factory=dict)  # layer → (S, N, kept units)
-
-
-def _layer_statistics(u: Tensor) -> tuple[Tensor, Tensor]:
-    """Sums over units of the squared sample mean and of the sample variance, per network."""
-    mean = u.mean(dim=1)
-    var = u.var(dim=1, unbiased=False)
-    return mean.square().sum(dim=1), var.sum(dim=1)
 
 
 def forward_statistics(
@@ -68,6 +84,26 @@ def forward_statistics(
     \mathrm{ReLU}(u^l)`. Returns the statistics of :math:`u^1 … u^{depth}` and the time spent
     drawing weights (``generate_s``) and propagating (``propagate_s``). For each layer index in
     ``keep_layers`` (0-based) the pre-activations of the first ``keep_units`` units are kept.
+
+    Args:
+        n_networks: S.
+        width: every layer's width :math:`n`.
+        depth: the number of layers.
+        inputs: ``(N, n_0)``, shared by the networks.
+        seeds: one per network (default ``0 … S−1``).
+        dtype: the dtype of the propagation.
+        device: where it runs (weights are drawn on the CPU).
+        generation_threads: threads drawing the weights (default: torch's thread count).
+        keep_layers: layer indices whose pre-activations to keep.
+        keep_units: how many units of those to keep.
+
+    Returns:
+        :class:`ForwardStatistics`.
+
+    Example:
+        >>> stats = forward_statistics(3, 200, 10, torch.randn(50, 200))
+        >>> bool(stats.ratio[:, -1].mean() > stats.ratio[:, 1].mean())  # the mean takes over
+        True
     """
     seeds = list(range(n_networks)) if seeds is None else list(seeds)
     if len(seeds) != n_networks:
@@ -94,7 +130,7 @@ def forward_statistics(
             weights = weights.to(device)
             middle = time.perf_counter()
             u = torch.matmul(h, weights.transpose(1, 2))
-            m2, v2 = _layer_statistics(u)
+            m2, v2 = squared_mean_and_variance(*sample_moments(u, BATCHED_SAMPLE_DIMS))
             if layer in keep_layers and keep_units:
                 kept[layer] = u[:, :, :keep_units].double().cpu().numpy()
             mean_sq[:, layer], sample_var[:, layer] = m2.double().cpu(), v2.double().cpu()
@@ -104,35 +140,37 @@ def forward_statistics(
                 torch.cuda.synchronize(device)
             timings["generate_s"] += middle - started
             timings["propagate_s"] += time.perf_counter() - middle
-    mean_sq_np, sample_var_np = mean_sq.numpy(), sample_var.numpy()
-    ratio = np.sqrt(mean_sq_np / sample_var_np)
-    return ForwardStatistics(mean_sq_np, sample_var_np, ratio, timings, kept)
+    ratio = mean_variance_ratio(mean_sq, sample_var)
+    return ForwardStatistics(mean_sq.numpy(), sample_var.numpy(), ratio.numpy(), timings, kept)
 
 
-def activation_gradient_profile(model: Any, x: Tensor) -> tuple[Tensor, Tensor]:
+def activation_gradient_profile(model: BatchedFamily, x: Tensor) -> tuple[Tensor, Tensor]:
     r"""Per network and hidden layer: :math:`\langle(\partial L/\partial x^l)^2\rangle` and the
     per-feature sample std of the pre-activations *before* any BatchNorm.
 
-    Seed ``002_…`` §4: :math:`L = \sum_t \mathbf w\cdot \mathbf x^L_t`, the model's linear readout
-    (no bias) being the random :math:`\mathbf w`; :math:`x^l` is the activation of hidden layer
-    :math:`l`. Averages run over units and samples. Returns two ``(S, n_hidden)`` tensors.
+    Seed ``002_…`` §4 (Fig. 3): :math:`L = \sum_t \mathbf w\cdot \mathbf x^L_t`, the model's
+    linear readout (no bias) being the random :math:`\mathbf w`; :math:`x^l` is the activation of
+    hidden layer :math:`l`. Averages run over units and samples.
+
+    Args:
+        model: a batched family whose output is the readout, e.g. a
+            :class:`~relulab.engine.BatchedMLP` with a 1-unit linear output layer.
+        x: the inputs ``(N, d)``.
+
+    Returns:
+        Two ``(S, n_hidden)`` tensors: the gradient second moments and the pre-activation stds.
+
+    Example:
+        >>> from relulab.engine import BatchedMLP, MLPSpec
+        >>> model = BatchedMLP(MLPSpec((8, 8, 8, 1), bias=False), n_networks=2)
+        >>> [t.shape for t in activation_gradient_profile(model, torch.randn(16, 8))]
+        [torch.Size([2, 2]), torch.Size([2, 2])]
     """
     with torch.enable_grad():
-        output, preactivations, inputs = model._forward(x)
-        hidden = inputs[1:]
-        grads = torch.autograd.grad(output.sum(), hidden)
+        trace = model.trace(x)
+        grads = torch.autograd.grad(trace.output.sum(), trace.activations)
     grad_sq = torch.stack([g.detach().square().mean(dim=(1, 2)) for g in grads], dim=1)
     with torch.no_grad():
-        if model.spec.batchnorm:  # _forward returns them after BatchNorm: recompute W h + b
-            raw = [
-                _linear(
-                    inputs[i].detach(),
-                    model.weights[i].detach(),
-                    None if model.biases[i] is None else model.biases[i].detach(),
-                )
-                for i in range(len(hidden))
-            ]
-        else:
-            raw = [z.detach() for z in preactivations]
+        raw = [u.detach() for u in trace.linear_outputs]
         pre_std = torch.stack([u.std(dim=1, unbiased=False).mean(dim=1) for u in raw], dim=1)
     return grad_sq, pre_std

@@ -5,15 +5,11 @@ layer in a fixed order, so its initial parameters do not depend on S or on its p
 sweep: the same seed gives the same network in any batch, and in a plain per-network loop.
 The draws are written straight into preallocated ``(S, …)`` tensors (no modules are built).
 
-Schemes, drawn by the per-tensor initialisers of :mod:`relulab.init` (:math:`n_{in}` = the
-layer's input width; ``scale`` multiplies the spread):
-
-* ``torch_default``: weights and biases :math:`U(\pm 1/\sqrt{n_{in}})` — what ``nn.Linear``
-  does, which is *not* He init;
-* ``kaiming_normal``: :math:`N(0, 2/n_{in})` (He et al. 2015), biases 0;
-* ``kaiming_uniform``: :math:`U(\pm\sqrt{6/n_{in}})` (He et al. 2015), biases 0;
-* ``lecun_normal``: :math:`N(0, 1/n_{in})` (LeCun et al. 1998), biases 0;
-* ``normal``: :math:`N(0, 1)`, so ``scale`` is the std σ (seed ``004_…``: σ² = 2e-4), biases 0.
+Schemes are the per-tensor ones of the registry :data:`relulab.init.SCHEMES` (listed in
+:data:`INIT_SCHEMES`: ``torch_default``, ``kaiming_normal``, ``kaiming_uniform``,
+``lecun_normal``, ``normal``, ``orthogonal``, ``rai``, ``raai``), each layer drawn by the
+scheme's own fill in float64; ``scale`` multiplies the weights and biases (for ``normal`` it is
+the std σ: seed ``004_…`` appendix E uses σ² = 2e-4).
 """
 
 from __future__ import annotations
@@ -23,17 +19,9 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from relulab.init.tensor import (
-    kaiming_normal_,
-    kaiming_uniform_,
-    lecun_normal_,
-    normal_,
-    torch_default_,
-)
+from relulab.init.schemes import INIT_SCHEMES, get_scheme
 
 __all__ = ["INIT_SCHEMES", "init_weight_stack", "per_network"]
-
-INIT_SCHEMES = ("torch_default", "kaiming_normal", "kaiming_uniform", "lecun_normal", "normal")
 
 
 def per_network(value: float | Sequence[float] | Tensor, n_networks: int, name: str) -> list:
@@ -47,24 +35,13 @@ def per_network(value: float | Sequence[float] | Tensor, n_networks: int, name: 
     return list(value)
 
 
-_PER_TENSOR = {
-    "kaiming_normal": kaiming_normal_,
-    "kaiming_uniform": kaiming_uniform_,
-    "lecun_normal": lecun_normal_,
-    "normal": normal_,
-}
-
-
 def _draw_layer(
     scheme: str, shape: tuple[int, int], has_bias: bool, generator: torch.Generator
 ) -> tuple[Tensor, Tensor | None]:
-    """One network's layer in float64, weight then bias, by the per-tensor initialisers."""
+    """One network's layer in float64, weight then bias, by the scheme's fill."""
     weight = torch.empty(shape, dtype=torch.float64)
     bias = torch.zeros(shape[0], dtype=torch.float64) if has_bias else None
-    if scheme == "torch_default":
-        torch_default_(weight, bias, generator)
-    else:
-        _PER_TENSOR[scheme](weight, generator=generator)
+    get_scheme(scheme).fill(weight, bias, generator)
     return weight, bias
 
 
@@ -78,11 +55,29 @@ def init_weight_stack(
     dtype: torch.dtype = torch.float32,
     device: torch.device | str = "cpu",
 ) -> list[tuple[Tensor, Tensor | None]]:
-    """Weights ``(S, out, in)`` and biases ``(S, out)`` (or ``None``) for each ``(out, in)``.
+    """Weights ``(S, out, in)`` and biases ``(S, out)`` (or ``None``) for each ``(out, in)``:
+    network ``s`` draws its layers in order from a generator seeded with ``seeds[s]`` by the
+    registry's fill of its scheme (:data:`relulab.init.SCHEMES`), then multiplies them by
+    ``scale[s]``. Draws are made in float64 and cast, so float32 and float64 runs start from the
+    same numbers.
 
-    ``scheme``, ``scale`` and ``seeds`` may differ per network (sequences of length S); seeds
-    default to ``0 … S−1``. ``bias`` may be given per layer. Draws are made in float64 and cast,
-    so float32 and float64 runs start from the same numbers.
+    Args:
+        shapes: ``(out, in)`` per layer.
+        n_networks: S.
+        scheme: a per-tensor scheme (:data:`INIT_SCHEMES`), or one per network.
+        scale: a multiplier, or one per network.
+        seeds: one per network (default ``0 … S−1``).
+        bias: whether layers have biases, for all or per layer.
+        dtype: the dtype of the stacks.
+        device: their device.
+
+    Returns:
+        ``[(weight, bias), …]`` per layer.
+
+    Example:
+        >>> ((w, b),) = init_weight_stack([(3, 4)], n_networks=2, scheme="torch_default")
+        >>> w.shape, b.shape
+        (torch.Size([2, 3, 4]), torch.Size([2, 3]))
     """
     schemes = per_network(scheme, n_networks, "scheme")
     unknown = sorted(set(schemes) - set(INIT_SCHEMES))

@@ -11,39 +11,39 @@ Families
   tanh or linear; optional BatchNorm (per-feature centring and scaling by batch statistics, no
   affine, as ``nn.BatchNorm1d`` in training mode). The two-layer nets of seed ``004_…`` are the
   depth-2 case, with the hidden bias as a bias or as a constant input column (``tasks``).
-* :class:`BatchedResidualToy` — Liu's residual toy (SETUPS.md §2): width ``d``, blocks of
-  ``FC1: d→hidden``, ReLU−b, ``FC2: hidden→d``, no biases, FC2's output scaled by ``α``;
-  with :math:`u(v) = \alpha\,\mathrm{FC2}(\mathrm{ReLU}(\mathrm{FC1}\,v) - b)`:
+* :class:`BatchedResidualToy` — Liu's residual toy (the "depth-1" model seed ``000_…``
+  §Motivation builds on): width ``d``, blocks of ``FC1: d→hidden``, ReLU−b, ``FC2: hidden→d``,
+  no biases, FC2's output scaled by ``α``; with
+  :math:`u(v) = \alpha\,\mathrm{FC2}(\mathrm{ReLU}(\mathrm{FC1}\,v) - b)`:
   Post-LN :math:`h \leftarrow \mathrm{LN}(h + u(h))`,
   Pre-LN :math:`h \leftarrow h + u(\mathrm{LN}(h))` (no final LN). LN has no affine and eps 1e-5.
+  The block is :func:`relulab.nn.residual_block`, shared with :class:`relulab.nn.ResidualToy`.
+
+Both are :class:`~relulab.engine.family.BatchedFamily`: ``forward(x)`` returns the outputs,
+``trace(x)`` a :class:`~relulab.engine.family.Trace` of every layer; :class:`BatchedMLP`
+without BatchNorm declares ``manual_backward`` and computes its gradients by hand.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import torch
 from torch import Tensor
 
+from relulab.engine.family import BatchedFamily, LossName, Trace, batched_linear
 from relulab.engine.init import init_weight_stack, per_network
 from relulab.nn.activations import get_activation
-from relulab.nn.models import MLP, ResidualToy
+from relulab.nn.models import MLP, ResidualToy, residual_block
+from relulab.nn.statistics import BATCHED_SAMPLE_DIMS, centring_shift
 
 __all__ = ["BatchedMLP", "BatchedResidualToy", "MLPSpec", "ResidualToySpec"]
 
 BN_EPS = 1e-5
 LN_EPS = 1e-5
-
-
-def _linear(h: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    r""":math:`h W^\top + b` for ``h`` of shape ``(S, B, in)`` or shared ``(B, in)``."""
-    if h.dim() == 2:
-        h = h.expand(weight.shape[0], *h.shape)
-    if bias is None:
-        return torch.bmm(h, weight.transpose(1, 2))
-    return torch.baddbmm(bias.unsqueeze(1), h, weight.transpose(1, 2))
 
 
 def _batchnorm(z: Tensor) -> Tensor:
@@ -61,7 +61,7 @@ def _shift_vector(shift: float | Sequence[float] | Tensor, n_networks: int, like
     return torch.tensor(values, dtype=like.dtype, device=like.device).reshape(-1, 1, 1)
 
 
-class _StackedNetworks:
+class _StackedNetworks(BatchedFamily):
     """Set-up shared by the families: trainable weight stacks and the per-network ReLU shift."""
 
     def _set_up(
@@ -90,7 +90,22 @@ class _StackedNetworks:
 
 @dataclass(frozen=True)
 class MLPSpec:
-    """Architecture of a fully connected net: ``widths = (d_in, h_1, …, d_out)``."""
+    """Architecture of a fully connected net.
+
+    Attributes:
+        widths: ``(d_in, h_1, …, d_out)``; ``len(widths) - 2`` hidden layers.
+        activation: ``relu`` (ReLU−b with a shift), ``leaky_relu``, ``silu``, ``tanh`` or
+            ``linear``.
+        bias: biases in the hidden layers.
+        output_bias: a bias in the readout (default: ``bias``).
+        batchnorm: BatchNorm (batch statistics, no affine) before every hidden activation.
+        leaky_slope: the negative slope of ``leaky_relu``.
+
+    Example:
+        >>> spec = MLPSpec((8, 64, 15), output_bias=False)  # seed 004's two-layer net
+        >>> spec.layer_shapes, spec.layer_biases
+        ([(64, 8), (15, 64)], [True, False])
+    """
 
     widths: tuple[int, ...]
     activation: str = "relu"
@@ -117,7 +132,25 @@ class MLPSpec:
 
 
 class BatchedMLP(_StackedNetworks):
-    """S fully connected networks; see the module docstring."""
+    """S fully connected networks of one :class:`MLPSpec` (module docstring).
+
+    Args:
+        spec: the architecture.
+        n_networks: S.
+        init: a per-tensor scheme of :data:`relulab.init.SCHEMES`, or one per network.
+        init_scale: multiplies every drawn weight and bias (per network or shared).
+        seeds: one per network (default ``0 … S−1``); network ``s`` is the same in any batch.
+        relu_shift: the ReLU−b shift :math:`b`, shared or per network.
+        dtype: the parameters' dtype.
+        device: their device.
+
+    Example:
+        >>> model = BatchedMLP(MLPSpec((3, 16, 1)), n_networks=4, relu_shift=0.2)
+        >>> model.forward(torch.randn(10, 3)).shape
+        torch.Size([4, 10, 1])
+        >>> [z.shape for z in model.trace(torch.randn(10, 3)).preactivations]
+        [torch.Size([4, 10, 16])]
+    """
 
     def __init__(
         self,
@@ -145,6 +178,8 @@ class BatchedMLP(_StackedNetworks):
         )
         self.weights = [w for w, _ in stack]
         self.biases = [b for _, b in stack]
+        #: hand-written backprop covers every activation without BatchNorm
+        self.manual_backward = not spec.batchnorm
 
     @torch.no_grad()
     def module(self, s: int) -> MLP:
@@ -166,39 +201,47 @@ class BatchedMLP(_StackedNetworks):
                 linear.bias.copy_(bias[s])
         return module
 
-    def _activate(self, z: Tensor) -> Tensor:
-        """σ(z) − b; the subtraction (a pass over the tensor) is skipped when b ≡ 0."""
+    def activate(self, z: Tensor) -> Tensor:
+        r"""The hidden activation :math:`\sigma(z) - b` of every network, ``z`` ``(S, B, units)``;
+        the subtraction (a pass over the tensor) is skipped when b ≡ 0."""
         return self.activation.fn(z) - self.shift if self.has_shift else self.activation.fn(z)
 
-    def _forward(self, x: Tensor) -> tuple[Tensor, list[Tensor], list[Tensor]]:
-        """Output, hidden pre-activations (after BatchNorm, if any) and every layer's input."""
-        h, preactivations, inputs = x, [], []
+    def _forward(self, x: Tensor) -> tuple[Tensor, list[Tensor], list[Tensor], list[Tensor]]:
+        """Output, hidden pre-activations (after BatchNorm, if any), every layer's input, and —
+        with BatchNorm only — the hidden layers' outputs before it. The lean pass that
+        :meth:`loss_and_grads` runs every step: no tensor op beyond the forward itself."""
+        h, preactivations, inputs, before_norm = x, [], [], []
         last = len(self.weights) - 1
         for layer, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
             inputs.append(h)
-            z = _linear(h, weight, bias)
+            z = batched_linear(h, weight, bias)
             if layer == last:
-                return z, preactivations, inputs
+                return z, preactivations, inputs, before_norm
             if self.spec.batchnorm:
+                before_norm.append(z)
                 z = _batchnorm(z)
             preactivations.append(z)
-            h = self._activate(z)
+            h = self.activate(z)
         raise AssertionError("unreachable")
 
-    def forward(
-        self, x: Tensor, return_preactivations: bool = False
-    ) -> Tensor | tuple[Tensor, list[Tensor]]:
-        """Outputs ``(S, B, d_out)``; optionally the hidden pre-activations ``(S, B, h_l)``."""
-        output, preactivations, _ = self._forward(x)
-        return (output, preactivations) if return_preactivations else output
+    def forward(self, x: Tensor) -> Tensor:
+        """Outputs ``(S, B, d_out)`` for inputs ``(B, d_in)`` (shared) or ``(S, B, d_in)``."""
+        return self._forward(x)[0]
 
-    @property
-    def has_manual_backward(self) -> bool:
-        """Hand-written backprop covers every activation without BatchNorm."""
-        return not self.spec.batchnorm
+    def trace(self, x: Tensor) -> Trace:
+        """The forward pass with every layer's input, linear output, pre-activation (after
+        BatchNorm) and activation; see :class:`~relulab.engine.family.Trace`."""
+        output, preactivations, inputs, before_norm = self._forward(x)
+        return Trace(
+            output=output,
+            inputs=tuple(inputs),
+            linear_outputs=tuple(before_norm if self.spec.batchnorm else preactivations),
+            preactivations=tuple(preactivations),
+            activations=tuple(inputs[1:]),
+        )
 
     @torch.no_grad()
-    def loss_and_grads(self, x: Tensor, y: Tensor, loss: str) -> tuple[Tensor, list[Tensor]]:
+    def loss_and_grads(self, x: Tensor, y: Tensor, loss: LossName) -> tuple[Tensor, list[Tensor]]:
         r"""Per-network loss and gradients by explicit backpropagation (no autograd graph).
 
         With :math:`r = \hat y - y` and :math:`g_L = \partial L/\partial \hat y` (:math:`r` for
@@ -207,7 +250,7 @@ class BatchedMLP(_StackedNetworks):
         :math:`g_{l-1} = (g_l W_l) \odot \sigma'(z_{l-1})`; the shift of ReLU−b does not enter.
         Checked against torch autograd + optimisers in ``tests/test_engine_families.py``.
         """
-        output, preactivations, inputs = self._forward(x)
+        output, preactivations, inputs, _ = self._forward(x)
         residual = output - y
         squared_sum = residual.square().sum(dim=(1, 2))
         if loss == "mse":
@@ -233,7 +276,14 @@ class BatchedMLP(_StackedNetworks):
 
 @dataclass(frozen=True)
 class ResidualToySpec:
-    """Liu's residual toy (SETUPS.md §2): width ``d``, ``blocks`` MLP blocks of ``hidden``."""
+    """Liu's residual toy (the "depth-1" model seed ``000_…`` builds on): width ``d``,
+    ``blocks`` MLP blocks of ``hidden`` units, LayerNorm ``"post"`` or ``"pre"``, the block
+    output scaled by ``alpha``.
+
+    Example:
+        >>> ResidualToySpec(width=50, hidden=200, blocks=10)  # seed 000's teacher and students
+        ResidualToySpec(width=50, hidden=200, blocks=10, norm='post', alpha=1.0)
+    """
 
     width: int
     hidden: int
@@ -249,7 +299,26 @@ class ResidualToySpec:
 
 
 class BatchedResidualToy(_StackedNetworks):
-    """S residual toys; weights in PyTorch's default init [I, strong] unless told otherwise."""
+    """S residual toys of one :class:`ResidualToySpec` (module docstring); weights in
+    PyTorch's default init unless told otherwise ([I, strong]: Kaiming-normal does not give seed
+    ``000_…``'s figures).
+
+    Args:
+        spec: the architecture.
+        n_networks: S.
+        init: a per-tensor scheme of :data:`relulab.init.SCHEMES`, or one per network.
+        init_scale: multiplies every drawn weight.
+        seeds: one per network (default ``0 … S−1``).
+        relu_shift: the ReLU−b shift :math:`b`, shared or per network.
+        dtype: the parameters' dtype.
+        device: their device.
+
+    Example:
+        >>> toy = BatchedResidualToy(ResidualToySpec(8, 32, 4), n_networks=3, relu_shift=0.25)
+        >>> trace = toy.trace(torch.randn(20, 8))
+        >>> trace.output.shape, len(trace.stream), trace.preactivations[0].shape
+        (torch.Size([3, 20, 8]), 4, torch.Size([3, 20, 32]))
+    """
 
     def __init__(
         self,
@@ -289,40 +358,75 @@ class BatchedResidualToy(_StackedNetworks):
             return torch.relu(z) - self.neuron_shifts[block]
         return torch.relu(z) - self.shift if self.has_shift else torch.relu(z)
 
-    @torch.no_grad()
-    def calibrate_shifts_(self, x: Tensor) -> list[Tensor]:
-        r"""Per-neuron shifts :math:`b_{kj} = \langle \mathrm{ReLU}(z_{kj})\rangle_{\text{data}}`,
-        block by block in forward order (each block sees the already-shifted earlier blocks),
-        so every hidden unit's output is centred on ``x``. Returns the shifts ``(S, 1, hidden)``."""
-        self.neuron_shifts = []
-        h = x.expand(self.n_networks, *x.shape) if x.dim() == 2 else x
-        for block, (fc1, fc2) in enumerate(zip(self.params[0::2], self.params[1::2], strict=True)):
-            inner = self._layer_norm(h) if self.spec.norm == "pre" else h
-            z = _linear(inner, fc1.detach(), None)
-            self.neuron_shifts.append(torch.relu(z).mean(dim=1, keepdim=True))
-            h = h + self.spec.alpha * _linear(self._activation(z, block), fc2.detach(), None)
-            if self.spec.norm == "post":
-                h = self._layer_norm(h)
-        return self.neuron_shifts
-
     def _layer_norm(self, h: Tensor) -> Tensor:
         return torch.nn.functional.layer_norm(h, (self.spec.width,), eps=LN_EPS)
 
-    def forward(
-        self, x: Tensor, return_hidden: bool = False, return_preactivations: bool = False
-    ) -> Tensor | tuple[Tensor, list[Tensor]]:
-        """Outputs ``(S, B, d)``; optionally the residual stream after every block, or the FC1
-        pre-activations of every block (what the neuron-state probes need)."""
+    def _run(
+        self, x: Tensor, activate: Callable[[Tensor, int], Tensor], record: bool
+    ) -> Trace | Tensor:
+        """The blocks in order (:func:`relulab.nn.residual_block`); a :class:`Trace` if
+        ``record``, else only the output (no intermediate kept)."""
         h = x.expand(self.n_networks, *x.shape) if x.dim() == 2 else x
-        stream, preactivations = [], []
+        inputs, preactivations, activations, stream = [], [], [], []
         for block, (fc1, fc2) in enumerate(zip(self.params[0::2], self.params[1::2], strict=True)):
-            inner = self._layer_norm(h) if self.spec.norm == "pre" else h
-            z = _linear(inner, fc1, None)
-            preactivations.append(z)
-            h = h + self.spec.alpha * _linear(self._activation(z, block), fc2, None)
-            if self.spec.norm == "post":
-                h = self._layer_norm(h)
-            stream.append(h)
-        if return_preactivations:
-            return h, preactivations
-        return (h, stream) if return_hidden else h
+            step = residual_block(
+                h,
+                partial(batched_linear, weight=fc1, bias=None),
+                partial(batched_linear, weight=fc2, bias=None),
+                partial(activate, block=block),
+                self.spec.norm,
+                self.spec.alpha,
+                self._layer_norm,
+            )
+            h = step.stream
+            if record:
+                inputs += [step.inner, step.activation]
+                preactivations.append(step.preactivation)
+                activations.append(step.activation)
+                stream.append(h)
+        if not record:
+            return h
+        return Trace(
+            output=h,
+            inputs=tuple(inputs),
+            linear_outputs=tuple(preactivations),
+            preactivations=tuple(preactivations),
+            activations=tuple(activations),
+            stream=tuple(stream),
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Outputs ``(S, B, d)`` for inputs ``(B, d)`` (shared) or ``(S, B, d)``."""
+        return self._run(x, self._activation, record=False)
+
+    def trace(self, x: Tensor) -> Trace:
+        """The forward pass with, per block, FC1's input and output (the pre-activations the
+        neuron-state probes need), the ReLU−b output, and the residual stream after the block."""
+        return self._run(x, self._activation, record=True)
+
+    @torch.no_grad()
+    def calibrate_shifts_(self, x: Tensor) -> list[Tensor]:
+        r"""Per-neuron shifts :math:`b_{kj} = \langle \mathrm{ReLU}(z_{kj})\rangle_{\text{data}}`
+        (:func:`relulab.nn.statistics.centring_shift`), block by block in forward order (each
+        block sees the already-shifted earlier blocks), so every hidden unit's output is centred
+        on ``x``. Afterwards the toy uses them instead of its scalar shift.
+
+        Args:
+            x: the data ``(N, d)`` or ``(S, N, d)``.
+
+        Returns:
+            The shifts of every block, each ``(S, 1, hidden)``.
+
+        Example:
+            >>> toy = BatchedResidualToy(ResidualToySpec(4, 8, 2), n_networks=3)
+            >>> [b.shape for b in toy.calibrate_shifts_(torch.randn(16, 4))]
+            [torch.Size([3, 1, 8]), torch.Size([3, 1, 8])]
+        """
+        self.neuron_shifts = []
+
+        def calibrated(z: Tensor, block: int) -> Tensor:
+            self.neuron_shifts.append(centring_shift(z, BATCHED_SAMPLE_DIMS, keepdim=True))
+            return self._activation(z, block)
+
+        self._run(x, calibrated, record=False)
+        return self.neuron_shifts

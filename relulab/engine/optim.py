@@ -48,7 +48,22 @@ def _as_lr_vector(lr: float | Sequence[float] | Tensor, n_networks: int, like: T
 
 
 class BatchedAdam:
-    """Adam over S networks with per-network learning rates; see the module docstring."""
+    r"""Adam over S networks with per-network learning rates (module docstring); one network
+    follows ``torch.optim.Adam(params, lr, betas, eps)`` to rounding.
+
+    Args:
+        params: tensors ``(S, …)``, stepped in place.
+        lr: one learning rate, or one per network ``(S,)``.
+        betas: :math:`(\beta_1, \beta_2)`.
+        eps: :math:`\epsilon`, added to :math:`\sqrt{\hat v_t}` as torch does.
+
+    Example:
+        >>> theta = torch.ones(3, 2)
+        >>> adam = BatchedAdam([theta], lr=[0.1, 0.2, 0.0])
+        >>> adam.step([torch.ones(3, 2)])
+        >>> theta[:, 0]
+        tensor([0.9000, 0.8000, 1.0000])
+    """
 
     def __init__(
         self,
@@ -68,6 +83,8 @@ class BatchedAdam:
 
     @torch.no_grad()
     def step(self, grads: Sequence[Tensor], active: Tensor | None = None) -> None:
+        """One Adam step with ``grads`` (matching ``params``); networks where the boolean
+        ``active`` ``(S,)`` is false keep their parameters and moments."""
         self.step_count += 1
         bias_correction1 = 1 - self.beta1**self.step_count
         bias_correction2_sqrt = math.sqrt(1 - self.beta2**self.step_count)
@@ -87,7 +104,20 @@ class BatchedAdam:
 
 
 class BatchedSGD:
-    """SGD with optional heavy-ball momentum over S networks; see the module docstring."""
+    r"""SGD with optional heavy-ball momentum over S networks (module docstring), as
+    ``torch.optim.SGD(params, lr, momentum)`` with dampening 0 and no Nesterov.
+
+    Args:
+        params: tensors ``(S, …)``, stepped in place.
+        lr: one learning rate, or one per network ``(S,)``.
+        momentum: :math:`\mu` (0: plain gradient descent).
+
+    Example:
+        >>> theta = torch.zeros(2, 3)
+        >>> BatchedSGD([theta], lr=[1.0, 0.5]).step([torch.ones(2, 3)])
+        >>> theta[:, 0]
+        tensor([-1.0000, -0.5000])
+    """
 
     def __init__(
         self,
@@ -102,6 +132,7 @@ class BatchedSGD:
 
     @torch.no_grad()
     def step(self, grads: Sequence[Tensor], active: Tensor | None = None) -> None:
+        """One step with ``grads``; networks where ``active`` is false stay as they are."""
         grads = list(grads)
         if self.momentum:
             if self.buffers is None:

@@ -14,7 +14,19 @@ __all__ = ["Recorder", "recording_steps"]
 
 
 def recording_steps(steps: int, every: int) -> np.ndarray:
-    """Steps ``0, k, 2k, …`` plus the final step ``steps`` (step 0 is the initialisation)."""
+    """The recording grid: steps ``0, k, 2k, …`` plus the final step (0 is the initialisation).
+
+    Args:
+        steps: the number of training steps.
+        every: ``k``.
+
+    Returns:
+        The steps, ascending.
+
+    Example:
+        >>> recording_steps(10, 4).tolist()
+        [0, 4, 8, 10]
+    """
     if every <= 0:
         raise ValueError(f"record_every must be positive, got {every}")
     grid = np.arange(0, steps + 1, every)
@@ -24,7 +36,24 @@ def recording_steps(steps: int, every: int) -> np.ndarray:
 
 
 class Recorder:
-    """Preallocated per-metric buffers of shape ``(T, S)``; see the module docstring."""
+    """Preallocated per-metric buffers of shape ``(T, S)`` on the training device (module
+    docstring); a metric's buffer appears at its first :meth:`record`.
+
+    Args:
+        steps: the number of training steps.
+        every: record every ``every`` steps (and at the last).
+        n_networks: S.
+        device: where the buffers live.
+        dtype: their dtype.
+
+    Example:
+        >>> recorder = Recorder(steps=4, every=2, n_networks=2, device="cpu")
+        >>> for step in range(5):
+        ...     if recorder.wants(step):
+        ...         recorder.record(step, {"loss": torch.full((2,), float(step))})
+        >>> recorder.to_numpy()["loss"].tolist()
+        [[0.0, 2.0, 4.0], [0.0, 2.0, 4.0]]
+    """
 
     def __init__(
         self,
@@ -42,9 +71,11 @@ class Recorder:
         self._buffers: dict[str, Tensor] = {}
 
     def wants(self, step: int) -> bool:
+        """Whether ``step`` is a recording step."""
         return step in self._row_of_step
 
     def record(self, step: int, values: dict[str, Tensor]) -> None:
+        """Write ``{name: (S,)}`` into the row of ``step`` (on the device, no host sync)."""
         row = self._row_of_step[step]
         for name, value in values.items():
             buffer = self._buffers.get(name)

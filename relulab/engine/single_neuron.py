@@ -18,8 +18,10 @@ standard: :math:`\partial_{w_1} L = \sum_n e\,x`, :math:`\partial_{b_1} L = \sum
 reparam: :math:`\partial_{w_1} L = \sum_n e\,(x + b')`, :math:`\partial_{b'} L = w_1 \sum_n e`.
 
 Neuron state over the data (seed 001): *hyperactive* if :math:`z > 0` on every input, *dead* if
-:math:`z \le 0` on every input (output and gradient are zero there), else *balanced*. Because
-:math:`z` is affine in :math:`x`, the extremes sit at the smallest and largest input.
+:math:`z \le 0` on every input (output and gradient are zero there), else *balanced* — the unit
+states of :mod:`relulab.nn.statistics` (where *hyperactive* is called *always on*). Because
+:math:`z` is affine in :math:`x`, the extremes sit at the smallest and largest input, so
+:func:`~relulab.nn.statistics.unit_states` runs on those two inputs only.
 """
 
 from __future__ import annotations
@@ -31,10 +33,16 @@ from torch import Tensor
 
 from relulab.nn.activations import get_activation
 from relulab.nn.single_neuron import Parameterisation
+from relulab.nn.statistics import UNIT_STATE_CODES, unit_states
 
 __all__ = ["BatchedSingleNeuron", "STATE_CODES"]
 
-STATE_CODES = {"dead": 0, "balanced": 1, "hyperactive": 2}
+#: Seed 001's names for :data:`relulab.nn.statistics.UNIT_STATE_CODES`.
+STATE_CODES = {
+    "dead": UNIT_STATE_CODES["dead"],
+    "balanced": UNIT_STATE_CODES["balanced"],
+    "hyperactive": UNIT_STATE_CODES["always_on"],
+}
 
 
 def _column(
@@ -44,7 +52,27 @@ def _column(
 
 
 class BatchedSingleNeuron:
-    """S independent single-neuron networks on shared inputs; see the module docstring."""
+    """S independent single-neuron networks on shared inputs (module docstring); a
+    :class:`~relulab.engine.BatchedProblem` for :func:`~relulab.engine.train`, its one parameter
+    tensor :attr:`theta` ``(S, 4)`` holding ``w1, b1, w2, b2``.
+
+    Args:
+        x: inputs ``(N,)``.
+        y: targets ``(N,)`` or per network ``(S, N)``.
+        w1: per network (or broadcast sequences of length S); likewise ``b1``, ``w2``, ``b2``.
+        b1: the hidden bias (``b'`` in the reparameterisation).
+        w2: the output weight.
+        b2: the output bias.
+        activation: ``relu``, ``silu``, ``tanh`` or ``linear``.
+        parameterisation: ``"standard"`` or ``"reparam"``.
+
+    Example:
+        >>> x = torch.linspace(-1, 1, 50)
+        >>> neurons = BatchedSingleNeuron(x, torch.relu(x), w1=[1.0, 1.0], b1=[0.0, 2.0],
+        ...                               w2=[1.0, 1.0], b2=[0.0, 0.0])
+        >>> [k for code in neurons.state().tolist() for k, v in STATE_CODES.items() if v == code]
+        ['balanced', 'hyperactive']
+    """
 
     param_names = ("w1", "b1", "w2", "b2")
 
@@ -127,10 +155,7 @@ class BatchedSingleNeuron:
     def state(self) -> Tensor:
         """State code per network (:data:`STATE_CODES`) from z at the extreme inputs."""
         ends = self.preactivation(torch.stack([self.x_min, self.x_max]))
-        lowest, highest = ends.min(dim=1).values, ends.max(dim=1).values
-        code = torch.full_like(lowest, STATE_CODES["balanced"])
-        code = torch.where(lowest > 0, STATE_CODES["hyperactive"], code)
-        return torch.where(highest <= 0, STATE_CODES["dead"], code)
+        return unit_states(ends, sample_dims=(1,)).codes(ends.dtype)
 
     @torch.no_grad()
     def observe(self) -> dict[str, Tensor]:

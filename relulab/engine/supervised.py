@@ -6,36 +6,29 @@ Loss per network :math:`s` on a batch of :math:`B` samples with outputs :math:`\
   (the residual-toy and teacher–student studies);
 * ``half_sum``: :math:`L_s = \frac12 \sum_{i,k} (\hat y_{s,ik} - y_{ik})^2` (seed ``004_…``).
 
-Gradients come from the model's own explicit backpropagation where it has one (MLPs without
-BatchNorm: no autograd graph to build, which dominates the cost of tiny networks), else from
+Gradients come from the model's own explicit backpropagation where it declares one
+(``model.manual_backward``: MLPs without BatchNorm; no autograd graph to build, which dominates
+the cost of tiny networks), else from
 autograd on :math:`\sum_s L_s`: networks share no parameters, so each network's gradient is
 exactly that of its own loss, and a NaN in one network cannot reach the others' gradients.
 Minibatches (``batch_size``) follow one shuffled order per epoch shared by all networks,
 drawn from the problem's generator.
 
-Observables at recording steps, computed on the full data: for models exposing hidden
-pre-activations, the fraction of hidden units that are *dead* (pre-activation ≤ 0 on every
-sample) and *always on* (> 0 on every sample), over all hidden layers; with minibatches also the
-full-data loss.
+Observables at recording steps, computed on the full data from the model's
+:meth:`~relulab.engine.family.BatchedFamily.trace`: the fraction of hidden units that are *dead*
+(pre-activation ≤ 0 on every sample) and *always on* (> 0 on every sample), over all hidden
+layers (:func:`relulab.nn.statistics.unit_states`); with minibatches also the full-data loss.
 """
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
-
 import torch
 from torch import Tensor
 
-__all__ = ["BatchedModel", "SupervisedProblem"]
+from relulab.engine.family import BatchedFamily, LossName
+from relulab.nn.statistics import BATCHED_SAMPLE_DIMS, UnitStates, unit_states
 
-LossName = Literal["mse", "half_sum"]
-
-
-class BatchedModel(Protocol):
-    n_networks: int
-    params: list[Tensor]
-
-    def forward(self, x: Tensor) -> Tensor: ...
+__all__ = ["SupervisedProblem"]
 
 
 def _per_network_loss(output: Tensor, target: Tensor, loss: LossName) -> Tensor:
@@ -46,11 +39,28 @@ def _per_network_loss(output: Tensor, target: Tensor, loss: LossName) -> Tensor:
 
 
 class SupervisedProblem:
-    """S networks of one family on data ``(x, y)``; see the module docstring."""
+    """S networks of one family on shared data ``(x, y)`` (module docstring): a
+    :class:`~relulab.engine.BatchedProblem` for :func:`~relulab.engine.train`.
+
+    Args:
+        model: a :class:`~relulab.engine.BatchedFamily`.
+        x: inputs ``(N, d_in)`` (or per network ``(S, N, d_in)``).
+        y: targets ``(N, d_out)`` (or ``(S, N, d_out)``).
+        loss: ``"mse"`` or ``"half_sum"``.
+        batch_size: minibatch size (default: full batch).
+        generator: draws the minibatch order (default: seeded with 0).
+
+    Example:
+        >>> from relulab.engine import BatchedMLP, MLPSpec
+        >>> problem = SupervisedProblem(BatchedMLP(MLPSpec((3, 8, 1)), 2), torch.randn(16, 3),
+        ...                             torch.randn(16, 1), batch_size=4)
+        >>> sorted(problem.observe())
+        ['always_on_fraction', 'dead_fraction', 'full_loss']
+    """
 
     def __init__(
         self,
-        model: BatchedModel,
+        model: BatchedFamily,
         x: Tensor,
         y: Tensor,
         loss: LossName = "mse",
@@ -86,8 +96,10 @@ class SupervisedProblem:
         return self.x.index_select(-2, index), self.y.index_select(-2, index)
 
     def loss_and_grads(self) -> tuple[Tensor, list[Tensor]]:
+        """Per-network losses ``(S,)`` on the next batch and their gradients (the model's
+        manual backward where it declares one, else autograd)."""
         x, y = self._next_batch()
-        if getattr(self.model, "has_manual_backward", False):
+        if self.model.manual_backward:
             return self.model.loss_and_grads(x, y, self.loss_name)
         with torch.enable_grad():
             losses = _per_network_loss(self.model.forward(x), y, self.loss_name)
@@ -96,16 +108,19 @@ class SupervisedProblem:
 
     @torch.no_grad()
     def observe(self) -> dict[str, Tensor]:
+        """Per-network observables on the full data: dead and always-on fractions of the hidden
+        units (and the full-data loss with minibatches)."""
         observed: dict[str, Tensor] = {}
-        try:
-            output, preactivations = self.model.forward(self.x, return_preactivations=True)
-        except TypeError:  # a family without hidden pre-activations
-            output, preactivations = self.model.forward(self.x), []
+        trace = self.model.trace(self.x)
         if self.batch_size is not None:
-            observed["full_loss"] = _per_network_loss(output, self.y, self.loss_name)
-        if preactivations:
-            dead = torch.cat([(z <= 0).all(dim=1) for z in preactivations], dim=1)
-            always_on = torch.cat([(z > 0).all(dim=1) for z in preactivations], dim=1)
-            observed["dead_fraction"] = dead.to(output.dtype).mean(dim=1)
-            observed["always_on_fraction"] = always_on.to(output.dtype).mean(dim=1)
+            observed["full_loss"] = _per_network_loss(trace.output, self.y, self.loss_name)
+        if trace.preactivations:
+            layers = [unit_states(z, BATCHED_SAMPLE_DIMS) for z in trace.preactivations]
+            states = UnitStates(
+                dead=torch.cat([layer.dead for layer in layers], dim=1),
+                always_on=torch.cat([layer.always_on for layer in layers], dim=1),
+            )
+            fractions = states.fractions(trace.output.dtype)
+            observed["dead_fraction"] = fractions["dead_fraction"]
+            observed["always_on_fraction"] = fractions["always_on_fraction"]
         return observed

@@ -22,7 +22,17 @@ __all__ = ["BatchedProblem", "Optimiser", "TrainResult", "train"]
 
 
 class BatchedProblem(Protocol):
-    """What :func:`train` needs from a family of S networks."""
+    """What :func:`train` needs from a family of S networks with their data: e.g.
+    :class:`~relulab.engine.SupervisedProblem` or :class:`~relulab.engine.BatchedSingleNeuron`.
+
+    Example:
+        >>> from relulab.engine import BatchedMLP, MLPSpec, SupervisedProblem
+        >>> problem = SupervisedProblem(BatchedMLP(MLPSpec((2, 4, 1)), 3), torch.randn(8, 2),
+        ...                             torch.randn(8, 1))
+        >>> loss, grads = problem.loss_and_grads()
+        >>> loss.shape, len(grads) == len(problem.params)
+        (torch.Size([3]), True)
+    """
 
     n_networks: int
     params: list[Tensor]
@@ -40,7 +50,23 @@ class Optimiser(Protocol):
 
 @dataclass
 class TrainResult:
-    """Recorded curves ``(S, T)`` at ``steps``, final values ``(S,)`` and divergence flags."""
+    """What :func:`train` recorded.
+
+    Attributes:
+        steps: the recording steps ``(T,)``.
+        curves: metric → ``(S, T)`` (``loss`` and the problem's observables).
+        final: metric → ``(S,)``, the last recorded values.
+        diverged: ``(S,)`` whether a network's loss turned non-finite.
+        diverged_step: ``(S,)`` the step it did (−1 if never).
+
+    Example:
+        >>> from relulab.engine import BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem
+        >>> problem = SupervisedProblem(BatchedMLP(MLPSpec((2, 4, 1)), 3), torch.randn(8, 2),
+        ...                             torch.randn(8, 1))
+        >>> result = train(problem, BatchedSGD(problem.params, 0.01), steps=10, record_every=5)
+        >>> result.steps.tolist(), result.curves["loss"].shape
+        ([0, 5, 10], (3, 3))
+    """
 
     steps: np.ndarray
     curves: dict[str, np.ndarray]
@@ -59,9 +85,27 @@ def train(
     record_every: int,
     progress: ProgressCallback | None = None,
 ) -> TrainResult:
-    """Run ``steps`` optimiser steps on all S networks; record at steps 0, k, 2k, …, ``steps``.
+    """Run ``steps`` optimiser steps on all S networks at once; record the loss and the
+    problem's observables at steps 0, k, 2k, …, ``steps`` (module docstring). A network whose
+    loss turns NaN/Inf is frozen from that step on and flagged; the others go on.
 
-    ``progress(n)`` is called with the number of steps done since the last call.
+    Args:
+        problem: a :class:`BatchedProblem`.
+        optimiser: e.g. :class:`~relulab.engine.BatchedAdam` over ``problem.params``.
+        steps: the number of optimiser steps.
+        record_every: k.
+        progress: called with the number of steps done since its last call, at recordings.
+
+    Returns:
+        A :class:`TrainResult`.
+
+    Example:
+        >>> from relulab.engine import BatchedMLP, BatchedAdam, MLPSpec, SupervisedProblem
+        >>> x, y = torch.randn(16, 3), torch.randn(16, 1)
+        >>> problem = SupervisedProblem(BatchedMLP(MLPSpec((3, 8, 1)), 4), x, y)
+        >>> result = train(problem, BatchedAdam(problem.params, 1e-2), 50, record_every=10)
+        >>> bool((result.final["loss"] < result.curves["loss"][:, 0]).all())
+        True
     """
     first = problem.params[0]
     device = first.device

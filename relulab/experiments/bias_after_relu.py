@@ -35,6 +35,7 @@ from relulab.engine import (
 from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Results, Unit
 from relulab.experiments.context import RunContext
 from relulab.init import analytic_relu_shift
+from relulab.nn.statistics import BATCHED_SAMPLE_DIMS, delta
 from relulab.report.plotting import plt, save_figure
 from relulab.store import UnitResult
 
@@ -82,7 +83,7 @@ PRESETS = {
 
 def output_delta(output: torch.Tensor) -> torch.Tensor:
     """Δ per network: std over width of the mean over samples of the output ``(S, N, d)``."""
-    return output.mean(dim=1).std(dim=1, unbiased=False)
+    return delta(output, BATCHED_SAMPLE_DIMS)
 
 
 def _spec(config: BiasAfterReLUConfig, norm: str) -> ResidualToySpec:

@@ -82,9 +82,7 @@ def _forward_unit(config: PrePostConfig, norm: str) -> Unit:
                     device=context.device,
                 )
                 with torch.no_grad():
-                    _, stream = model.forward(
-                        x.to(context.dtype).to(context.device), return_hidden=True
-                    )
+                    stream = model.trace(x.to(context.dtype).to(context.device)).stream
                 rows.append(_layer_statistics([h[0].double().cpu() for h in stream]))
                 conditions.append({"norm": norm, "alpha": alpha})
                 done(1)

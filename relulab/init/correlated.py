@@ -1,4 +1,5 @@
-r"""Correlated (anti-correlated) Gaussian weights: ACI of seed ``003_…`` (SETUPS.md §4).
+r"""Correlated (anti-correlated) Gaussian weights: ACI of seed ``003_…`` (Singh & Sreejith, §2,
+eq. 1).
 
 Each row (the weights into one unit) is :math:`N(0, \Sigma)` with
 :math:`\Sigma = (\sigma_w^2/N)\,(a I + (b/N) J)`, :math:`N` the fan-in, :math:`J` the all-ones
@@ -29,10 +30,26 @@ def correlated_(
     b: float = 0.0,
     generator: torch.Generator | None = None,
 ) -> Tensor:
-    """Fill ``tensor`` (``(fan_out, fan_in, *kernel)``) in place with correlated rows.
+    r"""Fill ``tensor`` ``(fan_out, fan_in, *kernel)`` in place with independent rows, each
+    :math:`N(0, \Sigma)`, :math:`\Sigma = (\sigma_w^2/N)(a I + (b/N) J)` (module docstring).
+    No torch namesake.
 
-    ``k`` is the seed's correlation strength (sets ``a = 1, b = k``); otherwise give ``(a, b)``.
-    For convolutions the fan-in is ``in_channels × kernel size`` and a row is flattened.
+    Args:
+        tensor: the weight; for convolutions a row is flattened and :math:`N` is
+            ``in_channels × kernel size``.
+        sigma_w2: :math:`\sigma_w^2`.
+        k: the seed's correlation strength; sets ``a = 1, b = k`` [I] (overrides ``a``, ``b``).
+        a: the diagonal weight of :math:`\Sigma`.
+        b: the all-ones weight of :math:`\Sigma`.
+        generator: the random generator.
+
+    Returns:
+        ``tensor``.
+
+    Example:
+        >>> w = correlated_(torch.empty(5, 8, dtype=torch.float64), k=-1.0)
+        >>> torch.allclose(w.sum(dim=1), torch.zeros(5, dtype=torch.float64), atol=1e-12)
+        True
     """
     if k is not None:
         a, b = 1.0, float(k)

@@ -1,60 +1,50 @@
-r"""Model-level initialisation of any ``nn.Module``: per-tensor schemes applied layer by layer,
-and data-dependent ones (seed ``002_…`` §5.1, SETUPS.md §3).
+r"""Model-level initialisation of any ``nn.Module``: layer discovery, per-layer reports, and the
+data-dependent schemes of seed ``002_…`` §5.1 (Luther & Seung) and their relatives.
 
 Layers are the ``nn.Linear`` and ``nn.Conv{1,2,3}d`` modules, in the order the forward pass
 calls them (found with forward hooks on one batch). A *feature* is an output unit of a Linear
 layer or an output channel of a convolution (statistics over samples and positions).
 
-Data-dependent schemes, each layer set on the outputs of the layers before it (already set):
+Data-dependent schemes, each layer set on the outputs of the layers before it (already set);
+the arithmetic of one layer is :func:`rescale_layer_`, which the engine's batched
+:func:`relulab.engine.scale_init_batched_` calls too:
 
-* ``scale``: draw :math:`W \sim N(0, 1)`, biases 0, then
+* ``scale`` (seed eq. 13): draw :math:`W \sim N(0, 1)`, biases 0, then
   :math:`W \leftarrow W/\sqrt{\langle u^2\rangle + \epsilon}`, the mean over features and
-  samples: unit second moment per layer (eq. 13).
-* ``scale_bias``: after the draw, :math:`b_i \leftarrow -\mu_i` per feature, then the layer's
-  scale on the centred outputs applied to weights **and** biases (eq. 14 then 13): every feature
-  has zero sample mean, the layer unit second moment.
+  samples: unit second moment per layer.
+* ``scale_bias`` (seed eq. 14, then eq. 13): after the draw, :math:`b_i \leftarrow -\mu_i` per
+  feature, then the layer's scale on the centred outputs applied to weights **and** biases:
+  every feature has zero sample mean, the layer unit second moment. (Scaling only the weights
+  after centring would bring the means back: the LSUV-with-bias pitfall the seed warns of.)
 * ``scale_bias`` with ``per_feature=True`` (Krähenbühl et al. 2015): :math:`W_i \leftarrow W_i /
   \sigma_i`, :math:`b_i = -\mu_i/\sigma_i`: every feature zero mean and unit variance.
 * ``lsuv`` (Mishkin & Matas 2015): orthonormal pre-init, then
   :math:`W \leftarrow W/\sqrt{\mathrm{Var}(u)}` until :math:`|\mathrm{Var}(u) - 1| <` ``tol`` or
   ``max_iter`` rounds; weights only, biases 0.
 
-ReLU−b calibration (seed ``000_…``, SETUPS.md §2): :func:`analytic_relu_shift` gives
-:math:`b^* = E[\mathrm{ReLU}(z)] = s/\sqrt{2\pi}` for the pre-activation std :math:`s` an init
-implies; :func:`calibrate_relu_shift_` measures a per-neuron shift on data.
+Per-tensor schemes applied to a whole model (:func:`relulab.init.init_model_`) and the names of
+all schemes live in :mod:`relulab.init.schemes`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from relulab.init.tensor import (
-    FAN_IN_VARIANCE,
-    kaiming_normal_,
-    kaiming_uniform_,
-    lecun_normal_,
-    orthogonal_,
-    raai_,
-    rai_,
-)
-from relulab.nn.activations import ReLUMinusB
+from relulab.init.tensor import orthogonal_
 from relulab.nn.run import run_model
 
 __all__ = [
     "InitReport",
     "LayerReport",
-    "MODEL_INITS",
-    "analytic_relu_shift",
-    "calibrate_relu_shift_",
-    "init_model_",
+    "capture",
+    "layer_report",
     "lsuv_",
     "parameter_layers",
+    "rescale_layer_",
     "scale_",
     "scale_bias_",
 ]
@@ -64,7 +54,24 @@ LAYER_TYPES = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
 
 @dataclass(frozen=True)
 class LayerReport:
-    """What an initialiser did to one layer."""
+    """What an initialiser did to one layer.
+
+    Attributes:
+        layer: the module's name in the model.
+        kind: its class name (``Linear``, ``Conv2d``, ``ReLUMinusB``, …).
+        scheme: the scheme applied.
+        weight_std: the std of the weight afterwards.
+        bias_mean: the mean of the bias (or of a ReLU shift), ``None`` without one.
+        output_mean: data-dependent schemes: the mean of the layer's output on the data.
+        output_second_moment: data-dependent schemes: its second moment.
+        iterations: LSUV: the rounds taken.
+
+    Example:
+        >>> from relulab import init
+        >>> row = init.init_model_(nn.Sequential(nn.Linear(3, 2)), "kaiming_normal")[0]
+        >>> row.kind, row.scheme, row.bias_mean
+        ('Linear', 'kaiming_normal', 0.0)
+    """
 
     layer: str
     kind: str
@@ -77,14 +84,35 @@ class LayerReport:
 
 
 class InitReport(list):
-    """The per-layer reports of one model-level initialisation; ``to_frame()`` for pandas."""
+    """The per-layer :class:`LayerReport` rows of one model-level initialisation.
+
+    Example:
+        >>> from relulab import init
+        >>> report = init.init_model_(nn.Sequential(nn.Linear(3, 2)), "lecun_normal")
+        >>> list(report.to_frame()["layer"])
+        ['0']
+    """
 
     def to_frame(self) -> pd.DataFrame:
+        """The rows as a ``pandas.DataFrame``, one column per :class:`LayerReport` field."""
         return pd.DataFrame([asdict(r) for r in self])
 
 
 def parameter_layers(model: nn.Module, data: Tensor | None = None) -> list[tuple[str, nn.Module]]:
-    """Linear/Conv layers ``(name, module)``, in forward-call order if ``data`` is given."""
+    """The Linear/Conv layers of ``model`` as ``(name, module)`` pairs.
+
+    Args:
+        model: any ``nn.Module``.
+        data: if given, one forward pass on it orders the layers as the forward calls them
+            (a layer called twice counts once, at its first call); else module order.
+
+    Returns:
+        The layers; a ``ValueError`` if there are none.
+
+    Example:
+        >>> [name for name, _ in parameter_layers(nn.Sequential(nn.Linear(2, 3), nn.ReLU()))]
+        ['0']
+    """
     named = [(name, m) for name, m in model.named_modules() if isinstance(m, LAYER_TYPES)]
     if not named:
         raise ValueError("no nn.Linear or nn.Conv layer found in the model")
@@ -111,23 +139,24 @@ def _forward(model: nn.Module, data: Tensor) -> Tensor:
         return run_model(model, data)
 
 
-def _feature_dims(output: Tensor) -> tuple[int, ...]:
-    """Dimensions to reduce for per-feature statistics: all but the feature (channel) axis 1."""
-    return (0,) + tuple(range(2, output.dim()))
+def capture(model: nn.Module, module: nn.Module, data: Tensor, what: str = "output") -> Tensor:
+    """The first input (``what="input"``) or the output of ``module`` when ``model`` runs on
+    ``data`` without gradients (its first call, detached).
 
+    Args:
+        model: the whole model.
+        module: one of its submodules.
+        data: the model's input.
+        what: ``"input"`` or ``"output"``.
 
-def _broadcast(per_feature: Tensor, weight: Tensor) -> Tensor:
-    """A per-feature vector shaped to scale a weight ``(out, in, *kernel)`` row by row."""
-    return per_feature.reshape((-1,) + (1,) * (weight.dim() - 1))
+    Returns:
+        The captured tensor.
 
-
-def _feature_view(per_feature: Tensor, output: Tensor) -> Tensor:
-    """A per-feature vector shaped to act on an output ``(N, features, *positions)``."""
-    return per_feature.reshape((1, -1) + (1,) * (output.dim() - 2))
-
-
-def _capture(model: nn.Module, module: nn.Module, data: Tensor, what: str = "output") -> Tensor:
-    """The first input or the output of ``module`` when ``model`` runs on ``data``."""
+    Example:
+        >>> model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+        >>> capture(model, model[1], torch.ones(4, 2), "input").shape
+        torch.Size([4, 3])
+    """
     captured: list[Tensor] = []
 
     def keep(mod: nn.Module, inputs: tuple[Tensor, ...], output: Tensor) -> None:
@@ -141,17 +170,19 @@ def _capture(model: nn.Module, module: nn.Module, data: Tensor, what: str = "out
     return captured[0]
 
 
-def _layer_output(model: nn.Module, layer: nn.Module, data: Tensor) -> Tensor:
-    return _capture(model, layer, data, "output")
-
-
-def _report(
+def layer_report(
     name: str,
     layer: nn.Module,
     scheme: str,
     output: Tensor | None = None,
     iterations: int | None = None,
 ) -> LayerReport:
+    """The :class:`LayerReport` of ``layer`` as it is now (and of its ``output`` if given).
+
+    Example:
+        >>> layer_report("fc", nn.Linear(3, 2), "torch_default").kind
+        'Linear'
+    """
     bias = getattr(layer, "bias", None)
     return LayerReport(
         name,
@@ -165,32 +196,72 @@ def _report(
     )
 
 
-PER_TENSOR: dict[str, Callable[..., Tensor]] = {
-    "kaiming_normal": kaiming_normal_,
-    "kaiming_uniform": kaiming_uniform_,
-    "lecun_normal": lecun_normal_,
-    "orthogonal": orthogonal_,
-}
+def _right_pad(values: Tensor, ndim: int) -> Tensor:
+    """``values`` with trailing axes of size 1 up to ``ndim`` dimensions (to broadcast)."""
+    return values.reshape(values.shape + (1,) * (ndim - values.dim()))
 
 
 @torch.no_grad()
-def init_model_(
-    model: nn.Module, scheme: str, generator: torch.Generator | None = None, **kwargs: float
-) -> InitReport:
-    """Apply a per-tensor scheme (``kaiming_normal``, ``kaiming_uniform``, ``lecun_normal``,
-    ``orthogonal``, ``rai``, ``raai``) to every Linear/Conv layer; biases 0 except RAI/RAAI."""
-    report = InitReport()
-    for name, layer in parameter_layers(model):
-        if scheme in ("rai", "raai"):
-            (rai_ if scheme == "rai" else raai_)(layer.weight, layer.bias, generator, **kwargs)
-        elif scheme in PER_TENSOR:
-            PER_TENSOR[scheme](layer.weight, generator=generator, **kwargs)
-            if layer.bias is not None:
-                layer.bias.zero_()
-        else:
-            raise ValueError(f"unknown init {scheme!r}; choose from {', '.join(MODEL_INITS)}")
-        report.append(_report(name, layer, scheme))
-    return report
+def rescale_layer_(
+    weight: Tensor,
+    bias: Tensor | None,
+    output: Tensor,
+    centre: bool,
+    per_feature: bool = False,
+    eps: float = 1e-5,
+    batch_dims: int = 0,
+) -> tuple[Tensor, Tensor]:
+    r"""The data-dependent scaling of one layer from its output :math:`u` on the data, in place.
+
+    With ``centre``: :math:`b_i \leftarrow b_i - \mu_i` and :math:`u_i \leftarrow u_i - \mu_i`,
+    :math:`\mu_i` the sample mean of feature :math:`i` (seed ``002_…`` §5.1, eq. 14). Then
+    :math:`f = 1/\sqrt{\langle u^2\rangle + \epsilon}` over features and samples (eq. 13), or
+    per feature with ``per_feature`` (Krähenbühl et al. 2015), multiplies the weight **and** the
+    bias. A layer is affine in :math:`(W, b)`, so the new output is :math:`f\,u`: no second pass.
+
+    Layouts, with ``batch_dims`` leading axes of independent networks (0 for an ``nn.Module``,
+    1 for the engine's stacks): output ``(*batch, N, features, *positions)``, weight
+    ``(*batch, features, …)``, bias ``(*batch, features)``.
+
+    Args:
+        weight: the layer's weight (modified in place).
+        bias: its bias (modified in place) or ``None`` (then ``centre`` must be false).
+        output: the layer's output :math:`u` on the data with the current weight and bias.
+        centre: subtract each feature's sample mean through the bias first.
+        per_feature: one factor per feature instead of one per layer.
+        eps: :math:`\epsilon`.
+        batch_dims: the number of leading network axes.
+
+    Returns:
+        ``(new output, factor)``; the factor has shape ``batch`` (per layer) or
+        ``(*batch, features)`` (per feature).
+
+    Example:
+        >>> layer = nn.Linear(3, 4)
+        >>> x = torch.randn(100, 3) + 2
+        >>> u = layer(x).detach()
+        >>> u, factor = rescale_layer_(layer.weight, layer.bias, u, centre=True, eps=0.0)
+        >>> torch.allclose(layer(x).mean(dim=0), torch.zeros(4), atol=1e-5)
+        True
+    """
+    if centre and bias is None:
+        raise ValueError("centring sets the bias: the layer needs one")
+    sample_dims = (batch_dims,) + tuple(range(batch_dims + 2, output.dim()))
+    if centre:
+        mean = output.mean(dim=sample_dims)
+        bias.sub_(mean)
+        output = output - _right_pad(mean.unsqueeze(batch_dims), output.dim())
+    if per_feature:
+        factor = torch.rsqrt(output.square().mean(dim=sample_dims) + eps)
+        output_factor = _right_pad(factor.unsqueeze(batch_dims), output.dim())
+    else:
+        layer_dims = tuple(range(batch_dims, output.dim()))
+        factor = torch.rsqrt(output.square().mean(dim=layer_dims) + eps)
+        output_factor = _right_pad(factor, output.dim())
+    weight.mul_(_right_pad(factor, weight.dim()))
+    if bias is not None:
+        bias.mul_(_right_pad(factor, bias.dim()))
+    return output * output_factor, factor
 
 
 @torch.no_grad()
@@ -212,32 +283,34 @@ def _data_dependent(
         torch.nn.init.normal_(layer.weight, generator=generator)
         if layer.bias is not None:
             layer.bias.zero_()
-        output = _layer_output(model, layer, data)
-        dims = _feature_dims(output)
-        if centre:
-            mean = output.mean(dim=dims)
-            layer.bias.sub_(mean)
-            output = output - _feature_view(mean, output)
-        if per_feature:
-            factor = torch.rsqrt(output.square().mean(dim=dims) + eps)
-            layer.weight.mul_(_broadcast(factor, layer.weight))
-            layer.bias.mul_(factor)
-            output = output * _feature_view(factor, output)
-        else:
-            factor = torch.rsqrt(output.square().mean() + eps)
-            layer.weight.mul_(factor)
-            if layer.bias is not None:
-                layer.bias.mul_(factor)
-            output = output * factor
-        # the layer is affine in (W, b), so its new output is the scaled one: no second forward
-        report.append(_report(name, layer, scheme, output))
+        output = capture(model, layer, data, "output")
+        output, _ = rescale_layer_(layer.weight, layer.bias, output, centre, per_feature, eps)
+        report.append(layer_report(name, layer, scheme, output))
     return report
 
 
 def scale_(
     model: nn.Module, data: Tensor, eps: float = 1e-5, generator: torch.Generator | None = None
 ) -> InitReport:
-    """*scale* (module docstring): unit second moment per layer, biases 0."""
+    r"""*scale* (seed ``002_…`` §5.1, eq. 13): :math:`W \sim N(0, 1)`, biases 0, then layer by
+    layer in forward order :math:`W \leftarrow W/\sqrt{\langle u^2\rangle + \epsilon}`, so every
+    layer's output has unit second moment over features and samples on ``data``.
+
+    Args:
+        model: any ``nn.Module`` with Linear/Conv layers.
+        data: the samples to measure (the seed uses 5 minibatches; pass them concatenated).
+        eps: :math:`\epsilon`.
+        generator: the random generator of the N(0, 1) draw (``torch.nn.init.normal_``).
+
+    Returns:
+        An :class:`InitReport` with each layer's output mean and second moment.
+
+    Example:
+        >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        >>> report = scale_(model, torch.randn(128, 4), eps=0.0)
+        >>> [round(r.output_second_moment, 4) for r in report]
+        [1.0, 1.0]
+    """
     return _data_dependent(model, data, "scale", False, False, eps, generator)
 
 
@@ -248,8 +321,27 @@ def scale_bias_(
     eps: float = 1e-5,
     generator: torch.Generator | None = None,
 ) -> InitReport:
-    """*scale+bias* (module docstring): zero mean per feature; unit second moment per layer, or
-    per feature with ``per_feature=True`` (Krähenbühl et al. 2015)."""
+    r"""*scale+bias* (seed ``002_…`` §5.1, eq. 14 then eq. 13): :math:`W \sim N(0, 1)`; per
+    feature :math:`b_i = -\mu_i`; then the layer's scale on the centred outputs, applied to
+    weights and biases. Every feature has zero sample mean on ``data``; the layer unit second
+    moment, or every feature unit variance with ``per_feature=True`` (Krähenbühl et al. 2015).
+
+    Args:
+        model: any ``nn.Module`` whose Linear/Conv layers all have biases.
+        data: the samples to measure.
+        per_feature: one scale per feature instead of per layer.
+        eps: :math:`\epsilon`.
+        generator: the random generator of the N(0, 1) draw.
+
+    Returns:
+        An :class:`InitReport`.
+
+    Example:
+        >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        >>> report = scale_bias_(model, torch.randn(128, 4) + 3, eps=0.0)
+        >>> [abs(r.output_mean) < 1e-5 for r in report]
+        [True, True]
+    """
     scheme = "scale_bias_per_feature" if per_feature else "scale_bias"
     return _data_dependent(model, data, scheme, True, per_feature, eps, generator)
 
@@ -262,7 +354,26 @@ def lsuv_(
     max_iter: int = 20,
     generator: torch.Generator | None = None,
 ) -> InitReport:
-    """LSUV (module docstring): orthonormal, then rescale each layer to unit output variance."""
+    r"""LSUV (Mishkin & Matas 2015): orthonormal weights, biases 0, then for each layer in
+    forward order :math:`W \leftarrow W/\sqrt{\mathrm{Var}(u)}` until
+    :math:`|\mathrm{Var}(u) - 1| <` ``tol`` or ``max_iter`` rounds.
+
+    Args:
+        model: any ``nn.Module`` with Linear/Conv layers.
+        data: the samples to measure.
+        tol: the tolerance on the output variance.
+        max_iter: the most rounds per layer.
+        generator: the random generator of the orthogonal draw.
+
+    Returns:
+        An :class:`InitReport` with the rounds each layer took.
+
+    Example:
+        >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        >>> report = lsuv_(model, torch.randn(256, 4))
+        >>> all(r.iterations <= 20 for r in report)
+        True
+    """
     report = InitReport()
     for name, layer in parameter_layers(model, data):
         orthogonal_(layer.weight, generator=generator)
@@ -270,68 +381,11 @@ def lsuv_(
             layer.bias.zero_()
         iterations = 0
         for iterations in range(1, max_iter + 1):  # noqa: B007 (reported)
-            output = _layer_output(model, layer, data)
+            output = capture(model, layer, data, "output")
             variance = output.var()
             if abs(float(variance) - 1.0) < tol:
                 break
             layer.weight.div_(torch.sqrt(variance))
             output = output / torch.sqrt(variance)  # linear in W with bias 0: the new output
-        report.append(_report(name, layer, "lsuv", output, iterations))
+        report.append(layer_report(name, layer, "lsuv", output, iterations))
     return report
-
-
-def analytic_relu_shift(
-    pre_activation_std: float | None = None,
-    scheme: str | None = None,
-    input_second_moment: float = 1.0,
-) -> float:
-    r""":math:`b^* = E[\mathrm{ReLU}(z)] = s/\sqrt{2\pi}` for :math:`z \sim N(0, s^2)`.
-
-    Give the pre-activation std ``s``, or an init scheme for a layer fed inputs of second moment
-    ``input_second_moment``: ``torch_default`` (:math:`s^2 = 1/3`, so :math:`b^* = 1/\sqrt{6\pi}
-    \approx 0.23`), ``kaiming_normal`` (:math:`s^2 = 2`, :math:`b^* \approx 0.56`),
-    ``lecun_normal`` (:math:`s^2 = 1`). SETUPS.md §2 [D].
-    """
-    if (pre_activation_std is None) == (scheme is None):
-        raise ValueError("give exactly one of pre_activation_std and scheme")
-    if scheme is not None:
-        if scheme not in FAN_IN_VARIANCE:
-            raise ValueError(
-                f"no analytic shift for {scheme!r}; choose from {', '.join(FAN_IN_VARIANCE)}"
-            )
-        pre_activation_std = math.sqrt(FAN_IN_VARIANCE[scheme] * input_second_moment)
-    return pre_activation_std / math.sqrt(2 * math.pi)
-
-
-@torch.no_grad()
-def calibrate_relu_shift_(model: nn.Module, data: Tensor) -> InitReport:
-    r"""Set every :class:`relulab.nn.ReLUMinusB`'s shift to the per-neuron mean of its ReLU output
-    on ``data`` (features as above), so each neuron's output is centred on the data."""
-    modules = [(name, m) for name, m in model.named_modules() if isinstance(m, ReLUMinusB)]
-    if not modules:
-        raise ValueError(
-            "no relulab.nn.ReLUMinusB module found: build the model with ReLUMinusB "
-            "activations to calibrate their shifts"
-        )
-    report = InitReport()
-    for name, module in modules:
-        z = _capture(model, module, data, "input")
-        shift = torch.relu(z).mean(dim=_feature_dims(z))
-        module.set_shift(shift)
-        report.append(
-            LayerReport(name, "ReLUMinusB", "relu_shift_calibration", 0.0, float(shift.mean()))
-        )
-    return report
-
-
-MODEL_INITS = (
-    "kaiming_normal",
-    "kaiming_uniform",
-    "lecun_normal",
-    "orthogonal",
-    "rai",
-    "raai",
-    "scale",
-    "scale_bias",
-    "lsuv",
-)

@@ -10,7 +10,8 @@ a ``generator`` argument, the tensor returned. Weights are ``(fan_out, fan_in, *
 * ``lecun_normal_``: std :math:`1/\sqrt{n_{in}}` (LeCun et al. 1998).
 * ``orthogonal_``: rows (or columns) orthonormal, times ``gain`` (Saxe et al. 2014), from the
   QR decomposition of a Gaussian matrix with the sign fix of Mezzadri (2007).
-* ``rai_``: random asymmetric initialisation (Lu et al. 2020; SETUPS.md §4). Per layer
+* ``rai_``: random asymmetric initialisation (Lu et al. 2020, *Dying ReLU and initialization*;
+  used by seed ``003_…`` §3 and appendix C). Per layer
   :math:`V \in \mathbb R^{n_{out}\times(n_{in}+1)}`, i.i.d. :math:`N(0, 0.6007^2/n_{in})`; in every
   row one entry, uniformly among the :math:`n_{in}+1` (the last is the bias), is replaced by
   :math:`\xi \sim \mathrm{Beta}(2, 1)`; :math:`W = V_{:, :-1}`, :math:`b = V_{:, -1}`.
@@ -19,7 +20,16 @@ a ``generator`` argument, the tensor returned. Weights are ``(fan_out, fan_in, *
   RAI's Beta replacement. Its constants are inferred [I] (Table 1 of the seed lost its headers).
 
 Beta(α, 1) is sampled exactly by inversion, :math:`\xi = U^{1/\alpha}`, so every draw comes from
-the given generator.
+the given generator. Every draw is made in float64 and cast to the tensor's dtype, so float32
+and float64 tensors get the same numbers from the same generator — and *different* numbers
+from ``torch.nn.init``'s namesakes, which draw in the tensor's dtype.
+
+**Signatures differ from torch's namesakes** (a later change will make them call-compatible):
+``kaiming_normal_``/``kaiming_uniform_`` take ``(tensor, mode, gain, generator)`` where torch
+takes ``(tensor, a, mode, nonlinearity, generator)`` — the gain is given directly instead of
+through ``a`` and ``nonlinearity``; ``normal_`` takes ``(tensor, std, generator)`` where torch
+takes ``(tensor, mean, std, generator)``, so a second positional argument is the *std* here and
+the *mean* in torch. Pass arguments by keyword to be safe with both.
 """
 
 from __future__ import annotations
@@ -32,7 +42,6 @@ from torch import Tensor
 from relulab.init.correlated import correlated_
 
 __all__ = [
-    "FAN_IN_VARIANCE",
     "fans",
     "normal_",
     "torch_default_",
@@ -49,7 +58,19 @@ RAI_STD = 0.6007  # Lu et al. 2020
 
 
 def fans(tensor: Tensor) -> tuple[int, int]:
-    """``(fan_in, fan_out)`` of a Linear or Conv weight."""
+    """``(fan_in, fan_out)`` of a Linear or Conv weight ``(out, in, *kernel)``: in and out
+    features times the kernel size (as torch's ``_calculate_fan_in_and_fan_out``).
+
+    Args:
+        tensor: a weight of at least 2 dimensions.
+
+    Returns:
+        ``(fan_in, fan_out)``.
+
+    Example:
+        >>> fans(torch.empty(16, 8, 3, 3))
+        (72, 144)
+    """
     if tensor.dim() < 2:
         raise ValueError(
             f"fan-in/out need a weight of ≥ 2 dimensions, got shape {tuple(tensor.shape)}"
@@ -65,16 +86,6 @@ def _fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-#: Weight variance times fan-in of each scheme: the variance a unit-second-moment input gives the
-#: pre-activation (used by :func:`relulab.init.analytic_relu_shift`).
-FAN_IN_VARIANCE = {
-    "torch_default": 1.0 / 3.0,
-    "kaiming_normal": 2.0,
-    "kaiming_uniform": 2.0,
-    "lecun_normal": 1.0,
-}
-
-
 @torch.no_grad()
 def _fill_normal(tensor: Tensor, std: float, generator: torch.Generator | None) -> Tensor:
     draw = torch.randn(tensor.shape, generator=generator, dtype=torch.float64) * std
@@ -88,15 +99,50 @@ def _fill_uniform(tensor: Tensor, bound: float, generator: torch.Generator | Non
 
 
 def normal_(tensor: Tensor, std: float = 1.0, generator: torch.Generator | None = None) -> Tensor:
-    """:math:`N(0, \\text{std}^2)` (seed ``004_…`` uses std² = 2e-4)."""
+    r"""Fill ``tensor`` with :math:`N(0, \text{std}^2)` draws (seed ``004_…`` appendix E uses
+    std² = 2e-4: small initial weights).
+
+    Differs from ``torch.nn.init.normal_(tensor, mean=0.0, std=1.0, generator=None)``: no
+    ``mean`` (always 0), so the second positional argument is the std; drawn in float64.
+
+    Args:
+        tensor: the tensor to fill in place.
+        std: the standard deviation.
+        generator: the random generator (default: torch's global one).
+
+    Returns:
+        ``tensor``.
+
+    Example:
+        >>> w = normal_(torch.empty(3, 5), std=0.01, generator=torch.Generator().manual_seed(0))
+        >>> bool(w.abs().max() < 0.1)
+        True
+    """
     return _fill_normal(tensor, std, generator)
 
 
 def torch_default_(
     weight: Tensor, bias: Tensor | None = None, generator: torch.Generator | None = None
 ) -> Tensor:
-    """The distribution ``nn.Linear``/``nn.Conv`` reset to: weights and biases
-    :math:`U(\\pm 1/\\sqrt{n_{in}})` — variance :math:`1/(3 n_{in})`, *not* He init."""
+    r"""The distribution ``nn.Linear``/``nn.Conv`` reset to: weights and biases
+    :math:`U(\pm 1/\sqrt{n_{in}})` — variance :math:`1/(3 n_{in})`, *not* He init (torch's
+    ``reset_parameters`` calls ``kaiming_uniform_(a=√5)``, which is this bound). No torch
+    namesake.
+
+    Args:
+        weight: the weight ``(out, in, *kernel)``, filled in place.
+        bias: the bias ``(out,)``, filled in place after the weight, or ``None``.
+        generator: the random generator.
+
+    Returns:
+        ``weight``.
+
+    Example:
+        >>> layer = torch.nn.Linear(100, 3)
+        >>> _ = torch_default_(layer.weight, layer.bias, torch.Generator().manual_seed(0))
+        >>> bool(layer.weight.abs().max() <= 0.1)
+        True
+    """
     bound = 1 / math.sqrt(fans(weight)[0])
     _fill_uniform(weight, bound, generator)
     if bias is not None:
@@ -110,7 +156,28 @@ def kaiming_normal_(
     gain: float = math.sqrt(2.0),
     generator: torch.Generator | None = None,
 ) -> Tensor:
-    """He normal: :math:`N(0, g^2/n)` with :math:`n` the ``mode`` fan (module docstring)."""
+    r"""He normal (He et al. 2015): :math:`N(0, g^2/n)`, :math:`n` the fan of ``mode``; with
+    the default :math:`g = \sqrt 2` every ReLU layer keeps the second moment of its input.
+
+    Differs from ``torch.nn.init.kaiming_normal_(tensor, a=0, mode="fan_in",
+    nonlinearity="leaky_relu", generator=None)``: the gain is passed directly (torch's
+    :math:`\sqrt{2/(1+a^2)}` for ``a``, ``nonlinearity``), so the second positional argument is
+    ``mode`` here and ``a`` in torch; drawn in float64.
+
+    Args:
+        tensor: the weight ``(out, in, *kernel)``, filled in place.
+        mode: ``"fan_in"`` (preserve forward variance) or ``"fan_out"`` (backward).
+        gain: :math:`g`.
+        generator: the random generator.
+
+    Returns:
+        ``tensor``.
+
+    Example:
+        >>> w = kaiming_normal_(torch.empty(400, 300), generator=torch.Generator().manual_seed(0))
+        >>> round(float(w.var() * 300), 1)
+        2.0
+    """
     return _fill_normal(tensor, gain / math.sqrt(_fan(tensor, mode)), generator)
 
 
@@ -121,12 +188,45 @@ def kaiming_uniform_(
     gain: float = math.sqrt(2.0),
     generator: torch.Generator | None = None,
 ) -> Tensor:
-    """He uniform: :math:`U(\\pm g\\sqrt{3/n})`, the same variance :math:`g^2/n`."""
+    r"""He uniform (He et al. 2015): :math:`U(\pm g\sqrt{3/n})`, the same variance
+    :math:`g^2/n` as :func:`kaiming_normal_`.
+
+    Differs from ``torch.nn.init.kaiming_uniform_(tensor, a=0, mode="fan_in",
+    nonlinearity="leaky_relu", generator=None)`` as :func:`kaiming_normal_` does.
+
+    Args:
+        tensor: the weight, filled in place.
+        mode: ``"fan_in"`` or ``"fan_out"``.
+        gain: :math:`g`.
+        generator: the random generator.
+
+    Returns:
+        ``tensor``.
+
+    Example:
+        >>> w = kaiming_uniform_(torch.empty(8, 6), generator=torch.Generator().manual_seed(0))
+        >>> bool(w.abs().max() <= 1.0)  # bound √2·√(3/6) = 1
+        True
+    """
     return _fill_uniform(tensor, gain * math.sqrt(3.0 / _fan(tensor, mode)), generator)
 
 
 def lecun_normal_(tensor: Tensor, generator: torch.Generator | None = None) -> Tensor:
-    """LeCun normal: :math:`N(0, 1/n_{in})`."""
+    r"""LeCun normal (LeCun et al. 1998): :math:`N(0, 1/n_{in})`, untruncated. torch has no
+    namesake; JAX/Flax's ``lecun_normal`` is a *truncated* normal of the same variance.
+
+    Args:
+        tensor: the weight, filled in place.
+        generator: the random generator.
+
+    Returns:
+        ``tensor``.
+
+    Example:
+        >>> w = lecun_normal_(torch.empty(400, 300), generator=torch.Generator().manual_seed(0))
+        >>> round(float(w.var() * 300), 1)
+        1.0
+    """
     return _fill_normal(tensor, 1.0 / math.sqrt(fans(tensor)[0]), generator)
 
 
@@ -134,7 +234,24 @@ def lecun_normal_(tensor: Tensor, generator: torch.Generator | None = None) -> T
 def orthogonal_(
     tensor: Tensor, gain: float = 1.0, generator: torch.Generator | None = None
 ) -> Tensor:
-    """Orthogonal rows or columns (whichever are fewer), scaled by ``gain``."""
+    r"""Orthogonal rows or columns (whichever are fewer), times ``gain`` (Saxe et al. 2014): the
+    Q factor of the QR decomposition of a Gaussian matrix with the sign fix of Mezzadri (2007),
+    so Q is Haar-distributed. The signature is ``torch.nn.init.orthogonal_``'s; the numbers
+    differ (float64 draw).
+
+    Args:
+        tensor: at least 2-D; flattened to ``(out, rest)``.
+        gain: the scale.
+        generator: the random generator.
+
+    Returns:
+        ``tensor``.
+
+    Example:
+        >>> w = orthogonal_(torch.empty(3, 5, dtype=torch.float64))
+        >>> torch.allclose(w @ w.T, torch.eye(3, dtype=torch.float64))
+        True
+    """
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     flat = torch.randn(max(rows, cols), min(rows, cols), generator=generator, dtype=torch.float64)
@@ -152,9 +269,24 @@ def rai_matrix(
     generator: torch.Generator | None,
     alpha: float = 2.0,
 ) -> tuple[Tensor, Tensor]:
-    """Replace one entry per row of ``gaussian`` ``(fan_out, fan_in + 1)`` by a Beta(α, 1) draw.
+    r"""RAI's asymmetric entry (Lu et al. 2020): in every row of ``gaussian``
+    ``(fan_out, fan_in + 1)`` replace one entry, uniformly chosen, by :math:`\xi \sim
+    \mathrm{Beta}(\alpha, 1)` drawn as :math:`U^{1/\alpha}`.
 
-    Returns the new matrix and the replaced column of every row.
+    Args:
+        fan_out: rows.
+        fan_in: columns minus one (the last column is the bias).
+        gaussian: the matrix before replacement (not modified).
+        generator: the random generator.
+        alpha: :math:`\alpha`.
+
+    Returns:
+        The new matrix and the replaced column of every row.
+
+    Example:
+        >>> m, cols = rai_matrix(4, 3, torch.zeros(4, 4, dtype=torch.float64), None)
+        >>> bool((m[torch.arange(4), cols] > 0).all())
+        True
     """
     positions = torch.randint(0, fan_in + 1, (fan_out,), generator=generator)
     beta = torch.rand(fan_out, generator=generator, dtype=torch.float64) ** (1.0 / alpha)
@@ -178,7 +310,27 @@ def rai_(
     std: float = RAI_STD,
     alpha: float = 2.0,
 ) -> Tensor:
-    """Random asymmetric initialisation of one layer's weight and bias (module docstring)."""
+    r"""Random asymmetric initialisation (Lu et al. 2020) of one layer's weight and bias:
+    :math:`V \sim N(0, \text{std}^2/n_{in})` of shape :math:`n_{out} \times (n_{in}+1)`, one
+    entry per row replaced by :math:`\mathrm{Beta}(\alpha, 1)` (:func:`rai_matrix`);
+    :math:`W = V_{:, :-1}`, :math:`b = V_{:, -1}`. No torch namesake.
+
+    Args:
+        weight: the weight ``(out, in, *kernel)``, filled in place.
+        bias: the bias, filled in place (required).
+        generator: the random generator.
+        std: 0.6007, Lu et al.'s constant.
+        alpha: the Beta parameter (2).
+
+    Returns:
+        ``weight``.
+
+    Example:
+        >>> layer = torch.nn.Linear(10, 4)
+        >>> _ = rai_(layer.weight, layer.bias, torch.Generator().manual_seed(0))
+        >>> bool((torch.cat([layer.weight, layer.bias[:, None]], 1) > 0.0).any(dim=1).all())
+        True
+    """
     fan_in, _ = fans(weight)
     fan_out = weight.shape[0]
     gaussian = torch.randn(fan_out, fan_in + 1, generator=generator, dtype=torch.float64)
@@ -195,8 +347,32 @@ def raai_(
     k: float = -1.0,
     alpha: float = 2.0,
 ) -> Tensor:
-    """Anti-correlated rows ``[w, b]`` (``correlated_`` with σ_w² and ``k``), then RAI's Beta
-    replacement. Defaults [I]: σ_w² = 0.92 (the seed's Table 1 as read in SETUPS.md §4), k = −1."""
+    r"""Random asymmetric anti-correlated initialisation (seed ``003_…`` §3): the rows
+    ``[w, b]`` into every node drawn anti-correlated by :func:`~relulab.init.correlated_`
+    (:math:`\sigma_w^2`, ``k``), then RAI's Beta replacement (:func:`rai_matrix`). No torch
+    namesake.
+
+    Defaults [I]: :math:`\sigma_w^2 = 0.92`, the seed's Table 1 read with columns σ_w², σ_b²,
+    chaotic phase, dead-node probability (its headers were lost); ``k = −1`` (rows summing to
+    zero before the replacement).
+
+    Args:
+        weight: the weight ``(out, in, *kernel)``, filled in place.
+        bias: the bias, filled in place (required).
+        generator: the random generator.
+        sigma_w2: :math:`\sigma_w^2`.
+        k: the correlation strength (``a = 1, b = k``).
+        alpha: the Beta parameter.
+
+    Returns:
+        ``weight``.
+
+    Example:
+        >>> layer = torch.nn.Linear(10, 4)
+        >>> _ = raai_(layer.weight, layer.bias, torch.Generator().manual_seed(0))
+        >>> layer.weight.shape
+        torch.Size([4, 10])
+    """
     fan_in, _ = fans(weight)
     fan_out = weight.shape[0]
     rows = correlated_(

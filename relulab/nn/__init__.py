@@ -1,7 +1,14 @@
-"""Activations (ReLU−b, …) and model families as ordinary ``torch.nn`` modules."""
+"""Activations (ReLU−b, …), model families as ordinary ``torch.nn`` modules, and the activation
+statistics shared by the probe and the engine (:mod:`relulab.nn.statistics`)."""
 
 from relulab.nn.activations import ACTIVATION_NAMES, Activation, ReLUMinusB, get_activation
-from relulab.nn.models import MLP, ResidualToy, activation_module
+from relulab.nn.models import (
+    MLP,
+    ResidualBlockStep,
+    ResidualToy,
+    activation_module,
+    residual_block,
+)
 from relulab.nn.single_neuron import SingleNeuron
 
 __all__ = [
@@ -9,8 +16,10 @@ __all__ = [
     "MLP",
     "Activation",
     "ReLUMinusB",
+    "ResidualBlockStep",
     "ResidualToy",
     "SingleNeuron",
     "activation_module",
+    "residual_block",
     "get_activation",
 ]

@@ -79,8 +79,8 @@ class ReLUMinusB(nn.Module):
 
     ``b`` is a scalar or one value per feature (axis 1: Linear units, conv channels); ``b = 0``
     is the plain ReLU. For :math:`z \sim N(0, s^2)` the choice
-    :math:`b^* = E[\mathrm{ReLU}(z)] = s/\sqrt{2\pi}` centres the output (SETUPS.md §2, [D]);
-    :func:`relulab.init.calibrate_relu_shift_` measures a per-feature shift on data.
+    :math:`b^* = E[\mathrm{ReLU}(z)] = s/\sqrt{2\pi}` centres the output ([D], the half-normal
+    mean); :func:`relulab.init.calibrate_relu_shift_` measures a per-feature shift on data.
     """
 
     def __init__(self, b: float | Tensor = 0.0) -> None:

@@ -6,14 +6,15 @@ returns network ``s`` of a batched sweep as one of these, with its current weigh
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Literal, NamedTuple
 
 import torch
 from torch import Tensor, nn
 
 from relulab.nn.activations import ReLUMinusB
 
-__all__ = ["MLP", "ResidualToy", "activation_module"]
+__all__ = ["MLP", "ResidualBlockStep", "ResidualToy", "activation_module", "residual_block"]
 
 
 def activation_module(name: str, relu_shift: float = 0.0, leaky_slope: float = 0.01) -> nn.Module:
@@ -62,8 +63,69 @@ class MLP(nn.Sequential):
         super().__init__(*layers)
 
 
+class ResidualBlockStep(NamedTuple):
+    """What one residual block computed: the new stream and the block's intermediates."""
+
+    stream: Tensor
+    inner: Tensor
+    preactivation: Tensor
+    activation: Tensor
+
+
+def residual_block(
+    h: Tensor,
+    fc1: Callable[[Tensor], Tensor],
+    fc2: Callable[[Tensor], Tensor],
+    activate: Callable[[Tensor], Tensor],
+    norm: Literal["post", "pre"],
+    alpha: float,
+    layer_norm: Callable[[Tensor], Tensor],
+) -> ResidualBlockStep:
+    r"""One block of Liu's residual toy (the "depth-1" model seed ``000_…`` builds on), with
+    :math:`u(v) = \alpha\,\mathrm{FC2}(\sigma(\mathrm{FC1}\,v))`:
+
+    Post-LN :math:`h \leftarrow \mathrm{LN}(h + u(h))`; Pre-LN :math:`h \leftarrow h +
+    u(\mathrm{LN}(h))`. The one definition of the block, used by :class:`ResidualToy` and by the
+    batched :class:`relulab.engine.BatchedResidualToy` (which passes batched layers).
+
+    Args:
+        h: the residual stream.
+        fc1: the first linear map (width → hidden).
+        fc2: the second (hidden → width).
+        activate: :math:`\sigma`, e.g. ReLU−b.
+        norm: ``"post"`` or ``"pre"``.
+        alpha: the scale :math:`\alpha` of the block's output.
+        layer_norm: the layer norm.
+
+    Returns:
+        :class:`ResidualBlockStep`: the new stream, FC1's input, its output :math:`z` and
+        :math:`\sigma(z)`.
+
+    Example:
+        >>> ln = nn.LayerNorm(4, elementwise_affine=False)
+        >>> fc1, fc2 = nn.Linear(4, 8), nn.Linear(8, 4)
+        >>> step = residual_block(torch.randn(3, 4), fc1, fc2, torch.relu, "pre", 1.0, ln)
+        >>> step.stream.shape, step.preactivation.shape
+        (torch.Size([3, 4]), torch.Size([3, 8]))
+    """
+    inner = layer_norm(h) if norm == "pre" else h
+    z = fc1(inner)
+    activation = activate(z)
+    h = h + alpha * fc2(activation)
+    if norm == "post":
+        h = layer_norm(h)
+    return ResidualBlockStep(h, inner, z, activation)
+
+
 class ResidualToy(nn.Module):
-    r"""Liu's residual toy (SETUPS.md §2), one network; see :mod:`relulab.engine.models`."""
+    r"""Liu's residual toy, one network (seed ``000_…`` §Motivation builds on it): ``blocks``
+    blocks of :func:`residual_block` with ``FC1: width→hidden``, ReLU−b, ``FC2: hidden→width``,
+    no biases; LayerNorm without affine, eps 1e-5. See :mod:`relulab.engine.models`.
+
+    Example:
+        >>> ResidualToy(width=4, hidden=16, blocks=2)(torch.randn(5, 4)).shape
+        torch.Size([5, 4])
+    """
 
     def __init__(
         self,
@@ -80,10 +142,13 @@ class ResidualToy(nn.Module):
         self.fc2 = nn.ModuleList(nn.Linear(hidden, width, bias=False) for _ in range(blocks))
         self.layer_norm = nn.LayerNorm(width, elementwise_affine=False, eps=1e-5)
 
+    def _activate(self, z: Tensor) -> Tensor:
+        return torch.relu(z) - self.relu_shift
+
     def forward(self, h: Tensor) -> Tensor:
         for fc1, fc2 in zip(self.fc1, self.fc2, strict=True):
-            inner = self.layer_norm(h) if self.norm == "pre" else h
-            h = h + self.alpha * fc2(torch.relu(fc1(inner)) - self.relu_shift)
-            if self.norm == "post":
-                h = self.layer_norm(h)
+            step = residual_block(
+                h, fc1, fc2, self._activate, self.norm, self.alpha, self.layer_norm
+            )
+            h = step.stream
         return h

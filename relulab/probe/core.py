@@ -3,23 +3,26 @@ r"""Diagnostics of the ReLU-family activations of any ``nn.Module``, through for
 Every activation module (``nn.ReLU``, :class:`relulab.nn.ReLUMinusB`, ``nn.LeakyReLU``,
 ``nn.ReLU6``, ``nn.PReLU``) is a *layer*; its input :math:`z` is the pre-activation, its output
 :math:`h`. A *unit* is a feature on axis 1 (a Linear output, a conv channel); statistics run over
-samples and, for convolutions, spatial positions. Definitions, over the probed data:
+samples and, for convolutions, spatial positions. The hooks accumulate per-unit sums, maxima and
+minima batch by batch; every statistic is then computed by the one function of
+:mod:`relulab.nn.statistics` that the engine uses too. Definitions, over the probed data:
 
 * **dead**: :math:`z \le 0` for every sample and position (the unit never fires and gets no
   gradient); **always on**: :math:`z > 0` everywhere (the unit is linear on the data);
   **balanced**: the rest. (Other tools call "dead" a small *mean* activation; this one does not.)
 * **kinks** (Linear → activation pairs): the signed distance of unit :math:`j`'s hyperplane from
-  the origin, :math:`-b_j/\lVert w_j\rVert` (seed ``001_…``'s :math:`x_t = -b_1/w_1` in d dims).
-* **Δ** (seed ``000_…``; SETUPS.md §2): the std over units of the per-unit sample mean of
-  :math:`h`.
-* **sample-mean/variance ratio** (seed ``002_…`` eq. 9):
+  the origin, :math:`-b_j/\lVert w_j\rVert` (seed ``001_…``'s :math:`x_t = -b_1/w_1` in d dims;
+  seed ``004_…`` §5.3).
+* **Δ** (seed ``000_…``, §Representation collapse): the std over units of the per-unit sample
+  mean of :math:`h`.
+* **sample-mean/variance ratio** (seed ``002_…`` §2.2, eq. 9):
   :math:`r = \sqrt{\sum_i \langle z_i\rangle^2 / \sum_i \mathrm{Var}_t z_i}`; and the split of
   the total second moment :math:`\langle z^2\rangle = m^2 + v^2` into squared sample mean
   :math:`m^2` and sample variance :math:`v^2` (per unit, averaged), reported as
   ``sample_variance_fraction`` :math:`v^2/(m^2+v^2)`.
 * **gradient second moment** (with ``targets`` and ``loss_fn``):
   :math:`\langle(\partial L/\partial h)^2\rangle` per layer, averaged over units and samples.
-* **effective rank** (SETUPS.md §5): :math:`\exp(-\sum_i \bar s_i \ln \bar s_i)`,
+* **effective rank** (seed ``004_…`` §3, eq. 1): :math:`\exp(-\sum_i \bar s_i \ln \bar s_i)`,
   :math:`\bar s = s/\sum s`, :math:`s` the singular values of the samples × features matrix of
   :math:`h` (flattened per sample), *uncentred* and *centred* (centring caps it at N − 1).
 * **R²** on given features (seed ``004_…`` appendix D): the in-sample :math:`R^2` of a least-squares
@@ -38,8 +41,19 @@ from torch import Tensor, nn
 
 from relulab.nn.activations import ReLUMinusB
 from relulab.nn.run import run_model
+from relulab.nn.statistics import (
+    delta_from_means,
+    effective_rank,
+    mean_variance_ratio,
+    module_sample_dims,
+    r_squared,
+    sample_moments_from_sums,
+    sample_variance_fraction,
+    squared_mean_and_variance,
+    unit_states_from_extremes,
+)
 
-__all__ = ["ACTIVATION_TYPES", "LayerProbe", "ProbeResult", "effective_rank", "probe"]
+__all__ = ["ACTIVATION_TYPES", "LayerProbe", "ProbeResult", "probe"]
 
 ACTIVATION_TYPES: tuple[type[nn.Module], ...] = (
     nn.ReLU,
@@ -49,30 +63,6 @@ ACTIVATION_TYPES: tuple[type[nn.Module], ...] = (
     nn.PReLU,
 )
 LINEAR_TYPES = (nn.Linear,)
-
-
-def effective_rank(matrix: Tensor | np.ndarray, centred: bool = False) -> float:
-    """:math:`\\exp(\\text{entropy of the normalised singular values})` of a 2-D matrix."""
-    values = torch.as_tensor(matrix, dtype=torch.float64)
-    if values.dim() != 2:
-        raise ValueError(f"effective rank needs a 2-D matrix, got shape {tuple(values.shape)}")
-    if centred:
-        values = values - values.mean(dim=0, keepdim=True)
-    singular = torch.linalg.svdvals(values)
-    total = singular.sum()
-    if total <= 0:
-        return 0.0
-    p = singular / total
-    p = p[p > 0]
-    return float(torch.exp(-(p * p.log()).sum()))
-
-
-def _r_squared(representation: np.ndarray, features: np.ndarray) -> float:
-    design = np.hstack([representation, np.ones((representation.shape[0], 1))])
-    coef, *_ = np.linalg.lstsq(design, features, rcond=None)
-    residual = features - design @ coef
-    total = ((features - features.mean(axis=0)) ** 2).sum(axis=0)
-    return float(np.mean(1 - (residual**2).sum(axis=0) / np.where(total > 0, total, np.nan)))
 
 
 @dataclass
@@ -93,7 +83,7 @@ class _Accumulator:
 
     def add(self, z: Tensor, h: Tensor, keep_rows: int) -> None:
         z64, h64 = z.detach().double().cpu(), h.detach().double().cpu()
-        dims = (0,) + tuple(range(2, z64.dim()))
+        dims = module_sample_dims(z64)
         first = self.z_sum is None
         self.count += z64.shape[0]
         self.positions = int(np.prod(z64.shape[2:])) if z64.dim() > 2 else 1
@@ -122,7 +112,21 @@ class _Accumulator:
 
 @dataclass
 class LayerProbe:
-    """Everything measured at one activation layer."""
+    r"""Everything measured at one activation layer.
+
+    Attributes:
+        index: the layer's position among the model's activation modules.
+        name: the module's name in the model.
+        kind: its class name (``ReLU``, ``ReLUMinusB``, …).
+        units: the number of units (features on axis 1).
+        metrics: metric name → value (module docstring).
+        kinks: per unit :math:`-b_j/\lVert w_j\rVert` when a Linear layer feeds the activation.
+
+    Example:
+        >>> layer = probe(nn.Sequential(nn.Linear(2, 3), nn.ReLU()), torch.randn(20, 2)).layers[0]
+        >>> layer.kind, layer.units, layer.kinks.shape
+        ('ReLU', 3, (3,))
+    """
 
     index: int
     name: str
@@ -134,6 +138,16 @@ class LayerProbe:
 
 @dataclass
 class ProbeResult:
+    """The :class:`LayerProbe` of every activation layer, with tidy and wide tables and a plot.
+
+    Example:
+        >>> result = probe(nn.Sequential(nn.Linear(2, 3), nn.ReLU()), torch.randn(20, 2))
+        >>> sorted(result.frame.columns)
+        ['layer', 'metric', 'module', 'value']
+        >>> "dead_fraction" in result.table().columns
+        True
+    """
+
     layers: list[LayerProbe]
 
     @property
@@ -224,27 +238,24 @@ def _kinks(linear: nn.Linear) -> np.ndarray:
 
 def _layer_metrics(acc: _Accumulator, features: np.ndarray | None) -> dict[str, float]:
     n = acc.count * acc.positions
-    mean = acc.z_sum / n
-    variance = (acc.z_sq_sum / n - mean.square()).clamp_min(0)
-    dead = float((acc.z_max <= 0).double().mean())
-    always_on = float((acc.z_min > 0).double().mean())
-    m2, v2 = float(mean.square().mean()), float(variance.mean())
+    mean, variance = sample_moments_from_sums(acc.z_sum, acc.z_sq_sum, n)
+    states = unit_states_from_extremes(acc.z_min, acc.z_max)
+    fractions = {key: float(value) for key, value in states.fractions(torch.float64).items()}
+    m2, v2 = squared_mean_and_variance(mean, variance, reduce="mean")
     metrics = {
-        "dead_fraction": dead,
-        "always_on_fraction": always_on,
-        "balanced_fraction": 1.0 - dead - always_on,
-        "delta": float((acc.h_sum / n).std(unbiased=False)),
-        "squared_sample_mean": m2,
-        "sample_variance": v2,
-        "sample_variance_fraction": v2 / (m2 + v2) if m2 + v2 > 0 else float("nan"),
-        "sample_mean_variance_ratio": float(np.sqrt(m2 / v2)) if v2 > 0 else float("inf"),
+        **fractions,
+        "delta": float(delta_from_means(acc.h_sum / n)),
+        "squared_sample_mean": float(m2),
+        "sample_variance": float(v2),
+        "sample_variance_fraction": float(sample_variance_fraction(m2, v2)),
+        "sample_mean_variance_ratio": float(mean_variance_ratio(m2, v2)),
     }
     if acc.kept:
         kept = torch.cat(acc.kept)
         metrics["effective_rank_uncentred"] = effective_rank(kept, centred=False)
         metrics["effective_rank_centred"] = effective_rank(kept, centred=True)
         if features is not None:
-            metrics["r_squared"] = _r_squared(kept.numpy(), features[: kept.shape[0]])
+            metrics["r_squared"] = r_squared(kept.numpy(), features[: kept.shape[0]])
     if acc.grad_count:
         metrics["gradient_second_moment"] = acc.grad_sq_sum / acc.grad_count
     return metrics
@@ -262,8 +273,29 @@ def probe(
 ) -> ProbeResult:
     """Measure every ReLU-family activation of ``model`` on ``data`` (module docstring).
 
-    Gradients are measured when both ``targets`` and ``loss_fn`` (e.g. ``nn.MSELoss()``) are
-    given; ``features`` ``(N, k)`` adds the R² of each layer's representation.
+    Forward hooks on the activation modules accumulate per-unit sums, maxima and minima over
+    batches; the statistics are those of :mod:`relulab.nn.statistics`. The model's training
+    flag is restored and, with a loss, its gradients are cleared afterwards.
+
+    Args:
+        model: any ``nn.Module`` whose activations are modules of ``activation_types``
+            (activations called functionally, e.g. ``F.relu``, cannot be hooked).
+        data: inputs ``(N, …)`` in the model's input shape.
+        targets: with ``loss_fn``, the targets; then the gradient second moment is measured.
+        loss_fn: e.g. ``nn.MSELoss()``.
+        features: ``(N, k)`` task features: adds the R² of each layer's representation.
+        batch_size: run ``data`` in batches of this size (default: all at once).
+        max_rank_samples: rows of each layer kept for effective rank and R².
+        activation_types: the module types that count as activations.
+
+    Returns:
+        A :class:`ProbeResult`.
+
+    Example:
+        >>> model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+        >>> result = probe(model, torch.randn(256, 4))
+        >>> 0.0 <= result.layers[0].metrics["dead_fraction"] <= 1.0
+        True
     """
     if (targets is None) != (loss_fn is None):
         raise ValueError("give both targets and loss_fn to measure gradients, or neither")

@@ -28,7 +28,6 @@ KEY_METRICS = (
     "effective_rank_centred",
     "delta",
 )
-DATA_DEPENDENT = {"scale": init.scale_, "scale_bias": init.scale_bias_, "lsuv": init.lsuv_}
 
 
 def build_model(spec: str) -> Callable[[], nn.Module]:
@@ -90,12 +89,8 @@ def load_data(
 def _apply_init(
     model: nn.Module, name: str, data: torch.Tensor, generator: torch.Generator
 ) -> None:
-    if name == "default":
-        return
-    if name in DATA_DEPENDENT:
-        DATA_DEPENDENT[name](model, data, generator=generator)
-    else:
-        init.init_model_(model, name, generator=generator)
+    if name != "default":
+        init.apply_init_(model, name, data, generator)
 
 
 def diagnose(

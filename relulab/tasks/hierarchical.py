@@ -1,4 +1,5 @@
-"""Hierarchical (tree-structured) tasks of seed ``004_…`` (SETUPS.md §5, [I]).
+"""Hierarchical (tree-structured) tasks of seed ``004_…`` (§4, Fig. 2A; the item and
+property layout is inferred [I], the figure being lost).
 
 Inputs are one-hot items, ``X = I_P``; outputs are the items' properties. Two trees:
 

@@ -20,7 +20,8 @@ an :class:`ActivationKernel` gives :math:`E[\phi(u)]`, :math:`E[\phi(u)^2]`,
     E[\phi(u)\phi(v)] = a^2 q_{12} + a(b-a) q_{12} + (b-a)^2 J
       - s\,(b-a)\left(\sqrt{q_1/2\pi} + \sqrt{q_2/2\pi}\right) + s^2 .
 
-The shift only adds constant and mean terms (derived here; SETUPS.md §2). :math:`\theta` is
+The shift only adds constant and mean terms (derived here [D]; checked against quadrature and
+Monte Carlo in the tests). :math:`\theta` is
 computed as ``arctan2(√(1−c²), c)`` with ``c`` clipped to [−1, 1]: no NaN at :math:`c \to \pm 1`,
 a known failure of ``arccos`` near 1 in other libraries.
 
@@ -44,7 +45,9 @@ __all__ = [
     "ActivationKernel",
     "ReLUFamilyKernel",
     "QuadratureKernel",
+    "arccos_j1",
     "arccos_kernel",
+    "correlation_angle",
     "get_kernel",
     "monte_carlo_cross",
     "safe_correlation",
@@ -63,16 +66,80 @@ def safe_correlation(q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray
     return np.clip(np.divide(q12, norm, out=ones, where=norm > 0), -1.0, 1.0)
 
 
-def arccos_kernel(q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
-    r""":math:`E[\mathrm{ReLU}(u)\mathrm{ReLU}(v)]`, NaN-safe at :math:`c = \pm 1` (module doc)."""
-    c = safe_correlation(q1, q2, q12)
+def correlation_angle(c: ArrayLike) -> np.ndarray:
+    r"""The angle :math:`\theta = \arccos c \in [0, \pi]` of a correlation, computed as
+    ``arctan2(√(1−c²), c)`` after clipping ``c`` to [−1, 1]: no NaN and no loss of accuracy
+    near :math:`c = \pm 1`, where ``arccos`` fails in other libraries.
+
+    Args:
+        c: correlations (array-like).
+
+    Returns:
+        :math:`\theta`, same shape.
+
+    Example:
+        >>> float(correlation_angle(1.0 + 1e-15))
+        0.0
+    """
+    c = np.clip(np.asarray(c, dtype=float), -1.0, 1.0)
+    return np.arctan2(np.sqrt(np.maximum(1.0 - c * c, 0.0)), c)
+
+
+def arccos_j1(c: ArrayLike) -> np.ndarray:
+    r"""The angular factor of the degree-1 arc-cosine kernel (Cho & Saul 2009),
+    :math:`J_1(\theta) = \sin\theta + (\pi - \theta)\cos\theta` at :math:`\cos\theta = c`.
+
+    Every ReLU correlation formula is this function: :func:`arccos_kernel`
+    :math:`= \sqrt{q_1 q_2}\,J_1/2\pi`, the normalised kernel of seed ``002_…`` §3.1
+    (:func:`relulab.theory.normalised_arccos_kernel`) :math:`K(c) = J_1/\pi`, and seed
+    ``003_…`` §2's :math:`f(c)` :math:`= J_1`.
+
+    Args:
+        c: correlations, clipped to [−1, 1].
+
+    Returns:
+        :math:`J_1`, same shape; :math:`J_1 = 1` at :math:`c = 0`, :math:`\pi` at :math:`c = 1`.
+
+    Example:
+        >>> float(arccos_j1(0.0)), float(arccos_j1(1.0)) == np.pi
+        (1.0, True)
+    """
+    c = np.clip(np.asarray(c, dtype=float), -1.0, 1.0)
     sin_theta = np.sqrt(np.maximum(1.0 - c * c, 0.0))
     theta = np.arctan2(sin_theta, c)
-    return np.sqrt(np.asarray(q1) * np.asarray(q2)) / TWO_PI * (sin_theta + (np.pi - theta) * c)
+    return sin_theta + (np.pi - theta) * c
+
+
+def arccos_kernel(q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
+    r""":math:`J(q_1, q_2, q_{12}) = E[\mathrm{ReLU}(u)\mathrm{ReLU}(v)]
+    = \sqrt{q_1 q_2}\,J_1(\theta)/2\pi` (Cho & Saul 2009; module docstring), NaN-safe at
+    :math:`c = \pm 1`.
+
+    Args:
+        q1: :math:`E[u^2]`.
+        q2: :math:`E[v^2]`.
+        q12: :math:`E[uv]`.
+
+    Returns:
+        The expectation, broadcast over the arguments.
+
+    Example:
+        >>> float(arccos_kernel(2.0, 2.0, 2.0))  # q/2 at c = 1
+        1.0
+    """
+    c = safe_correlation(q1, q2, q12)
+    return np.sqrt(np.asarray(q1) * np.asarray(q2)) / TWO_PI * arccos_j1(c)
 
 
 class ActivationKernel:
-    """Gaussian expectations of one activation; see the module docstring."""
+    """Gaussian expectations of one activation (module docstring); subclasses give
+    :meth:`mean`, :meth:`cross` and :meth:`derivative_second_moment`.
+
+    Example:
+        >>> kernel = get_kernel("relu")
+        >>> float(kernel.second_moment(2.0))  # E[ReLU(u)²] = q/2
+        1.0
+    """
 
     name: str
 
@@ -95,7 +162,19 @@ class ActivationKernel:
 
 @dataclass(frozen=True)
 class ReLUFamilyKernel(ActivationKernel):
-    r""":math:`\phi(z) = a\min(z,0) + b\max(z,0) - s`: exact closed forms (module docstring)."""
+    r""":math:`\phi(z) = a\min(z,0) + b\max(z,0) - s`: exact closed forms (module docstring).
+
+    Attributes:
+        negative_slope: :math:`a`.
+        positive_slope: :math:`b`.
+        shift: :math:`s` (ReLU−b of seed ``000_…``).
+        name: a label.
+
+    Example:
+        >>> relu_b = ReLUFamilyKernel(shift=1 / np.sqrt(2 * np.pi))  # the centring shift at q = 1
+        >>> abs(float(relu_b.mean(1.0))) < 1e-16
+        True
+    """
 
     negative_slope: float = 0.0
     positive_slope: float = 1.0
@@ -120,7 +199,7 @@ class ReLUFamilyKernel(ActivationKernel):
     def derivative_cross(self, q1: ArrayLike, q2: ArrayLike, q12: ArrayLike) -> np.ndarray:
         r""":math:`E[\phi'(u)\phi'(v)] = a^2 + a(b-a) + (b-a)^2 (\pi-\theta)/2\pi`."""
         a, b = self.negative_slope, self.positive_slope
-        theta = np.arccos(safe_correlation(q1, q2, q12))
+        theta = correlation_angle(safe_correlation(q1, q2, q12))
         return a * a + a * (b - a) + (b - a) ** 2 * (np.pi - theta) / TWO_PI
 
 
@@ -130,7 +209,18 @@ _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()  # probabilists' Hermite: expectations unde
 
 @dataclass(frozen=True)
 class QuadratureKernel(ActivationKernel):
-    """A smooth activation by 2-D Gauss–Hermite quadrature (64 nodes per axis)."""
+    """A smooth activation by 2-D Gauss–Hermite quadrature (64 nodes per axis).
+
+    Attributes:
+        name: a label.
+        fn: :math:`\\phi`, vectorised over NumPy arrays.
+        derivative: :math:`\\phi'`.
+
+    Example:
+        >>> identity = QuadratureKernel("linear", lambda z: z, np.ones_like)
+        >>> round(float(identity.cross(1.0, 2.0, 0.5)), 12)
+        0.5
+    """
 
     name: str
     fn: Callable[[np.ndarray], np.ndarray]
@@ -180,8 +270,22 @@ def _gelu_derivative(z: np.ndarray) -> np.ndarray:
 
 
 def get_kernel(name: str, slope: float = 0.01, shift: float = 0.0) -> ActivationKernel:
-    """Kernel by name: relu, relu_b (``shift``), leaky_relu (``slope``), abs, linear, erf, tanh,
-    silu, gelu."""
+    """The :class:`ActivationKernel` of an activation by name: the ReLU family exactly
+    (``relu``, ``relu_b``, ``leaky_relu``, ``abs``, ``linear``), ``erf`` with its closed-form
+    cross moment, ``tanh``, ``silu``, ``gelu`` by quadrature.
+
+    Args:
+        name: the activation.
+        slope: the negative slope of ``leaky_relu``.
+        shift: the shift :math:`s` subtracted after the activation (ReLU family).
+
+    Returns:
+        The kernel.
+
+    Example:
+        >>> get_kernel("leaky_relu", slope=0.1).name
+        'leaky_relu(0.1)'
+    """
     if name == "relu":
         return ReLUFamilyKernel(0.0, 1.0, shift, "relu" if not shift else f"relu-{shift:g}")
     if name == "relu_b":
@@ -216,7 +320,25 @@ def monte_carlo_cross(
     n_samples: int = 1_000_000,
     seed: int = 0,
 ) -> tuple[float, float]:
-    """Sampling estimate of :math:`E[\\phi(u)\\phi(v)]` and its standard error."""
+    """Sampling estimate of :math:`E[\\phi(u)\\phi(v)]` and its standard error: an independent
+    path for tests of the closed forms and the quadrature.
+
+    Args:
+        fn: :math:`\\phi`, vectorised over NumPy arrays.
+        q1: :math:`E[u^2]`.
+        q2: :math:`E[v^2]`.
+        q12: :math:`E[uv]`.
+        n_samples: the number of draws.
+        seed: the NumPy generator's seed.
+
+    Returns:
+        ``(estimate, standard error)``.
+
+    Example:
+        >>> value, error = monte_carlo_cross(lambda z: np.maximum(z, 0), 1.0, 1.0, 1.0)
+        >>> abs(value - 0.5) < 5 * error
+        True
+    """
     rng = np.random.default_rng(seed)
     c = float(safe_correlation(q1, q2, q12))
     z1, z2 = rng.standard_normal((2, n_samples))

@@ -1,5 +1,5 @@
 r"""Mean-field signal propagation (Poole et al. 2016; Schoenholz et al. 2017), with correlated
-weights (seed ``003_…``, Singh & Sreejith; SETUPS.md §4).
+weights (seed ``003_…``, Singh & Sreejith, §2 and appendix A).
 
 Layer :math:`l` computes :math:`h^l = W^l \phi(h^{l-1}) + b^l` with rows of :math:`W^l`
 independent, each :math:`N(0, \Sigma)`,
@@ -15,7 +15,8 @@ width
 expectations over :math:`(u, v)` with the covariance of layer :math:`l-1`. For ReLU this is
 :math:`q^l = \sigma_w^2 (a/2 + b/2\pi) q^{l-1} + \sigma_b^2` and
 :math:`q_{12}^l = (\sigma_w^2 q^{l-1}/2\pi)(a f(c) + b) + \sigma_b^2`,
-:math:`f(c) = \sqrt{1-c^2} + c(\pi - \arccos c)` — the forms of SETUPS.md §4 [D].
+:math:`f(c) = \sqrt{1-c^2} + c(\pi - \arccos c)` (:func:`relulab.theory.arccos_j1`) [D],
+checked against width-2048 simulations in the tests.
 
 The slope of the correlation map at :math:`c = 1` is :math:`\chi_1 = \sigma_w^2\,a\,E[\phi'(u)^2]`
 at the length fixed point :math:`q^*` (the :math:`b` term does not depend on :math:`q_{12}`);
@@ -58,7 +59,25 @@ def length_map(
     a: float = 1.0,
     b: float = 0.0,
 ) -> np.ndarray:
-    """One layer of the length map :math:`q^{l-1} \\mapsto q^l` (module docstring)."""
+    r"""One layer of the length map :math:`q^{l-1} \mapsto q^l` (module docstring):
+    :math:`q^l = \sigma_w^2(a\,E[\phi(u)^2] + b\,E[\phi(u)]^2) + \sigma_b^2`.
+
+    Args:
+        kernel: the activation's :class:`~relulab.theory.ActivationKernel`.
+        q: :math:`q^{l-1}`.
+        sigma_w2: :math:`\sigma_w^2` (array-like, broadcast).
+        sigma_b2: :math:`\sigma_b^2`.
+        a: the diagonal weight of the row covariance (1: i.i.d. weights).
+        b: its all-ones weight (``k`` of seed 003; < 0 anti-correlated).
+
+    Returns:
+        :math:`q^l`.
+
+    Example:
+        >>> from relulab.theory import get_kernel
+        >>> float(length_map(get_kernel("relu"), 1.0, 2.0, 0.0))  # Kaiming keeps the length
+        1.0
+    """
     return sigma_w2 * (a * kernel.second_moment(q) + b * kernel.mean(q) ** 2) + sigma_b2
 
 
@@ -72,7 +91,27 @@ def covariance_map(
     a: float = 1.0,
     b: float = 0.0,
 ) -> np.ndarray:
-    """One layer of the covariance map :math:`q_{12}^{l-1} \\mapsto q_{12}^l`."""
+    r"""One layer of the covariance map :math:`q_{12}^{l-1} \mapsto q_{12}^l` (module
+    docstring): :math:`\sigma_w^2(a\,E[\phi(u)\phi(v)] + b\,E[\phi(u)]E[\phi(v)]) + \sigma_b^2`.
+
+    Args:
+        kernel: the activation's :class:`~relulab.theory.ActivationKernel`.
+        q1: the first input's length.
+        q2: the second's.
+        q12: their covariance.
+        sigma_w2: :math:`\sigma_w^2` (array-like, broadcast).
+        sigma_b2: :math:`\sigma_b^2`.
+        a: the diagonal weight of the row covariance (1: i.i.d. weights).
+        b: its all-ones weight (``k`` of seed 003; < 0 anti-correlated).
+
+    Returns:
+        :math:`q_{12}^l`.
+
+    Example:
+        >>> from relulab.theory import get_kernel
+        >>> round(float(covariance_map(get_kernel("relu"), 1.0, 1.0, 0.0, 2.0, 0.0)), 6)  # 1/π
+        0.31831
+    """
     cross = kernel.cross(q1, q2, q12)
     return sigma_w2 * (a * cross + b * kernel.mean(q1) * kernel.mean(q2)) + sigma_b2
 
@@ -87,7 +126,27 @@ def length_fixed_point(
     iterations: int = 2000,
     tol: float = 1e-12,
 ) -> np.ndarray:
-    """:math:`q^*` by iterating the length map (vectorised); ``inf`` where the length diverges."""
+    """:math:`q^*` by iterating the length map from ``q0`` (vectorised over the grid); ``inf``
+    where the length diverges (passes :data:`UNBOUNDED`).
+
+    Args:
+        kernel: the activation's :class:`~relulab.theory.ActivationKernel`.
+        sigma_w2: :math:`\\sigma_w^2` (array-like, broadcast).
+        sigma_b2: :math:`\\sigma_b^2`.
+        a: the diagonal weight of the row covariance (1: i.i.d. weights).
+        b: its all-ones weight (``k`` of seed 003; < 0 anti-correlated).
+        q0: the input length.
+        iterations: the most iterations.
+        tol: the relative change taken as converged.
+
+    Returns:
+        :math:`q^*`, broadcast shape of ``sigma_w2`` and ``sigma_b2``.
+
+    Example:
+        >>> from relulab.theory import get_kernel
+        >>> round(float(length_fixed_point(get_kernel("tanh"), 1.5, 0.1)), 4) > 0
+        True
+    """
     sigma_w2, sigma_b2 = np.broadcast_arrays(
         np.asarray(sigma_w2, float), np.asarray(sigma_b2, float)
     )
@@ -114,7 +173,26 @@ def correlation_map(
     a: float = 1.0,
     b: float = 0.0,
 ) -> np.ndarray:
-    """:math:`c^{l-1} \\mapsto c^l` for two inputs both of length ``q`` (at a fixed point)."""
+    r""":math:`c^{l-1} \mapsto c^l` for two inputs both of length ``q`` (at a fixed point):
+    :func:`covariance_map` at :math:`q_{12} = c q` over :func:`length_map`.
+
+    Args:
+        kernel: the activation's :class:`~relulab.theory.ActivationKernel`.
+        c: :math:`c^{l-1}`.
+        q: the inputs' length (:math:`q^*`).
+        sigma_w2: :math:`\sigma_w^2` (array-like, broadcast).
+        sigma_b2: :math:`\sigma_b^2`.
+        a: the diagonal weight of the row covariance (1: i.i.d. weights).
+        b: its all-ones weight (``k`` of seed 003; < 0 anti-correlated).
+
+    Returns:
+        :math:`c^l`.
+
+    Example:
+        >>> from relulab.theory import get_kernel
+        >>> round(float(correlation_map(get_kernel("relu"), 0.0, 1.0, 2.0, 0.0)), 6)  # K(0) = 1/π
+        0.31831
+    """
     q12 = covariance_map(kernel, q, q, c * q, sigma_w2, sigma_b2, a, b)
     return q12 / length_map(kernel, q, sigma_w2, sigma_b2, a, b)
 
@@ -134,6 +212,26 @@ def correlation_trajectory(
     Index 0 is the first pre-activation layer, computed from the inputs themselves:
     :math:`q^1 = \\sigma_w^2 (a\\,q_0 + b\\,\\bar x^2) + \\sigma_b^2`, with zero-mean inputs
     (:math:`\\bar x = 0`). Returns arrays of length ``depth``.
+
+    Args:
+        kernel: the activation's kernel.
+        c0: the inputs' correlation.
+        q0: their length.
+        depth: the number of layers.
+        sigma_w2: :math:`\\sigma_w^2`.
+        sigma_b2: :math:`\\sigma_b^2`.
+        a: the diagonal weight of the row covariance.
+        b: its all-ones weight.
+
+    Returns:
+        ``(lengths, correlations)``, each of length ``depth``.
+
+    Example:
+        >>> from relulab.theory import get_kernel
+        >>> relu = get_kernel("relu")
+        >>> lengths, correlations = correlation_trajectory(relu, 0.0, 1.0, 3, 2.0, 0.0)
+        >>> lengths.tolist(), round(float(correlations[1]), 6)
+        ([2.0, 2.0, 2.0], 0.31831)
     """
     q = sigma_w2 * a * q0 + sigma_b2
     q12 = sigma_w2 * a * c0 * q0 + sigma_b2
@@ -161,7 +259,28 @@ def correlation_fixed_point(
 ) -> np.ndarray:
     """:math:`c^*` reached from correlation ``c0`` by iterating the correlation map at :math:`q^*`
     (vectorised; NaN where the length is unbounded). In the ordered phase of ReLU this is 1, but
-    the approach is slow near :math:`\\chi_1 = 1`, so compare with a tolerance there."""
+    the approach is slow near :math:`\\chi_1 = 1`, so compare with a tolerance there.
+
+    Args:
+        kernel: the activation's kernel.
+        q_star: :math:`q^*` (from :func:`length_fixed_point`).
+        sigma_w2: :math:`\\sigma_w^2`.
+        sigma_b2: :math:`\\sigma_b^2`.
+        a: the diagonal weight of the row covariance.
+        b: its all-ones weight.
+        c0: the starting correlation.
+        iterations: the most iterations.
+        tol: the absolute change taken as converged.
+
+    Returns:
+        :math:`c^*`.
+
+    Example:
+        >>> from relulab.theory import get_kernel
+        >>> relu = get_kernel("relu")
+        >>> round(float(correlation_fixed_point(relu, 1.0, 1.5, 0.5)), 6)  # ordered: c* = 1
+        1.0
+    """
     q_star, sigma_w2, sigma_b2 = np.broadcast_arrays(
         np.asarray(q_star, float), np.asarray(sigma_w2, float), np.asarray(sigma_b2, float)
     )
@@ -180,26 +299,75 @@ def correlation_fixed_point(
 def chi1(
     kernel: ActivationKernel, q_star: np.ndarray, sigma_w2: np.ndarray, a: float = 1.0
 ) -> np.ndarray:
-    """:math:`\\chi_1 = \\sigma_w^2\\,a\\,E[\\phi'(u)^2]`, :math:`u \\sim N(0, q^*)`."""
+    r""":math:`\chi_1 = \sigma_w^2\,a\,E[\phi'(u)^2]`, :math:`u \sim N(0, q^*)`: the slope of the
+    correlation map at :math:`c = 1` (Schoenholz et al. 2017); ordered below 1, chaotic above.
+
+    Args:
+        kernel: the activation's kernel.
+        q_star: :math:`q^*` (non-finite entries are evaluated at 1).
+        sigma_w2: :math:`\sigma_w^2`.
+        a: the diagonal weight of the row covariance.
+
+    Returns:
+        :math:`\chi_1`.
+
+    Example:
+        >>> from relulab.theory import get_kernel
+        >>> float(chi1(get_kernel("relu"), 1.0, 2.0))  # ReLU: σ_w² a / 2
+        1.0
+    """
     finite_q = np.where(np.isfinite(q_star), q_star, 1.0)
     return sigma_w2 * a * kernel.derivative_second_moment(finite_q)
 
 
 def correlation_depth_scale(chi: np.ndarray) -> np.ndarray:
-    """:math:`\\xi_c = -1/\\ln \\chi` (Schoenholz et al. 2017); infinite at :math:`\\chi = 1`."""
+    r"""The correlation depth scale :math:`\xi_c = -1/\ln \chi` (Schoenholz et al. 2017);
+    infinite at :math:`\chi = 1`.
+
+    Args:
+        chi: :math:`\chi_1` (array-like).
+
+    Returns:
+        :math:`\xi_c`.
+
+    Example:
+        >>> round(float(correlation_depth_scale(np.exp(-0.1))), 9)
+        10.0
+    """
     with np.errstate(divide="ignore"):
         return -1.0 / np.log(np.asarray(chi, dtype=float))
 
 
 def relu_bounded_limit(a: float = 1.0, b: float = 0.0) -> float:
-    """Largest bounded :math:`\\sigma_w^2` for ReLU: :math:`2\\pi/(a\\pi + b)` (inf if ≤ 0)."""
+    r"""Largest :math:`\sigma_w^2` with a bounded ReLU length: :math:`2\pi/(a\pi + b)` (inf if
+    the denominator is ≤ 0); seed ``003_…`` §2's condition for a bounded chaotic window
+    :math:`2/a < \sigma_w^2 < 2\pi/(a\pi + b)`, open only for :math:`b < 0`.
+
+    Args:
+        a: the diagonal weight of the row covariance.
+        b: its all-ones weight.
+
+    Returns:
+        The limit.
+
+    Example:
+        >>> relu_bounded_limit(1.0, 0.0)
+        2.0
+    """
     denominator = a * np.pi + b
     return float("inf") if denominator <= 0 else 2 * np.pi / denominator
 
 
 @dataclass
 class PhaseDiagram:
-    """Grids of :math:`q^*`, :math:`\\chi_1` and the phases over (σ_w², σ_b²)."""
+    r"""Grids of :math:`q^*`, :math:`\chi_1` and the phases over (σ_w², σ_b²).
+
+    Example:
+        >>> from relulab.theory import get_kernel
+        >>> diagram = phase_diagram(get_kernel("relu"), [1.0, 2.5], [0.5], b=-0.9)
+        >>> diagram.regions.tolist()  # ordered, then bounded chaotic
+        [[0, 1]]
+    """
 
     sigma_w2: np.ndarray
     sigma_b2: np.ndarray
@@ -208,10 +376,12 @@ class PhaseDiagram:
 
     @property
     def bounded(self) -> np.ndarray:
+        """Where the length stays finite."""
         return np.isfinite(self.q_star)
 
     @property
     def chaotic(self) -> np.ndarray:
+        """Where :math:`\\chi_1 > 1`."""
         return self.chi1 > 1.0
 
     @property
@@ -221,6 +391,7 @@ class PhaseDiagram:
 
     @property
     def bounded_chaotic_fraction(self) -> float:
+        """The share of the grid that is bounded and chaotic."""
         return float(np.mean(self.bounded & self.chaotic))
 
 
@@ -247,6 +418,23 @@ def relu_family_length_fixed_point(
       :math:`x_- \le x_+`; :math:`x_-` attracts every start below :math:`x_+^2`, above it the
       length diverges — boundedness then depends on ``q0``.
     * otherwise the length diverges (``inf``).
+
+    Args:
+        kernel: a :class:`~relulab.theory.ReLUFamilyKernel`.
+        sigma_w2: :math:`\sigma_w^2`.
+        sigma_b2: :math:`\sigma_b^2`.
+        a: the diagonal weight of the row covariance.
+        b: its all-ones weight.
+        q0: the input length.
+
+    Returns:
+        :math:`q^*` (``inf`` where unbounded).
+
+    Example:
+        >>> from relulab.theory import get_kernel
+        >>> relu = get_kernel("relu")
+        >>> float(relu_family_length_fixed_point(relu, 1.0, 0.5))  # q = q/2 + 1/2
+        1.0
     """
     unshifted = ReLUFamilyKernel(kernel.negative_slope, kernel.positive_slope, 0.0)
     m2 = float(unshifted.second_moment(1.0))
@@ -279,6 +467,23 @@ def phase_diagram(
 
     The ReLU family (any slopes and shift) uses :func:`relu_family_length_fixed_point`; other
     activations iterate the length map.
+
+    Args:
+        kernel: the activation's kernel.
+        sigma_w2: the σ_w² axis.
+        sigma_b2: the σ_b² axis.
+        a: the diagonal weight of the row covariance.
+        b: its all-ones weight (seed 003's ``k``).
+        q0: the input length.
+
+    Returns:
+        :class:`PhaseDiagram`.
+
+    Example:
+        >>> from relulab.theory import get_kernel
+        >>> diagram = phase_diagram(get_kernel("relu"), np.linspace(0.5, 4, 8), [0.1])
+        >>> diagram.bounded_chaotic_fraction  # i.i.d. ReLU weights: no bounded chaotic phase
+        0.0
     """
     w2, b2 = np.meshgrid(np.asarray(sigma_w2, float), np.asarray(sigma_b2, float))
     if isinstance(kernel, ReLUFamilyKernel):

@@ -1,0 +1,119 @@
+r"""The face every batched model family shows: what training, observation and experiments use.
+
+A *family* holds S networks of one architecture as stacked tensors (network index first). It
+offers
+
+* :meth:`BatchedFamily.forward` — the outputs ``(S, B, d_out)``, nothing else;
+* :meth:`BatchedFamily.trace` — a :class:`Trace`: the outputs with every layer's input,
+  pre-activation and activation (and, for residual families, the stream after every block), for
+  observation and diagnostics;
+* :attr:`BatchedFamily.manual_backward` — a declared capability: when true,
+  :meth:`BatchedFamily.loss_and_grads` computes every network's loss and gradients by explicit
+  backpropagation, without an autograd graph; when false, callers use autograd on ``forward``.
+
+:func:`batched_linear` is the one batched affine map every family is built from.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["BatchedFamily", "LossName", "Trace", "batched_linear"]
+
+LossName = Literal["mse", "half_sum"]
+
+
+def batched_linear(h: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    r""":math:`h W_s^\top + b_s` for every network :math:`s` at once.
+
+    Args:
+        h: inputs ``(S, B, in)``, or ``(B, in)`` shared by all networks.
+        weight: ``(S, out, in)``.
+        bias: ``(S, out)`` or ``None``.
+
+    Returns:
+        ``(S, B, out)``, one ``torch.bmm``/``torch.baddbmm`` for all S networks.
+
+    Example:
+        >>> batched_linear(torch.ones(4, 3), torch.ones(2, 5, 3), torch.zeros(2, 5)).shape
+        torch.Size([2, 4, 5])
+    """
+    if h.dim() == 2:
+        h = h.expand(weight.shape[0], *h.shape)
+    if bias is None:
+        return torch.bmm(h, weight.transpose(1, 2))
+    return torch.baddbmm(bias.unsqueeze(1), h, weight.transpose(1, 2))
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One forward pass of S networks, layer by layer (tensors keep the network axis first).
+
+    Attributes:
+        output: ``(S, B, d_out)``, what :meth:`BatchedFamily.forward` returns.
+        inputs: per weight matrix, in the order of the family's weights, the tensor it
+            multiplies (the first may be the shared input ``(B, d_in)``).
+        linear_outputs: per hidden layer, :math:`W h + b` before any normalisation.
+        preactivations: per hidden layer, what the activation receives (after BatchNorm, if
+            any; otherwise the same tensors as ``linear_outputs``) ``(S, B, units)``.
+        activations: per hidden layer, the activation's output :math:`\\sigma(z) - b`.
+        stream: residual families: the residual stream after every block; else empty.
+
+    Example:
+        >>> from relulab.engine import BatchedMLP, MLPSpec
+        >>> trace = BatchedMLP(MLPSpec((3, 5, 5, 1)), n_networks=2).trace(torch.randn(7, 3))
+        >>> len(trace.inputs), len(trace.preactivations), trace.activations[1].shape
+        (3, 2, torch.Size([2, 7, 5]))
+    """
+
+    output: Tensor
+    inputs: tuple[Tensor, ...]
+    linear_outputs: tuple[Tensor, ...]
+    preactivations: tuple[Tensor, ...]
+    activations: tuple[Tensor, ...]
+    stream: tuple[Tensor, ...] = ()
+
+
+class BatchedFamily(ABC):
+    """S networks of one architecture; see the module docstring.
+
+    Attributes:
+        n_networks: S.
+        params: the trainable stacked tensors, in a fixed order (what optimisers step).
+        manual_backward: whether :meth:`loss_and_grads` is available.
+
+    Example:
+        >>> from relulab.engine import BatchedMLP, MLPSpec
+        >>> model = BatchedMLP(MLPSpec((3, 5, 1)), n_networks=2)
+        >>> isinstance(model, BatchedFamily), model.manual_backward
+        (True, True)
+        >>> losses, grads = model.loss_and_grads(torch.randn(7, 3), torch.randn(7, 1), "mse")
+        >>> losses.shape, [g.shape for g in grads] == [p.shape for p in model.params]
+        (torch.Size([2]), True)
+    """
+
+    n_networks: int
+    params: list[Tensor]
+    manual_backward: bool = False
+
+    @abstractmethod
+    def forward(self, x: Tensor) -> Tensor:
+        """Outputs ``(S, B, d_out)`` for inputs ``(B, d_in)`` (shared) or ``(S, B, d_in)``."""
+
+    @abstractmethod
+    def trace(self, x: Tensor) -> Trace:
+        """The forward pass with every intermediate (:class:`Trace`); for observation."""
+
+    def loss_and_grads(self, x: Tensor, y: Tensor, loss: LossName) -> tuple[Tensor, list[Tensor]]:
+        """Per-network losses ``(S,)`` and gradients matching :attr:`params`, by explicit
+        backpropagation; only where :attr:`manual_backward` is true."""
+        raise NotImplementedError(f"{type(self).__name__} has no manual backward: use autograd")
+
+    def module(self, s: int) -> nn.Module:
+        """Network ``s`` as a plain ``nn.Module`` with its current weights."""
+        raise NotImplementedError(f"{type(self).__name__} has no nn.Module counterpart")

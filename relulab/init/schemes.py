@@ -1,0 +1,310 @@
+r"""The one registry of named initialisation schemes, read by every user of a scheme name.
+
+:data:`SCHEMES` maps a name to a :class:`Scheme`: how it fills one layer's weight (and its bias
+rule), the weight variance times fan-in it implies (for :func:`relulab.init.analytic_relu_shift`),
+or — for the data-dependent schemes — the model-level function that needs data. Readers:
+the engine's batched draw (:func:`relulab.engine.init_weight_stack`), :func:`init_model_` and
+:func:`apply_init_` on any ``nn.Module``, :func:`relulab.init.analytic_relu_shift` and the
+``relulab diagnose`` command.
+
+Per-tensor schemes (:math:`n_{in}` = the layer's fan-in; the bias rule;
+:math:`\mathrm{Var}(W)\,n_{in}`):
+
+* ``torch_default``: weights and biases :math:`U(\pm 1/\sqrt{n_{in}})`, what ``nn.Linear`` and
+  ``nn.Conv`` reset to — *not* He init; bias drawn; 1/3.
+* ``kaiming_normal``: :math:`N(0, 2/n_{in})` (He et al. 2015); bias 0; 2.
+* ``kaiming_uniform``: :math:`U(\pm\sqrt{6/n_{in}})` (He et al. 2015); bias 0; 2.
+* ``lecun_normal``: :math:`N(0, 1/n_{in})` (LeCun et al. 1998); bias 0; 1.
+* ``normal``: :math:`N(0, 1)`, so a ``scale`` is the std σ (seed ``004_…`` appendix E:
+  σ² = 2e-4); bias 0.
+* ``orthogonal``: orthonormal rows or columns (Saxe et al. 2014); bias 0.
+* ``rai``: random asymmetric initialisation (Lu et al. 2020); weights and bias drawn together.
+* ``raai``: anti-correlated rows ``[w, b]`` then RAI's Beta entry (seed ``003_…`` §3); drawn.
+
+Data-dependent schemes (:mod:`relulab.init.model`): ``scale`` (seed ``002_…`` §5.1, eq. 13),
+``scale_bias`` (eqs. 14 then 13), ``lsuv`` (Mishkin & Matas 2015).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import Tensor, nn
+
+from relulab.init.model import (
+    InitReport,
+    layer_report,
+    lsuv_,
+    parameter_layers,
+    scale_,
+    scale_bias_,
+)
+from relulab.init.tensor import (
+    kaiming_normal_,
+    kaiming_uniform_,
+    lecun_normal_,
+    normal_,
+    orthogonal_,
+    raai_,
+    rai_,
+    torch_default_,
+)
+
+__all__ = [
+    "FAN_IN_VARIANCE",
+    "INIT_SCHEMES",
+    "MODEL_INITS",
+    "SCHEMES",
+    "Scheme",
+    "apply_init_",
+    "get_scheme",
+    "init_model_",
+]
+
+Initialiser = Callable[..., Tensor]
+DataDependentInit = Callable[..., InitReport]
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """One named initialisation scheme.
+
+    Attributes:
+        name: the registry key.
+        description: the law of the weights, with its source.
+        bias: the bias rule — ``"zero"`` (set to 0), ``"drawn"`` (drawn with the weight by the
+            initialiser) or ``"data"`` (set from data).
+        initialiser: per-tensor schemes: ``initialiser(weight, generator=..., **options)`` for
+            the bias rule ``"zero"``, ``initialiser(weight, bias, generator, **options)`` for
+            ``"drawn"``; ``None`` for data-dependent schemes.
+        fan_in_variance: :math:`\\mathrm{Var}(W)\\,n_{in}`, the pre-activation variance a
+            unit-second-moment input gets; ``None`` where it is not a constant.
+        apply: data-dependent schemes: ``apply(model, data, generator=...)`` returning an
+            :class:`~relulab.init.InitReport`; ``None`` for per-tensor schemes.
+
+    Example:
+        >>> scheme = SCHEMES["torch_default"]
+        >>> scheme.bias, scheme.fan_in_variance, scheme.data_dependent
+        ('drawn', 0.3333333333333333, False)
+        >>> layer = nn.Linear(4, 2)
+        >>> scheme.fill(layer.weight, layer.bias, torch.Generator().manual_seed(0))
+    """
+
+    name: str
+    description: str
+    bias: Literal["zero", "drawn", "data"]
+    initialiser: Initialiser | None = None
+    fan_in_variance: float | None = None
+    apply: DataDependentInit | None = None
+
+    @property
+    def data_dependent(self) -> bool:
+        """Whether the scheme needs data (then it has ``apply`` and no ``initialiser``)."""
+        return self.apply is not None
+
+    @torch.no_grad()
+    def fill(
+        self,
+        weight: Tensor,
+        bias: Tensor | None,
+        generator: torch.Generator | None = None,
+        **options: float,
+    ) -> None:
+        """Initialise one layer in place: the weight by the scheme, the bias by its rule.
+
+        Args:
+            weight: ``(out, in, *kernel)``.
+            bias: ``(out,)`` or ``None``.
+            generator: the random generator.
+            **options: passed to the initialiser (e.g. ``mode``, ``gain``).
+        """
+        if self.initialiser is None:
+            raise ValueError(f"{self.name!r} is data-dependent: it has no per-layer fill")
+        if self.bias == "drawn":
+            self.initialiser(weight, bias, generator, **options)
+            return
+        self.initialiser(weight, generator=generator, **options)
+        if bias is not None:
+            bias.zero_()
+
+
+_ALL = (
+    Scheme(
+        "torch_default",
+        "weights and biases U(±1/√n_in), what nn.Linear/nn.Conv reset to (not He init)",
+        "drawn",
+        torch_default_,
+        1.0 / 3.0,
+    ),
+    Scheme(
+        "kaiming_normal",
+        "N(0, 2/n_in) (He et al. 2015), biases 0",
+        "zero",
+        kaiming_normal_,
+        2.0,
+    ),
+    Scheme(
+        "kaiming_uniform",
+        "U(±√(6/n_in)) (He et al. 2015), biases 0",
+        "zero",
+        kaiming_uniform_,
+        2.0,
+    ),
+    Scheme(
+        "lecun_normal",
+        "N(0, 1/n_in) (LeCun et al. 1998), biases 0",
+        "zero",
+        lecun_normal_,
+        1.0,
+    ),
+    Scheme(
+        "normal",
+        "N(0, 1), so a scale is the std σ (seed 004 appendix E: σ² = 2e-4), biases 0",
+        "zero",
+        normal_,
+    ),
+    Scheme(
+        "orthogonal",
+        "orthonormal rows or columns (Saxe et al. 2014), biases 0",
+        "zero",
+        orthogonal_,
+    ),
+    Scheme(
+        "rai",
+        "random asymmetric init of weights and bias (Lu et al. 2020)",
+        "drawn",
+        rai_,
+    ),
+    Scheme(
+        "raai",
+        "anti-correlated rows [w, b], then RAI's Beta entry (seed 003 §3)",
+        "drawn",
+        raai_,
+    ),
+    Scheme(
+        "scale",
+        "N(0, 1), then unit second moment per layer on data (seed 002 §5.1, eq. 13)",
+        "zero",
+        apply=scale_,
+    ),
+    Scheme(
+        "scale_bias",
+        "scale with biases centring every feature on data (seed 002 §5.1, eqs. 14, 13)",
+        "data",
+        apply=scale_bias_,
+    ),
+    Scheme(
+        "lsuv",
+        "orthonormal, then unit output variance per layer (Mishkin & Matas 2015)",
+        "zero",
+        apply=lsuv_,
+    ),
+)
+
+#: Every scheme by name.
+SCHEMES: dict[str, Scheme] = {scheme.name: scheme for scheme in _ALL}
+
+#: The per-tensor schemes (no data needed): what the engine can draw for a weight stack.
+INIT_SCHEMES: tuple[str, ...] = tuple(s.name for s in _ALL if not s.data_dependent)
+
+#: Every scheme a model can be initialised with (per-tensor and data-dependent).
+MODEL_INITS: tuple[str, ...] = tuple(SCHEMES)
+
+#: :math:`\mathrm{Var}(W)\,n_{in}` of the schemes where it is a constant.
+FAN_IN_VARIANCE: dict[str, float] = {
+    s.name: s.fan_in_variance for s in _ALL if s.fan_in_variance is not None
+}
+
+
+def get_scheme(name: str) -> Scheme:
+    """The registered scheme called ``name``.
+
+    Args:
+        name: a key of :data:`SCHEMES`.
+
+    Returns:
+        The :class:`Scheme`.
+
+    Raises:
+        ValueError: for an unknown name (the message lists the known ones).
+
+    Example:
+        >>> get_scheme("kaiming_normal").fan_in_variance
+        2.0
+    """
+    try:
+        return SCHEMES[name]
+    except KeyError:
+        raise ValueError(f"unknown init {name!r}; choose from {', '.join(SCHEMES)}") from None
+
+
+@torch.no_grad()
+def init_model_(
+    model: nn.Module, scheme: str, generator: torch.Generator | None = None, **kwargs: float
+) -> InitReport:
+    """Apply a per-tensor scheme of :data:`SCHEMES` to every Linear/Conv layer of ``model``.
+
+    Each layer's weight is drawn by the scheme; its bias follows the scheme's bias rule (0,
+    except ``torch_default``, ``rai`` and ``raai``, which draw it). Layers are visited in
+    ``model.named_modules()`` order, all from the one ``generator``.
+
+    Args:
+        model: any ``nn.Module`` with ``nn.Linear``/``nn.Conv{1,2,3}d`` layers.
+        scheme: a per-tensor scheme name (:data:`INIT_SCHEMES`); the data-dependent ones need
+            :func:`apply_init_` with data.
+        generator: the random generator (default: torch's global one).
+        **kwargs: options passed to the per-tensor initialiser (e.g. ``mode``, ``gain`` of
+            :func:`~relulab.init.kaiming_normal_`).
+
+    Returns:
+        An :class:`~relulab.init.InitReport`, one row per layer.
+
+    Example:
+        >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        >>> report = init_model_(model, "kaiming_normal", torch.Generator().manual_seed(0))
+        >>> [row.layer for row in report]
+        ['0', '2']
+    """
+    chosen = get_scheme(scheme)
+    if chosen.data_dependent:
+        raise ValueError(f"{scheme!r} is data-dependent: use apply_init_(model, {scheme!r}, data)")
+    report = InitReport()
+    for name, layer in parameter_layers(model):
+        chosen.fill(layer.weight, layer.bias, generator, **kwargs)
+        report.append(layer_report(name, layer, scheme))
+    return report
+
+
+def apply_init_(
+    model: nn.Module,
+    scheme: str,
+    data: Tensor | None = None,
+    generator: torch.Generator | None = None,
+) -> InitReport:
+    """Apply any scheme of :data:`SCHEMES` by name: per-tensor ones by :func:`init_model_`,
+    data-dependent ones (``scale``, ``scale_bias``, ``lsuv``) on ``data``.
+
+    Args:
+        model: any ``nn.Module`` with Linear/Conv layers.
+        scheme: a key of :data:`SCHEMES`.
+        data: the samples a data-dependent scheme measures (ignored by the others).
+        generator: the random generator.
+
+    Returns:
+        An :class:`~relulab.init.InitReport`.
+
+    Example:
+        >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        >>> report = apply_init_(model, "scale_bias", torch.randn(64, 4))
+        >>> len(report)
+        2
+    """
+    chosen = get_scheme(scheme)
+    if not chosen.data_dependent:
+        return init_model_(model, scheme, generator)
+    if data is None:
+        raise ValueError(f"{scheme!r} is data-dependent: give the data to measure")
+    return chosen.apply(model, data, generator=generator)
