@@ -144,3 +144,7 @@ def test_parallel_task_simple_target_is_linear_and_complex_is_not():
     assert affine_fit_residual(X, PARALLEL_COMPLEX) == pytest.approx(1.0, rel=1e-12)
     assert linearly_separable(X, PARALLEL_SIMPLE)
     assert not linearly_separable(X, PARALLEL_COMPLEX)
+    assert not np.any(np.all(X == 0, axis=1))  # a bias-free ReLU net can fit every point
+    X01, _ = parallel_task(levels=(0.0, 1.0))
+    assert affine_fit_residual(X01, PARALLEL_SIMPLE) == pytest.approx(0.0, abs=1e-24)
+    assert affine_fit_residual(X01, PARALLEL_COMPLEX) == pytest.approx(1.0, rel=1e-12)

@@ -9,7 +9,8 @@ The seed's figures, which define the coordinates, were lost; the choices below a
 are tagged [I]. One consequence to keep in mind: with inputs on :math:`\{0, 1\}^2` the point
 :math:`(0, 0)` is the origin, where a *bias-free* ReLU network outputs exactly 0 whatever its
 weights, so it can never fit that point's label (its loss stays :math:`\ge \frac12`).
-:func:`xor_linear_task` keeps its points off the origin for :math:`\Delta > 0`.
+:func:`xor_linear_task` keeps its points off the origin for :math:`\Delta > 0`, and
+:func:`parallel_task` uses the centred square.
 """
 
 from __future__ import annotations
@@ -97,14 +98,19 @@ def xor_linear_task(
     return np.column_stack([points, third]), _one_hot(labels)
 
 
-def parallel_task(one_hot: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def parallel_task(
+    one_hot: bool = True, levels: tuple[float, float] = (-1.0, 1.0)
+) -> tuple[np.ndarray, np.ndarray]:
     r"""A linear and a non-linear problem on the same four points (seed 004 fig. 6A, appendix D).
 
-    Inputs :math:`(0,0), (0,1), (1,0), (1,1)` [I]. The simple target
-    :math:`s = [1,1,0,0] = 1 - x_1` is linear in the inputs; the complex target
-    :math:`c = [1,0,0,1] = \mathrm{XNOR}(x_1, x_2)` is not (its best affine fit is the
-    constant 1/2). With ``one_hot`` (default [I], following appendix E's one-hot labels) the
-    outputs are both problems' one-hot codes :math:`[s, 1-s, c, 1-c]`; otherwise :math:`[s, c]`.
+    Inputs :math:`(-1,-1), (-1,1), (1,-1), (1,1)` [I] (``levels`` replaces −1 and 1). The
+    simple target :math:`s = [1,1,0,0] = (1 - x_1)/2` is affine in the inputs; the complex
+    target :math:`c = [1,0,0,1] = (1 + x_1 x_2)/2` (XNOR) is not — its best affine fit is the
+    constant 1/2. The square is centred so that no input sits at the origin: the seed reports
+    bias-free ReLU networks at "zero loss on both tasks" (§6.2), which a bias-free network
+    cannot reach on :math:`\{0,1\}^2` (its output at the origin is 0). With ``one_hot``
+    (default [I], following appendix E's one-hot labels) the outputs are both problems' one-hot
+    codes :math:`[s, 1-s, c, 1-c]`; otherwise :math:`[s, c]`.
 
     Returns:
         ``X`` ``(4, 2)``, ``Y`` ``(4, 4)`` or ``(4, 2)``. The regressors of appendix D are
@@ -112,10 +118,13 @@ def parallel_task(one_hot: bool = True) -> tuple[np.ndarray, np.ndarray]:
 
     Example:
         >>> X, Y = parallel_task(one_hot=False)
-        >>> Y.T.tolist()
-        [[1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0]]
+        >>> X[:, 0].tolist(), Y.T.tolist()
+        ([-1.0, -1.0, 1.0, 1.0], [[1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0]])
     """
-    X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    lo, hi = (float(v) for v in levels)
+    if lo == hi:
+        raise ValueError(f"levels must differ, got {levels}")
+    X = np.array([[lo, lo], [lo, hi], [hi, lo], [hi, hi]])
     s, c = PARALLEL_SIMPLE, PARALLEL_COMPLEX
     Y = np.column_stack([s, 1.0 - s, c, 1.0 - c] if one_hot else [s, c])
     return X, Y

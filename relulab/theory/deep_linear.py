@@ -273,8 +273,8 @@ def mode_strength(t: ArrayLike, s: ArrayLike, d: ArrayLike, a0: ArrayLike, tau: 
 
     the solution of :math:`\tau\dot a = 2a(s - d a)`, :math:`a(0) = a_0` (seed eq. 21 with
     :math:`d`). The second form is evaluated, so the limits are exact: :math:`s \to 0` gives
-    :math:`a_0/(1 + 2 d a_0 t/\tau)`, :math:`d = 0` (a direction the inputs never excite with
-    a target) gives :math:`a_0 e^{2st/\tau}`, whitened inputs are :math:`d = 1`. Assumptions
+    :math:`a_0/(1 + 2 d a_0 t/\tau)`, :math:`d = 0` gives unsaturated growth
+    :math:`a_0 e^{2st/\tau}`, whitened inputs are :math:`d = 1`. Assumptions
     (i)–(iii) of the module docstring; ``t`` in GD steps with :math:`\tau` from
     :func:`learning_time_constant`. Arguments broadcast.
 
@@ -389,6 +389,13 @@ def mode_components(
 
     Returns:
         ``(a0, p0, q0)``, each ``(m,)``.
+
+    Example:
+        >>> X = np.vstack([np.eye(4), np.ones(4)])  # one-hot items + constant c = 1
+        >>> modes = aligned_modes(X, np.eye(4))
+        >>> W1, W2 = 0.1 * modes.V.T, 0.1 * modes.U  # aligned, balanced, 4 hidden units
+        >>> [v.round(6).tolist() for v in mode_components(W2, W1, modes)][0]
+        [0.01, 0.01, 0.01, 0.01]
     """
     W2 = np.asarray(W2, dtype=np.float64)
     W1 = np.asarray(W1, dtype=np.float64)
@@ -411,6 +418,12 @@ def modes_to_map(modes: LinearModes, strengths: np.ndarray) -> np.ndarray:
     Returns:
         Maps of shape ``(..., n_out, n_in)``; apply to augmented inputs
         :math:`\hat y_i = M \tilde x_i`.
+
+    Example:
+        >>> X = np.vstack([np.eye(4), np.ones(4)])  # one-hot items + constant c = 1
+        >>> modes = aligned_modes(X, np.eye(4))
+        >>> bool(np.allclose(modes_to_map(modes, modes.asymptotes) @ X, np.eye(4)))
+        True
     """
     a = np.asarray(strengths, dtype=np.float64)
     return np.einsum("om,...m,im->...oi", modes.U, a, modes.V)
@@ -431,6 +444,14 @@ def mode_loss(modes: LinearModes, strengths: np.ndarray) -> np.ndarray:
 
     Returns:
         Loss of shape ``(...)``.
+
+    Example:
+        >>> X = np.vstack([np.eye(4), np.ones(4)])  # one-hot items + constant c = 1
+        >>> modes = aligned_modes(X, np.eye(4))
+        >>> float(mode_loss(modes, np.zeros(4)))  # nothing learned: ½‖Y‖²
+        2.0
+        >>> abs(float(mode_loss(modes, modes.asymptotes))) < 1e-12  # all learned
+        True
     """
     a = np.asarray(strengths, dtype=np.float64)
     gain = np.sum(a * (2.0 * modes.s - modes.d * a), axis=-1)
@@ -484,6 +505,13 @@ def mode_projections(
         gate: optional ``(..., N)`` 0/1 vector, :math:`G = \mathrm{diag}(g)`.
         full: return the whole ``(..., m, m)`` matrix instead of its diagonal ``(..., m)``
             (the off-diagonal shows how far the network is from alignment).
+
+    Example:
+        >>> X = np.vstack([np.eye(4), np.ones(4)])  # one-hot items + constant c = 1
+        >>> modes = aligned_modes(X, np.eye(4))
+        >>> W1, W2 = np.ones((3, 16, 5)), np.ones((3, 4, 16))  # three networks
+        >>> mode_projections(W2, W1, modes).shape
+        (3, 4)
     """
     W2 = np.asarray(W2, dtype=np.float64)
     W1 = np.asarray(W1, dtype=np.float64)
@@ -513,6 +541,12 @@ def function_mode_strengths(outputs: np.ndarray, X: np.ndarray, modes: LinearMod
 
     Returns:
         ``(..., m)``.
+
+    Example:
+        >>> X = np.vstack([np.eye(4), np.ones(4)])  # one-hot items + constant c = 1
+        >>> modes = aligned_modes(X, np.eye(4))
+        >>> bool(np.allclose(function_mode_strengths(np.eye(4), X, modes), modes.asymptotes))
+        True
     """
     outputs = np.asarray(outputs, dtype=np.float64)
     X = np.asarray(X, dtype=np.float64)
@@ -711,6 +745,14 @@ def gated_linear_prediction(
 
     Returns:
         :class:`GatedLinearPrediction`.
+
+    Example:
+        >>> X = np.vstack([np.eye(4), np.ones(4)])  # one-hot items + constant c = 1
+        >>> modes = aligned_modes(X, np.eye(4))
+        >>> W1, W2 = 0.1 * modes.V.T, 0.1 * modes.U
+        >>> pred = gated_linear_prediction(W2, W1, np.ones(4), modes, [0.0, 1e6], tau=10.0)
+        >>> pred.start.round(6).tolist(), abs(float(pred.loss[-1])) < 1e-9
+        ([0.01, 0.01, 0.01, 0.01], True)
     """
     times = np.asarray(times, dtype=np.float64)
     matrix = mode_projections(W2, W1, modes, gate=gate, full=True)
