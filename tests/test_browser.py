@@ -35,8 +35,7 @@ WIDTH, HEIGHT = 1400, 1000
 REPOSITORY = Path(__file__).resolve().parents[1]
 README_SCREENSHOT = REPOSITORY / "docs" / "images" / "index.png"
 SCREENSHOT = (
-    Path(os.environ.get("RELULAB_ARTEFACTS", REPOSITORY / "build" / "test-artefacts"))
-    / "index.png"
+    Path(os.environ.get("RELULAB_ARTEFACTS", REPOSITORY / "build" / "test-artefacts")) / "index.png"
 )
 TINY = {
     "prepost-ln": ["width=32", "hidden=64", "blocks=40", "n_samples=200"],

@@ -9,11 +9,12 @@ __all__ = ["append_constant"]
 
 
 def append_constant(x: Tensor, constant: float = 1.0) -> Tensor:
-    r"""Append a constant feature: :math:`\tilde x = [x, c]` (seed ``004_…`` §5.1's
-    augmented input, which puts :math:`c` first; here it is last).
+    r"""Append a constant feature: :math:`\tilde x = [x, c]` (seed ``004_…`` §5.1).
 
     A bias-free first layer on :math:`\tilde x` has the hidden bias :math:`b = c\,w_{:,d+1}`
-    built in; seed 004 uses ``c = 1`` (10 on MNIST). Works on ``(N, d)`` and ``(S, N, d)``.
+    built in; seed 004 uses ``c = 1`` (10 on MNIST). The seed writes the constant first,
+    :math:`[c; x]`; its position changes nothing but the order of coordinates. Works on
+    ``(N, d)`` and ``(S, N, d)``.
     """
     column = torch.full((*x.shape[:-1], 1), float(constant), dtype=x.dtype, device=x.device)
     return torch.cat([x, column], dim=-1)
