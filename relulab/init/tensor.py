@@ -194,13 +194,20 @@ def raai_(
     sigma_w2: float = 0.92,
     k: float = -1.0,
     alpha: float = 2.0,
+    parameterisation: str = "additive",
 ) -> Tensor:
-    """Anti-correlated rows ``[w, b]`` (``correlated_`` with σ_w² and ``k``), then RAI's Beta
-    replacement. Defaults [I]: σ_w² = 0.92 (the seed's Table 1 as read in SETUPS.md §4), k = −1."""
+    """Anti-correlated rows ``[w, b]`` (``correlated_`` with σ_w², ``k`` and its
+    ``parameterisation``, over the fan-in + 1 entries), then RAI's Beta replacement.
+    Defaults [I]: σ_w² = 0.92 (the seed's Table 1), k = −1 under ``"additive"`` (the zero-sum
+    rows; ``k = 100`` under ``"precision"`` is the Table 1 value and nearly the same rows)."""
     fan_in, _ = fans(weight)
     fan_out = weight.shape[0]
     rows = correlated_(
-        torch.empty(fan_out, fan_in + 1, dtype=torch.float64), sigma_w2, k=k, generator=generator
+        torch.empty(fan_out, fan_in + 1, dtype=torch.float64),
+        sigma_w2,
+        k=k,
+        generator=generator,
+        parameterisation=parameterisation,
     )
     matrix, _ = rai_matrix(fan_out, fan_in, rows, generator, alpha)
     _assign_rai(weight, bias, matrix)
