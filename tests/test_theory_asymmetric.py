@@ -16,6 +16,7 @@ from relulab.theory.asymmetric import (
     layer_laws,
     shifted_relu_cross_moment,
     shifted_relu_moments,
+    table1_schemes,
 )
 from relulab.theory.population import population_dynamics
 
@@ -155,3 +156,12 @@ def test_exact_law_agrees_with_population_dynamics_and_converges_in_the_grid(sch
     )
     assert laws.inactive[0] == pytest.approx(0.5, abs=1e-12)  # centred inputs: symmetric layer 1
     assert np.all(laws.inactive[1:] < 0.4)  # the Beta entry lowers the dead-node probability
+
+
+def test_table_1_schemes_under_the_precision_reading():
+    schemes = table1_schemes()
+    assert schemes["he"] == RowScheme(2.0)
+    assert schemes["aci"].b == pytest.approx(-100 / 101) and not schemes["aci"].asymmetric
+    assert schemes["rai"].sigma_w2 == pytest.approx(0.36, abs=1e-3) and schemes["rai"].b == 0
+    assert schemes["raai"].asymmetric and schemes["raai"].sigma_w2 == 0.92
+    assert table1_schemes(-1.0, "additive")["raai"].b == -1.0

@@ -64,6 +64,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ndtr, roots_jacobi
 
+from relulab.theory.correlated import covariance_coefficients
+
 __all__ = [
     "APPROXIMATIONS",
     "ApproximateBoundaries",
@@ -76,6 +78,7 @@ __all__ = [
     "layer_laws",
     "shifted_relu_cross_moment",
     "shifted_relu_moments",
+    "table1_schemes",
 ]
 
 APPROXIMATIONS = ("rms", "mean")
@@ -106,6 +109,32 @@ class RowScheme:
     def gaussian_variance(self, second_moment: float, mean: float) -> float:
         """:math:`s^2 = \\sigma_w^2(aQ + bM^2) + \\sigma_b^2` of the Gaussian part."""
         return self.sigma_w2 * (self.a * second_moment + self.b * mean * mean) + self.sigma_b2
+
+
+RAI_SIGMA_W2 = 0.6007**2  # Lu et al. 2020
+
+
+def table1_schemes(
+    k: float = 100.0, parameterisation: str = "precision", aci_sigma_b2: float = 0.0
+) -> dict[str, RowScheme]:
+    r"""The four schemes of the seed's Table 1 read as (σ_w², k, chaotic phase, dead-node
+    probability): He (2.0, 0), ACI (2.0, k), RAI (0.36, 0), RAAI (0.92, k) [I].
+
+    ``k = 100`` under the ``precision`` reading (:mod:`relulab.theory.correlated`) gives
+    :math:`b = -100/101`. ACI's bias variance is not in the table: ``aci_sigma_b2`` (default 0,
+    the framework default of a zero bias [I]); He's is 0, RAI/RAAI carry the bias in the row.
+
+    Example:
+        >>> round(table1_schemes()["raai"].b, 4)
+        -0.9901
+    """
+    a, b = covariance_coefficients(k, parameterisation)
+    return {
+        "he": RowScheme(2.0),
+        "aci": RowScheme(2.0, a=a, b=b, sigma_b2=aci_sigma_b2),
+        "rai": RowScheme(RAI_SIGMA_W2, asymmetric=True),
+        "raai": RowScheme(0.92, a=a, b=b, asymmetric=True),
+    }
 
 
 def beta_quadrature(alpha: float = 2.0, n: int = 48) -> tuple[np.ndarray, np.ndarray]:
