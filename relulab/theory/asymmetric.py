@@ -69,7 +69,9 @@ from relulab.theory.correlated import covariance_coefficients
 __all__ = [
     "APPROXIMATIONS",
     "ApproximateBoundaries",
+    "ApproximateSlopes",
     "LayerLaws",
+    "RAI_SIGMA_W2",
     "RowScheme",
     "approximate_boundaries",
     "approximate_correlation_map",
