@@ -1,15 +1,21 @@
-r"""Correlated (anti-correlated) Gaussian weights: ACI of seed ``003_…`` (Singh & Sreejith, §2,
-eq. 1).
+r"""Correlated (anti-correlated) Gaussian weights: ACI of seed ``003_…`` (§2, eq. 1).
 
 Each row (the weights into one unit) is :math:`N(0, \Sigma)` with
 :math:`\Sigma = (\sigma_w^2/N)\,(a I + (b/N) J)`, :math:`N` the fan-in, :math:`J` the all-ones
 matrix; rows are independent. PSD iff :math:`a \ge 0` and :math:`a + b \ge 0`. The seed's single
-correlation strength ``k`` is read as ``a = 1, b = k`` [I] (its exact formula was lost):
-``k = 0`` uncorrelated, ``k < 0`` anti-correlated, ``k = −1`` every row sums to zero.
+correlation strength ``k`` was given by a formula lost in conversion; ``parameterisation`` names
+the reading that turns ``k`` into :math:`(a, b)` (:func:`relulab.theory.correlated.
+covariance_coefficients`): ``"additive"`` (the default, :math:`(1, k)` [I]: ``k = 0``
+uncorrelated, ``k < 0`` anti-correlated, ``k = −1`` every row sums to zero), ``"negated"``,
+``"pairwise"``, ``"correlation"``, ``"one_plus_k"`` or ``"precision"``
+(:math:`\Sigma^{-1} \propto I + (k/N)J`, under which the seed's Table 1 value ``k = 100`` is a
+valid anti-correlation).
 
 Exact O(N) per row sampler [D]: with :math:`g \sim N(0, I)` and :math:`\bar g` its mean,
-:math:`w = (\sigma_w/\sqrt N)\left(\sqrt a\,g + (\sqrt{a+b} - \sqrt a)\,\bar g\,\mathbf 1\right)`,
-whose covariance is :math:`(\sigma_w^2/N)(a(I - P) + (a+b)P)` with :math:`P = J/N`, i.e. Σ.
+:math:`w = A g` with
+:math:`A = (\sigma_w/\sqrt N)\left(\sqrt a\,I + (\sqrt{a+b} - \sqrt a)\,J/N\right)`.
+:math:`A` is symmetric and :math:`A A^\top = (\sigma_w^2/N)(a(I - P) + (a+b)P)` with
+:math:`P = J/N` (:math:`P^2 = P`), i.e. Σ.
 """
 
 from __future__ import annotations
@@ -19,7 +25,36 @@ import math
 import torch
 from torch import Tensor
 
-__all__ = ["correlated_"]
+from relulab.theory.correlated import check_row_covariance, covariance_coefficients
+
+__all__ = ["correlate_rows", "correlated_"]
+
+
+def correlate_rows(standard_normal: Tensor, sigma_w2: float, a: float, b: float) -> Tensor:
+    r"""Apply the sampler's linear map :math:`A` (module docstring) to every row of
+    ``standard_normal`` ``(rows, N)``: rows of i.i.d. :math:`N(0, 1)` become rows with covariance
+    :math:`(\sigma_w^2/N)(aI + (b/N)J)`.
+
+    Source: seed ``003_…`` §2, eq. 1 (covariance form [D]).
+
+    Args:
+        standard_normal: ``(rows, N)`` tensor, any dtype.
+        sigma_w2: :math:`\sigma_w^2`.
+        a, b: the covariance coefficients (PSD checked).
+
+    Returns:
+        A new tensor of the same shape and dtype.
+
+    Example:
+        >>> rows = correlate_rows(torch.randn(4, 10, dtype=torch.float64), 2.0, 1.0, -1.0)
+        >>> bool(rows.sum(dim=1).abs().max() < 1e-12)
+        True
+    """
+    check_row_covariance(a, b)
+    fan_in = standard_normal.shape[-1]
+    row_mean = standard_normal.mean(dim=-1, keepdim=True)
+    scale = math.sqrt(sigma_w2 / fan_in)
+    return (math.sqrt(a) * standard_normal + (math.sqrt(a + b) - math.sqrt(a)) * row_mean) * scale
 
 
 def correlated_(
@@ -29,43 +64,42 @@ def correlated_(
     a: float = 1.0,
     b: float = 0.0,
     generator: torch.Generator | None = None,
+    parameterisation: str = "additive",
 ) -> Tensor:
-    r"""Fill ``tensor`` ``(fan_out, fan_in, *kernel)`` in place with independent rows, each
-    :math:`N(0, \Sigma)`, :math:`\Sigma = (\sigma_w^2/N)(a I + (b/N) J)` (module docstring).
-    No torch namesake.
+    r"""Fill ``tensor`` (``(fan_out, fan_in, *kernel)``) in place with correlated rows.
+
+    Each row is :math:`N(0, (\sigma_w^2/N)(aI + (b/N)J))`, drawn in float64 by
+    :func:`correlate_rows`. Source: seed ``003_…`` §2, eq. 1.
 
     Args:
-        tensor: the weight; for convolutions a row is flattened and :math:`N` is
-            ``in_channels × kernel size``.
+        tensor: the weight; for convolutions the fan-in is ``in_channels × kernel size`` and a
+            row is flattened.
         sigma_w2: :math:`\sigma_w^2`.
-        k: the seed's correlation strength; sets ``a = 1, b = k`` [I] (overrides ``a``, ``b``).
-        a: the diagonal weight of :math:`\Sigma`.
-        b: the all-ones weight of :math:`\Sigma`.
+        k: the seed's correlation strength; if given it sets :math:`(a, b)` by
+            ``parameterisation`` (module docstring), otherwise ``a`` and ``b`` are used.
+        a, b: the covariance coefficients, when ``k`` is ``None``.
         generator: the random generator.
+        parameterisation: the reading of ``k`` (default ``"additive"``: :math:`(1, k)`).
 
     Returns:
         ``tensor``.
 
     Example:
-        >>> w = correlated_(torch.empty(5, 8, dtype=torch.float64), k=-1.0)
-        >>> torch.allclose(w.sum(dim=1), torch.zeros(5, dtype=torch.float64), atol=1e-12)
-        True
+        >>> w = correlated_(torch.empty(64, 100), sigma_w2=2.0, k=100.0,
+        ...                 parameterisation="precision")
+        >>> w.shape
+        torch.Size([64, 100])
     """
-    if k is not None:
-        a, b = 1.0, float(k)
-    if a < 0 or a + b < 0:
-        raise ValueError(f"row covariance is not PSD: need a ≥ 0 and a + b ≥ 0, got a={a}, b={b}")
     if tensor.dim() < 2:
         raise ValueError(
             f"need a weight of at least 2 dimensions (out, in, …), got {tuple(tensor.shape)}"
         )
     rows = tensor.shape[0]
     fan_in = tensor[0].numel()
+    if k is not None:
+        a, b = covariance_coefficients(k, parameterisation, fan_in)
+    check_row_covariance(a, b)
     with torch.no_grad():
         g = torch.randn(rows, fan_in, generator=generator, dtype=torch.float64)
-        row_mean = g.mean(dim=1, keepdim=True)
-        w = (math.sqrt(a) * g + (math.sqrt(a + b) - math.sqrt(a)) * row_mean) * math.sqrt(
-            sigma_w2 / fan_in
-        )
-        tensor.copy_(w.reshape(tensor.shape).to(tensor.dtype))
+        tensor.copy_(correlate_rows(g, sigma_w2, a, b).reshape(tensor.shape).to(tensor.dtype))
     return tensor

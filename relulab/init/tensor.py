@@ -346,6 +346,7 @@ def raai_(
     sigma_w2: float = 0.92,
     k: float = -1.0,
     alpha: float = 2.0,
+    parameterisation: str = "additive",
 ) -> Tensor:
     r"""Random asymmetric anti-correlated initialisation (seed ``003_…`` §3): the rows
     ``[w, b]`` into every node drawn anti-correlated by :func:`~relulab.init.correlated_`
@@ -353,16 +354,18 @@ def raai_(
     namesake.
 
     Defaults [I]: :math:`\sigma_w^2 = 0.92`, the seed's Table 1 read with columns σ_w², σ_b²,
-    chaotic phase, dead-node probability (its headers were lost); ``k = −1`` (rows summing to
-    zero before the replacement).
+    chaotic phase, dead-node probability (its headers were lost); ``k = −1`` under the
+    ``"additive"`` reading (rows summing to zero before the replacement; ``k = 100`` under
+    ``"precision"`` is the Table 1 value and nearly the same rows).
 
     Args:
         weight: the weight ``(out, in, *kernel)``, filled in place.
         bias: the bias, filled in place (required).
         generator: the random generator.
         sigma_w2: :math:`\sigma_w^2`.
-        k: the correlation strength (``a = 1, b = k``).
+        k: the correlation strength, read by ``parameterisation``.
         alpha: the Beta parameter.
+        parameterisation: the reading of ``k`` (see :mod:`relulab.theory.correlated`).
 
     Returns:
         ``weight``.
@@ -376,7 +379,11 @@ def raai_(
     fan_in, _ = fans(weight)
     fan_out = weight.shape[0]
     rows = correlated_(
-        torch.empty(fan_out, fan_in + 1, dtype=torch.float64), sigma_w2, k=k, generator=generator
+        torch.empty(fan_out, fan_in + 1, dtype=torch.float64),
+        sigma_w2,
+        k=k,
+        generator=generator,
+        parameterisation=parameterisation,
     )
     matrix, _ = rai_matrix(fan_out, fan_in, rows, generator, alpha)
     _assign_rai(weight, bias, matrix)
