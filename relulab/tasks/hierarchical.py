@@ -1,4 +1,4 @@
-"""Hierarchical (tree-structured) tasks of seed ``004_…`` (SETUPS.md §5, [I]).
+"""Hierarchical (tree-structured) tasks of seed ``004_…`` (the trees are [inferred]).
 
 Inputs are one-hot items, ``X = I_P``; outputs are the items' properties. Two trees:
 
