@@ -90,6 +90,23 @@ class UnitResult:
             arrays or {},
         )
 
+    @classmethod
+    def forward_only(
+        cls,
+        conditions: list[dict[str, Any]],
+        steps: np.ndarray,
+        curves: dict[str, np.ndarray],
+        final: dict[str, np.ndarray],
+        arrays: dict[str, np.ndarray] | None = None,
+    ) -> UnitResult:
+        """A unit that measured without training (a forward pass): no network diverged.
+
+        ``steps`` is the unit's x-axis: layers, singular-value indices, ...
+        """
+        n = len(conditions)
+        no_divergence = np.zeros(n, bool), np.full(n, -1)
+        return cls(conditions, steps, curves, final, *no_divergence, arrays or {})
+
 
 def _check_is_store(path: Path) -> None:
     with path.open("rb") as handle:

@@ -10,6 +10,7 @@ import pytest
 from relulab import cli
 from relulab.cli.common import EXIT_INTERRUPTED
 from relulab.experiments import single_neuron
+from relulab.experiments.single_neuron import units as single_neuron_units
 from relulab.report import write_run_report
 from relulab.store import RunStore
 
@@ -113,13 +114,13 @@ def test_interrupted_run_resumes_without_redoing_finished_units(tmp_path, monkey
     monkeypatch.setattr(RunStore, "save_unit", original_save)
 
     trained = []
-    real_train = single_neuron._train_conditions
+    real_train = single_neuron_units.train_conditions
 
     def counting_train(conditions, *args, **kwargs):
         trained.append(len(conditions))
         return real_train(conditions, *args, **kwargs)
 
-    monkeypatch.setattr(single_neuron, "_train_conditions", counting_train)
+    monkeypatch.setattr(single_neuron_units, "train_conditions", counting_train)
     assert _run(out) == 0
     n_units = len(single_neuron.plan(single_neuron.PRESETS["quick"]))
     assert len(trained) == n_units - 2, "finished units are not trained again"

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from relulab import cli
-from relulab.experiments.anisotropy import crossover
-from relulab.experiments.prepost_ln import power_law_exponent
+from relulab.analysis import interpolated_crossing, power_law_exponent
 
 
 def _run(tmp_path, name, *sets):
@@ -38,8 +37,8 @@ def test_power_law_exponent_and_interpolated_crossover():
     layers = np.arange(1, 50)
     assert power_law_exponent(layers, 3 * layers**0.5) == pytest.approx(0.5)
     slopes = np.array([0.0, 0.5, 1.0])
-    assert crossover(slopes, np.array([3.0, 2.0, 1.0]), 1.5) == pytest.approx(0.75)
-    assert math.isnan(crossover(slopes, np.array([3.0, 2.0, 1.6]), 1.5))
+    assert interpolated_crossing(slopes, np.array([3.0, 2.0, 1.0]), 1.5) == pytest.approx(0.75)
+    assert math.isnan(interpolated_crossing(slopes, np.array([3.0, 2.0, 1.6]), 1.5))
 
 
 def test_bias_after_relu_tiny(tmp_path):

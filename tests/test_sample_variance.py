@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from relulab import cli
-from relulab.experiments.sample_variance import sample_bias_corrected_ratio
+from relulab.analysis import sample_bias_corrected_ratio
 
 TINY = [
     f"--set={kv}"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from relulab.experiments.sample_variance import two_inputs_with_correlation
 from relulab.init import correlated_
+from relulab.tasks import two_inputs_with_correlation
 from relulab.theory import (
     batchnorm_gradient_slope,
     batchnorm_sample_std,

@@ -1,8 +1,22 @@
 """Analysis of stored results, shared by every experiment: pure NumPy/SciPy functions.
 
 * :mod:`relulab.analysis.intervals` — measured values with confidence intervals.
+* :mod:`relulab.analysis.selection` — picking networks by their condition, group means.
+* :mod:`relulab.analysis.curves` — plateaus, first crossings, log and power-law slopes,
+  interpolated crossings, boundaries of a sweep.
+* :mod:`relulab.analysis.estimators` — finite-sample bias of the reported estimators.
 """
 
+from relulab.analysis.curves import (
+    first_below,
+    fit_log_slope,
+    interpolated_crossing,
+    locate_boundary,
+    longest_plateau,
+    plateau_level,
+    power_law_exponent,
+)
+from relulab.analysis.estimators import sample_bias_corrected_ratio
 from relulab.analysis.intervals import (
     Estimate,
     correlation_ci,
@@ -10,11 +24,23 @@ from relulab.analysis.intervals import (
     proportion_ci,
     statistic_ci,
 )
+from relulab.analysis.selection import first_match, group_means, where
 
 __all__ = [
     "Estimate",
     "correlation_ci",
+    "first_below",
+    "first_match",
+    "fit_log_slope",
+    "group_means",
+    "interpolated_crossing",
+    "locate_boundary",
+    "longest_plateau",
     "mean_ci",
+    "plateau_level",
+    "power_law_exponent",
     "proportion_ci",
+    "sample_bias_corrected_ratio",
     "statistic_ci",
+    "where",
 ]

@@ -1,4 +1,4 @@
-"""One module per study: presets, the work to run, figures and the claims scorecard."""
+"""One module (or package) per study: presets, the work to run, figures and the claims scorecard."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Representation anisotropy from nonlinear functions (the post cited by seed ``000_…``;
-SETUPS.md §2).
+"""Representation anisotropy from nonlinear functions (the post that seed ``000_…`` points to
+from its section "Representation collapse").
 
 :math:`H = \\sigma(XW)` with :math:`X` N×d Gaussian and :math:`W` d×D (``nn.Linear``'s default
 init, [I]); the spectrum is the uncentred singular values of H normalised to sum 1. ReLU makes the
@@ -23,22 +23,24 @@ from typing import Literal
 import numpy as np
 import torch
 
+from relulab.analysis import interpolated_crossing
 from relulab.config import ConfigError
 from relulab.engine import init_weight_stack
-from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Results, Unit
+from relulab.experiments.base import Analysis, Experiment, Figure, Results, Unit
+from relulab.experiments.claims import below, judged, within
 from relulab.experiments.context import RunContext
 from relulab.nn import get_activation
-from relulab.report.plotting import plt, save_figure
+from relulab.report.plotting import plt, save
 from relulab.store import UnitResult
 from relulab.theory import get_kernel
 
-SEED = "000 (Liu) via its post on representation anisotropy"
+SOURCE = "the anisotropy post cited by seed 000, 'Representation collapse'"
 ACTIVATIONS = ("relu", "linear", "tanh", "silu")
 
 
 @dataclass(frozen=True)
 class AnisotropyConfig:
-    """Settings; [S] stated by the post, [I] inferred (SETUPS.md §2)."""
+    """Settings; [S] stated by the anisotropy post seed 000 cites, [I] inferred and configurable."""
 
     seed: int = 0
     d: int = 100  # [S]
@@ -93,13 +95,11 @@ def _unit(config: AnisotropyConfig, name: str, values: list[tuple[str, float]]) 
                 done(1)
         spectra = np.stack(spectra)
         ratio = spectra[:, 0] / spectra[:, 1]
-        return UnitResult(
+        return UnitResult.forward_only(
             conditions,
             np.arange(1, spectra.shape[1] + 1),
             {"singular": spectra},
             {"sigma1_over_sigma2": ratio, "sigma1": spectra[:, 0]},
-            np.zeros(len(values), bool),
-            np.full(len(values), -1),
         )
 
     return Unit(name, run)
@@ -127,19 +127,6 @@ def predicted_sigma1(config: AnisotropyConfig, slope: float) -> tuple[float, flo
     )
 
 
-def crossover(slopes: np.ndarray, ratios: np.ndarray, threshold: float) -> float:
-    """Slope where σ1/σ2 first falls below ``threshold``, linearly interpolated between grid
-    points (NaN if it never does); a grid point alone would make the verdict depend on the grid."""
-    below = np.flatnonzero(ratios < threshold)
-    if not len(below):
-        return float("nan")
-    i = below[0]
-    if i == 0:
-        return float(slopes[0])
-    fraction = (ratios[i - 1] - threshold) / (ratios[i - 1] - ratios[i])
-    return float(slopes[i - 1] + fraction * (slopes[i] - slopes[i - 1]))
-
-
 def analyse(results: Results, config: AnisotropyConfig) -> Analysis:
     acts, sweep = results["activations"], results["leaky-sweep"]
     ratio = {
@@ -147,42 +134,48 @@ def analyse(results: Results, config: AnisotropyConfig) -> Analysis:
     }
     slopes = np.array([c["slope"] for c in sweep.conditions])
     sweep_ratio = sweep.final["sigma1_over_sigma2"]
-    measured_crossover = crossover(slopes, sweep_ratio, config.crossover_ratio)
-    floor = crossover(slopes, sweep_ratio, 1.01 * sweep_ratio[-1])  # within 1 % of linear
+    measured_crossover = interpolated_crossing(slopes, sweep_ratio, config.crossover_ratio)
+    # the slope where σ1/σ2 comes within 1 % of its linear (p = 1) value
+    floor = interpolated_crossing(slopes, sweep_ratio, 1.01 * sweep_ratio[-1])
     sigma1_theory, mean_norm = predicted_sigma1(config, 0.0)
     sigma1 = float(acts.final["sigma1"][[c["activation"] for c in acts.conditions].index("relu")])
     relative = abs(sigma1 / sigma1_theory - 1)
     claims = [
-        Claim(
+        judged(
             "relu-top-singular-stands-out",
             "ReLU makes the top singular value stand out; tanh (zero-mean, odd) does not.",
-            f"σ1/σ2 for ReLU above 2 and for tanh below 1.5 (seed {SEED}; thresholds [I])",
-            float(ratio["relu"]),
-            bool(ratio["relu"] > 2 and ratio["tanh"] < 1.5),
-            ", ".join(f"{a}: {r:.2f}" for a, r in ratio.items()),
+            expected="σ1/σ2 for ReLU above 2 and for tanh below 1.5",
+            measured=float(ratio["relu"]),
+            holds=bool(ratio["relu"] > 2 and ratio["tanh"] < 1.5),
+            source=SOURCE,
+            note="thresholds [I]",
+            detail=", ".join(f"{a}: {r:.2f}" for a, r in ratio.items()),
         ),
-        Claim(
+        within(
             "leaky-crossover-near-0.8",
             "Sweeping the leaky-ReLU slope p, σ1/σ2 falls to ≈ 1 at a critical p (reported ≈ 0.8).",
-            f"smallest p with σ1/σ2 < {config.crossover_ratio} "
-            f"within ±{config.crossover_tolerance} of {config.reported_crossover} (seed {SEED}; "
-            "tolerance [I])",
-            measured_crossover,
-            bool(abs(measured_crossover - config.reported_crossover) < config.crossover_tolerance),
-            f"interpolated; σ1/σ2 reaches within 1 % of its linear (p = 1) value "
+            quantity=f"smallest p with σ1/σ2 < {config.crossover_ratio} (interpolated)",
+            measured=measured_crossover,
+            target=config.reported_crossover,
+            tolerance=config.crossover_tolerance,
+            source=SOURCE,
+            note="tolerance [I]",
+            detail=f"interpolated; σ1/σ2 reaches within 1 % of its linear (p = 1) value "
             f"{sweep_ratio[-1]:.3f} at p ≈ {floor:.2f}; "
             + ", ".join(
                 f"p={p:.2f}: {r:.2f}" for p, r in zip(slopes[::4], sweep_ratio[::4], strict=True)
             ),
         ),
-        Claim(
+        below(
             "mean-shift-explains-sigma1",
             "The top singular value is the mean shift: σ1 matches "
             "√(N λ1(μμᵀ + C)) from the closed-form ReLU kernels.",
-            f"|σ1/closed form − 1| < {config.closed_form_rtol} for ReLU (derived [D]; seed {SEED})",
-            float(relative),
-            bool(relative < config.closed_form_rtol),
-            f"σ1 = {sigma1:.1f}, closed form {sigma1_theory:.1f}, √N‖μ‖ = "
+            quantity="|σ1/closed form − 1| for ReLU",
+            measured=float(relative),
+            bound=config.closed_form_rtol,
+            source=SOURCE,
+            note="closed form derived [D]",
+            detail=f"σ1 = {sigma1:.1f}, closed form {sigma1_theory:.1f}, √N‖μ‖ = "
             f"{np.sqrt(config.n_samples) * mean_norm:.1f}",
         ),
     ]
@@ -218,14 +211,11 @@ def figures(results: Results, config: AnisotropyConfig, out_dir: Path) -> list[F
     right.axvline(config.reported_crossover, color="tab:red", lw=1, ls="--", label="reported ≈ 0.8")
     right.set(xlabel="leaky-ReLU slope p", ylabel="σ1 / σ2", title="anisotropy vs slope")
     right.legend()
-    save_figure(fig, out_dir / "anisotropy.png")
-    return [
-        Figure(
-            "anisotropy.png",
-            f"H = σ(XW), d = {config.d}, D = {config.D}, N = "
-            f"{config.n_samples}: normalised uncentred spectra and σ1/σ2 against the leaky slope.",
-        )
-    ]
+    caption = (
+        f"H = σ(XW), d = {config.d}, D = {config.D}, N = {config.n_samples}: normalised "
+        "uncentred spectra and σ1/σ2 against the leaky slope."
+    )
+    return [save(fig, out_dir, "anisotropy.png", caption)]
 
 
 EXPERIMENT = Experiment(

@@ -5,7 +5,8 @@ An experiment is data plus three functions, readable top to bottom in one short 
 * ``plan(config) -> list[Unit]`` — the batched computations to run (each one resumable);
 * ``analyse(results, config) -> Analysis`` — claims (seed statement, expected, measured,
   verdict) and named metrics, computed from the stored results only;
-* ``figures(results, config, out_dir) -> list[Figure]`` — PNG files written into the run dir.
+* ``figures(results, config, out_dir) -> list[Figure]`` — PNG files written into the run dir,
+  each finished by :func:`relulab.report.plotting.save`.
 """
 
 from __future__ import annotations
@@ -17,15 +18,10 @@ from typing import Any
 
 from relulab.experiments.claims import Claim
 from relulab.experiments.context import RunContext
+from relulab.report.plotting import Figure
 from relulab.store import UnitResult
 
 __all__ = ["Analysis", "Claim", "Experiment", "Figure", "Unit"]
-
-
-@dataclass(frozen=True)
-class Figure:
-    filename: str
-    caption: str
 
 
 @dataclass

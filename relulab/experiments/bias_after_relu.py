@@ -1,4 +1,5 @@
-"""Adding a bias after ReLU (seed ``000_…``, Liu, *Optimization 3 / Depth 2*; SETUPS.md §2).
+"""Adding a bias after ReLU (seed ``000_…``, Liu, *Optimization 3 / Depth 2*, section "Trick:
+adding bias after ReLU").
 
 Teacher–student on the post-LN residual toy (d = 50, hidden 200, 10 blocks, α = 1): a teacher
 with b = 0 and its own weights; students with ReLU−b, b ∈ {0.0, …, 0.9}, several seeds — seed
@@ -7,9 +8,10 @@ Output = the final LN output (50-dim), MSE over all entries, full batch, Adam lr
 students of a variant train in one batched computation (``relulab.engine``).
 
 Measured per student: Δ at initialisation (std over width of the per-unit mean output over
-samples, seed 000), the loss curve, and the FC1 neuron-state fractions during training.
-Beyond the seed: the analytic centring shift b* = E[ReLU(z)] of the init (SETUPS §2 [D]: 1/√(6π)
-≈ 0.23 for PyTorch's default, ≈ 0.56 for Kaiming-normal) against the sweep's minimum; the same
+samples, seed 000 "Representation collapse"), the loss curve, and the FC1 neuron-state fractions
+during training. Beyond the seed: the analytic centring shift b* = E[ReLU(z)] of the init ([D]:
+FC1 pre-activations have std s = 1/√3 under PyTorch's default init, so b* = s/√(2π) = 1/√(6π)
+≈ 0.23; ≈ 0.56 for Kaiming-normal) against the sweep's minimum; the same
 sweep under Kaiming-normal init and under Pre-LN; students with per-neuron shifts calibrated on
 the data (``BatchedResidualToy.calibrate_shifts_``).
 """
@@ -24,6 +26,7 @@ import numpy as np
 import torch
 from scipy import stats
 
+from relulab.analysis import group_means
 from relulab.config import ConfigError
 from relulab.engine import (
     BatchedAdam,
@@ -32,14 +35,15 @@ from relulab.engine import (
     SupervisedProblem,
     train,
 )
-from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Results, Unit
+from relulab.experiments.base import Analysis, Experiment, Figure, Results, Unit
+from relulab.experiments.claims import Claim, below, inside, judged, within
 from relulab.experiments.context import RunContext
 from relulab.init import analytic_relu_shift
 from relulab.nn.statistics import BATCHED_SAMPLE_DIMS, delta
-from relulab.report.plotting import plt, save_figure
+from relulab.report.plotting import plt, save
 from relulab.store import UnitResult
 
-SEED = "000 (Liu, adding a bias after ReLU)"
+SOURCE = "seed 000, 'Trick: adding bias after ReLU'"
 VARIANTS = {  # name: (norm, init)
     "postln-default": ("post", "torch_default"),
     "postln-kaiming": ("post", "kaiming_normal"),
@@ -49,7 +53,7 @@ VARIANTS = {  # name: (norm, init)
 
 @dataclass(frozen=True)
 class BiasAfterReLUConfig:
-    """Settings; [S] stated by the seed, [I] inferred (SETUPS.md §2)."""
+    """Settings; [S] stated by seed 000 or its residual-toy post, [I] inferred, configurable."""
 
     seed: int = 0
     dtype: Literal["float32", "float64"] = "float32"
@@ -59,7 +63,7 @@ class BiasAfterReLUConfig:
     alpha: float = 1.0  # [S]
     shifts: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)  # [S]
     seeds_per_shift: int = 2  # [I]
-    n_samples: int = 256  # [I] the seed's N is not stated; SETUPS reads 1000
+    n_samples: int = 256  # [I] the seed does not state N; the paper preset uses 1000
     steps: int = 300  # [S] 1000
     lr: float = 1e-3  # [S]
     record_every: int = 10
@@ -187,10 +191,6 @@ def _per_student(result: UnitResult) -> dict[str, np.ndarray]:
     }
 
 
-def _by_shift(values: np.ndarray, b: np.ndarray, shifts: tuple[float, ...]) -> np.ndarray:
-    return np.array([values[np.isclose(b, shift)].mean() for shift in shifts])
-
-
 def _argmin_shift(values: np.ndarray, shifts: tuple[float, ...]) -> float:
     return float(shifts[int(np.argmin(values))])
 
@@ -203,9 +203,9 @@ def _in_window(b: float, config: BiasAfterReLUConfig) -> bool:
 def _claims(results: Results, config: BiasAfterReLUConfig) -> list[Claim]:
     main = _per_student(results["sweep-postln-default"])
     shifts = config.shifts
-    delta = _by_shift(main["delta"], main["b"], shifts)
-    speed = _by_shift(main["mean_log_loss"], main["b"], shifts)
-    roughness = _by_shift(main["roughness"], main["b"], shifts)
+    delta = group_means(main["delta"], main["b"], shifts)
+    speed = group_means(main["mean_log_loss"], main["b"], shifts)
+    roughness = group_means(main["roughness"], main["b"], shifts)
     b_delta, b_fast = (_argmin_shift(v, shifts) for v in (delta, speed))
     smoothest = [
         b for b, r in zip(shifts, roughness, strict=True) if r <= roughness.min() + ROUGHNESS_TIE
@@ -217,65 +217,78 @@ def _claims(results: Results, config: BiasAfterReLUConfig) -> list[Claim]:
     ]
     b_star = analytic_relu_shift(scheme="torch_default")
     kaiming = _per_student(results["sweep-postln-kaiming"])
-    b_kaiming = _argmin_shift(_by_shift(kaiming["delta"], kaiming["b"], shifts), shifts)
+    b_kaiming = _argmin_shift(group_means(kaiming["delta"], kaiming["b"], shifts), shifts)
     b_star_kaiming = analytic_relu_shift(scheme="kaiming_normal")
-    window = f"[{config.optimum_window[0]:g}, {config.optimum_window[1]:g}]"
+    low, high = config.optimum_window
+    in_window = [i for i, b in enumerate(shifts) if _in_window(b, config)]
     fmt = lambda values: ", ".join(f"b={b:g}: {v:.3g}" for b, v in zip(shifts, values, strict=True))  # noqa: E731
     return [
-        Claim(
+        judged(
             "delta-u-shaped",
             "Δ is U-shaped in b with low values at b = 0.2–0.3.",
-            f"Δ (mean over seeds) minimal at b in {window}, higher at both ends (seed {SEED})",
-            b_delta,
-            _in_window(b_delta, config) and delta[0] > delta.min() < delta[-1],
-            fmt(delta),
+            expected=f"Δ (mean over seeds) minimal at b in [{low:g}, {high:g}], higher at both "
+            "ends; measured: the b of least Δ",
+            measured=b_delta,
+            holds=bool(_in_window(b_delta, config) and delta[0] > delta.min() < delta[-1]),
+            source=f"{SOURCE} (middle plot)",
+            detail=fmt(delta),
         ),
-        Claim(
+        inside(
             "low-delta-trains-fastest",
             "The b with low Δ give the fastest loss curves.",
-            f"lowest mean log10 loss over training at b in {window} (seed {SEED}; speed measure "
-            "[I])",
-            b_fast,
-            _in_window(b_fast, config),
-            fmt(speed),
+            quantity="b of the lowest mean log10 loss over training",
+            measured=b_fast,
+            low=low - 1e-9,
+            high=high + 1e-9,
+            source=f"{SOURCE} (left plot)",
+            note="speed measure [I]",
+            detail=fmt(speed),
         ),
-        Claim(
+        below(
             "low-delta-trains-smoothest",
             "The b with low Δ give the smoothest loss curves.",
-            f"every b in {window} among the smoothest: excess variation of log10 loss (total "
-            f"variation minus net change) within {ROUGHNESS_TIE:g} decades of the least (seed "
-            f"{SEED}; measure [I]; ties made explicit after the first run, where monotone curves "
-            "tied at 0 and argmin picked float noise)",
-            float(max(roughness[[i for i, b in enumerate(shifts) if _in_window(b, config)]])),
-            all(b in smoothest for b in shifts if _in_window(b, config)),
-            f"smoothest: b ∈ {{{', '.join(f'{b:g}' for b in smoothest)}}}; " + fmt(roughness),
+            quantity="largest excess variation of log10 loss (total variation minus net change) "
+            f"over b in [{low:g}, {high:g}]",
+            measured=float(max(roughness[in_window])),
+            bound=float(roughness.min() + ROUGHNESS_TIE),
+            or_equal=True,
+            source=f"{SOURCE} (left plot)",
+            note=f"bound: the least over all b + {ROUGHNESS_TIE:g} decades; measure [I]; ties "
+            "made explicit after the first run, where monotone curves tied at 0 and argmin "
+            "picked float noise",
+            detail=f"smoothest: b ∈ {{{', '.join(f'{b:g}' for b in smoothest)}}}; "
+            + fmt(roughness),
         ),
-        Claim(
+        judged(
             "final-loss-rises-with-delta",
             "The final loss correlates positively with Δ.",
-            f"Spearman ρ(Δ, final loss) > 0 with p < 0.05 over all students (seed {SEED})",
-            float(rho),
-            bool(rho > 0 and p_value < 0.05),
-            f"p = {p_value:.2g}; per seed ρ = {np.mean(per_seed):.3f} ± {np.std(per_seed):.3f} "
-            f"({config.seeds_per_shift} seeds)",
+            expected="Spearman ρ(Δ, final loss) > 0 with p < 0.05 over all students",
+            measured=float(rho),
+            holds=bool(rho > 0 and p_value < 0.05),
+            source=f"{SOURCE} (right plot)",
+            detail=f"p = {p_value:.2g}; per seed ρ = {np.mean(per_seed):.3f} ± "
+            f"{np.std(per_seed):.3f} ({config.seeds_per_shift} seeds)",
         ),
-        Claim(
+        within(
             "analytic-shift-finds-the-minimum",
             "The centring shift b* = E[ReLU(z)] of the init predicts where Δ is smallest.",
-            f"|argmin Δ − b*| ≤ {config.shift_tolerance}, "
-            f"b* = 1/√(6π) = {b_star:.3f} for PyTorch's default init (SETUPS.md §2 [D]; seed "
-            f"{SEED})",
-            b_delta,
-            abs(b_delta - b_star) <= config.shift_tolerance,
+            quantity="argmin Δ",
+            measured=b_delta,
+            target=b_star,
+            tolerance=config.shift_tolerance,
+            source=SOURCE,
+            note=f"b* = 1/√(6π) = {b_star:.3f} for PyTorch's default init, derived [D]",
         ),
-        Claim(
+        within(
             "kaiming-moves-the-minimum",
             "Under Kaiming-normal init the optimal shift moves to b* ≈ 0.56.",
-            f"|argmin Δ − {b_star_kaiming:.2f}| ≤ {config.shift_tolerance} under "
-            f"Kaiming-normal (SETUPS.md §2 [D]; seed {SEED})",
-            b_kaiming,
-            abs(b_kaiming - b_star_kaiming) <= config.shift_tolerance,
-            fmt(_by_shift(kaiming["delta"], kaiming["b"], shifts)),
+            quantity="argmin Δ under Kaiming-normal",
+            measured=b_kaiming,
+            target=b_star_kaiming,
+            tolerance=config.shift_tolerance,
+            source=SOURCE,
+            note="b* derived [D]",
+            detail=fmt(group_means(kaiming["delta"], kaiming["b"], shifts)),
         ),
     ]
 
@@ -287,8 +300,8 @@ def _metrics(results: Results, config: BiasAfterReLUConfig) -> dict[str, float]:
     }
     for variant in VARIANTS:
         values = _per_student(results[f"sweep-{variant}"])
-        delta = _by_shift(values["delta"], values["b"], config.shifts)
-        final = _by_shift(values["final_loss"], values["b"], config.shifts)
+        delta = group_means(values["delta"], values["b"], config.shifts)
+        final = group_means(values["final_loss"], values["b"], config.shifts)
         metrics[f"{variant}_argmin_delta"] = _argmin_shift(delta, config.shifts)
         metrics[f"{variant}_min_delta"] = float(delta.min())
         metrics[f"{variant}_best_final_loss"] = float(final.min())
@@ -343,7 +356,7 @@ def _figure_main(results: Results, config: BiasAfterReLUConfig, out_dir: Path) -
     ):
         v = _per_student(results[f"sweep-{variant}"])
         axes[1].plot(
-            config.shifts, _by_shift(v["delta"], v["b"], config.shifts), marker, label=variant
+            config.shifts, group_means(v["delta"], v["b"], config.shifts), marker, label=variant
         )
     for scheme, colour in (("torch_default", "tab:blue"), ("kaiming_normal", "tab:orange")):
         axes[1].axvline(
@@ -360,12 +373,13 @@ def _figure_main(results: Results, config: BiasAfterReLUConfig, out_dir: Path) -
         yscale="log",
         title=f"final loss vs Δ (Spearman ρ = {rho:.2f})",
     )
-    save_figure(fig, out_dir / "bias_after_relu.png")
-    return Figure(
+    return save(
+        fig,
+        out_dir,
         "bias_after_relu.png",
-        "Post-LN students (default init): loss curves per b and "
-        "with per-neuron calibrated shifts; Δ vs b for the three variants with the analytic "
-        "b* marked; final loss vs Δ coloured by b.",
+        "Post-LN students (default init): loss curves per b and with per-neuron calibrated "
+        "shifts; Δ vs b for the three variants with the analytic b* marked; final loss vs Δ "
+        "coloured by b.",
     )
 
 
@@ -377,17 +391,18 @@ def _figure_states(results: Results, config: BiasAfterReLUConfig, out_dir: Path)
         for column, label in ((0, "init"), (-1, "end")):
             ax.plot(
                 config.shifts,
-                _by_shift(result.curves[key][:, column], b, config.shifts),
+                group_means(result.curves[key][:, column], b, config.shifts),
                 "o-",
                 label=label,
             )
         ax.set(xlabel="b", ylabel=key.replace("_", " "), title=f"FC1 units: {key.split('_')[0]}")
         ax.legend()
-    save_figure(fig, out_dir / "neuron_states.png")
-    return Figure(
+    return save(
+        fig,
+        out_dir,
         "neuron_states.png",
-        "Fraction of FC1 units dead (never active on the data) and "
-        "always on, at initialisation and after training, against b.",
+        "Fraction of FC1 units dead (never active on the data) and always on, at initialisation "
+        "and after training, against b.",
     )
 
 

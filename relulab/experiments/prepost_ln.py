@@ -1,10 +1,10 @@
-"""Pre-LN vs Post-LN in Liu's residual toy, forward only (the "depth-1" post behind seed
-``000_…``; SETUPS.md §2).
+"""Pre-LN vs Post-LN in Liu's residual toy, forward only (the "Depth 1 -- Understanding Pre-LN
+and Post-LN" post that seed ``000_…`` builds on: its toy model is the one seed 000 trains).
 
 For d = 100, hidden 400, 100 blocks and α ∈ {1, 10, 100}, with N = 1000 Gaussian inputs [I]:
 per layer (layer l = the output of block l) the per-sample cosine between consecutive layers
 averaged over samples, the mean norm ‖h_l‖, and the effective rank of the uncentred N×d matrix
-(``relulab.probe.effective_rank``, SETUPS [I, strong]). Exponents are least-squares slopes on
+(``relulab.probe.effective_rank``, [I, strong]). Exponents are least-squares slopes on
 log–log axes over layers ≥ ``fit_from``.
 """
 
@@ -17,21 +17,23 @@ from typing import Literal
 import numpy as np
 import torch
 
+from relulab.analysis import power_law_exponent
 from relulab.config import ConfigError
 from relulab.engine import BatchedResidualToy, ResidualToySpec
-from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Results, Unit
+from relulab.experiments.base import Analysis, Experiment, Figure, Results, Unit
+from relulab.experiments.claims import above, below, judged
 from relulab.experiments.context import RunContext
 from relulab.probe import effective_rank
-from relulab.report.plotting import plt, save_figure
+from relulab.report.plotting import plt, save
 from relulab.store import UnitResult
 
-SEED = "000 (Liu) via its depth-1 post on Pre-LN/Post-LN"
+SOURCE = "the Pre-LN/Post-LN post ('Depth 1') that seed 000 builds on"
 NORMS = ("pre", "post")
 
 
 @dataclass(frozen=True)
 class PrePostConfig:
-    """Settings; [S] stated by the post, [I] inferred (SETUPS.md §2)."""
+    """Settings; [S] stated by the Pre-LN/Post-LN post, [I] inferred and configurable."""
 
     seed: int = 0
     dtype: Literal["float32", "float64"] = "float32"
@@ -88,26 +90,13 @@ def _forward_unit(config: PrePostConfig, norm: str) -> Unit:
                 done(1)
         curves = {key: np.stack([r[key] for r in rows]) for key in rows[0]}
         final = {"norm": curves["norm"][:, -1], "effective_rank": curves["effective_rank"][:, -1]}
-        n = len(rows)
-        return UnitResult(
-            conditions,
-            np.arange(1, config.blocks + 1),
-            curves,
-            final,
-            np.zeros(n, bool),
-            np.full(n, -1),
-        )
+        return UnitResult.forward_only(conditions, np.arange(1, config.blocks + 1), curves, final)
 
     return Unit(f"forward-{norm}", run)
 
 
 def plan(config: PrePostConfig) -> list[Unit]:
     return [_forward_unit(config, norm) for norm in NORMS]
-
-
-def power_law_exponent(layers: np.ndarray, values: np.ndarray) -> float:
-    """Least-squares slope of ``log values`` on ``log layers``."""
-    return float(np.polyfit(np.log(layers), np.log(values), 1)[0])
 
 
 def _exponents(result: UnitResult, config: PrePostConfig, key: str) -> dict[float, float]:
@@ -140,63 +129,71 @@ def analyse(results: Results, config: PrePostConfig) -> Analysis:
     rank_ratio = post.curves["effective_rank"][:, -1] / post.curves["effective_rank"][:, 0]
     final_pre, final_post = pre.final["effective_rank"], post.final["effective_rank"]
     claims = [
-        Claim(
+        judged(
             "preln-norm-grows-like-sqrt-l",
             "Pre-LN: the residual stream's norm grows like √l.",
-            f"exponent of ‖h_l‖ in l within ±{tol} of 0.5 for α ≥ 10, layers ≥ {config.fit_from} "
-            f"(seed {SEED}; tolerance [I])",
-            float(np.mean([norm_exponents[a] for a in big])),
-            all(abs(norm_exponents[a] - 0.5) < tol for a in big),
-            _fmt(norm_exponents),
+            expected=f"exponent of ‖h_l‖ in l within ±{tol} of 0.5 for every α ≥ 10 (layers ≥ "
+            f"{config.fit_from}); measured: their mean",
+            measured=float(np.mean([norm_exponents[a] for a in big])),
+            holds=all(abs(norm_exponents[a] - 0.5) < tol for a in big),
+            source=SOURCE,
+            note="tolerance [I]",
+            detail=_fmt(norm_exponents),
         ),
-        Claim(
+        judged(
             "preln-cosine-gap-like-1-over-l",
             "Pre-LN: consecutive layers align, 1 − cos(h_l, h_{l+1}) ~ 1/l.",
-            f"exponent of 1 − cos in l within ±{2 * tol} of −1 for α ≥ 10 "
-            f"(seed {SEED}; tolerance [I])",
-            float(np.mean([cos_exponents[a] for a in big])),
-            all(abs(cos_exponents[a] + 1) < 2 * tol for a in big),
-            _fmt(cos_exponents),
+            expected=f"exponent of 1 − cos in l within ±{2 * tol} of −1 for every α ≥ 10; "
+            "measured: their mean",
+            measured=float(np.mean([cos_exponents[a] for a in big])),
+            holds=all(abs(cos_exponents[a] + 1) < 2 * tol for a in big),
+            source=SOURCE,
+            note="tolerance [I]",
+            detail=_fmt(cos_exponents),
         ),
-        Claim(
+        below(
             "postln-norm-constant",
             "Post-LN: the norm is constant in depth (LN fixes it at √d).",
-            f"max |‖h_l‖/√d − 1| < 1e-3 (seed {SEED})",
-            post_norm_spread,
-            post_norm_spread < 1e-3,
+            quantity="max over layers |‖h_l‖/√d − 1|",
+            measured=post_norm_spread,
+            bound=1e-3,
+            source=SOURCE,
         ),
-        Claim(
+        below(
             "postln-cosine-flat",
             "Post-LN: the cosine between consecutive layers is flat in depth.",
-            f"range of cos over layers ≥ {config.fit_from} below 0.05 for every α "
-            f"(seed {SEED}; threshold [I])",
-            cos_spread,
-            cos_spread < 0.05,
-            ", ".join(
+            quantity=f"range of cos over layers ≥ {config.fit_from}, largest over α",
+            measured=cos_spread,
+            bound=0.05,
+            source=SOURCE,
+            note="threshold [I]",
+            detail=", ".join(
                 f"α={c['alpha']:g}: mean {np.nanmean(post.curves['cosine'][i]):.3f}, "
                 f"trend {cos_trends[i]:+.3f} per unit ln l"
                 for i, c in enumerate(post.conditions)
             ),
         ),
-        Claim(
+        below(
             "postln-rank-collapses",
             "Post-LN: the effective rank collapses with depth.",
-            f"rank at layer {config.blocks} below {config.collapse_factor} × rank at layer 1 for "
-            f"every α (seed {SEED}; factor [I])",
-            float(rank_ratio.max()),
-            bool(np.all(rank_ratio < config.collapse_factor)),
-            ", ".join(
+            quantity=f"rank at layer {config.blocks} / rank at layer 1, largest over α",
+            measured=float(rank_ratio.max()),
+            bound=config.collapse_factor,
+            source=SOURCE,
+            note="factor [I]",
+            detail=", ".join(
                 f"α={c['alpha']:g}: {r:.3f}"
                 for c, r in zip(post.conditions, rank_ratio, strict=True)
             ),
         ),
-        Claim(
+        above(
             "preln-keeps-rank-better",
             "Pre-LN keeps the effective rank better than Post-LN.",
-            f"last-layer effective rank Pre-LN > Post-LN for every α (seed {SEED})",
-            float(np.min(final_pre - final_post)),
-            bool(np.all(final_pre > final_post)),
-            ", ".join(
+            quantity="last-layer effective rank Pre-LN − Post-LN, smallest over α",
+            measured=float(np.min(final_pre - final_post)),
+            bound=0.0,
+            source=SOURCE,
+            detail=", ".join(
                 f"α={a:g}: {p:.1f} vs {q:.1f}"
                 for a, p, q in zip(config.alphas, final_pre, final_post, strict=True)
             ),
@@ -231,15 +228,12 @@ def figures(results: Results, config: PrePostConfig, out_dir: Path) -> list[Figu
     axes[2].set(xlabel="layer l", ylabel="effective rank (uncentred)", title="effective rank")
     for ax in axes:
         ax.legend(fontsize=6)
-    save_figure(fig, out_dir / "prepost.png")
-    return [
-        Figure(
-            "prepost.png",
-            f"Residual toy, d = {config.width}, hidden {config.hidden}, "
-            f"{config.blocks} blocks, {config.n_samples} Gaussian inputs: Pre-LN (solid) vs "
-            "Post-LN (dashed), with √l and 1/l guides.",
-        )
-    ]
+    caption = (
+        f"Residual toy, d = {config.width}, hidden {config.hidden}, {config.blocks} blocks, "
+        f"{config.n_samples} Gaussian inputs: Pre-LN (solid) vs Post-LN (dashed), with √l and "
+        "1/l guides."
+    )
+    return [save(fig, out_dir, "prepost.png", caption)]
 
 
 EXPERIMENT = Experiment(

@@ -1,5 +1,5 @@
-"""Sample-variance decay in random ReLU nets (seed ``002_…``, Luther & Seung; SETUPS.md §3),
-with the mean-field figures of seed ``003_…`` §2 (Singh & Sreejith; SETUPS.md §4).
+"""Sample-variance decay in random ReLU nets (seed ``002_…``, Luther & Seung, §3–4), with the
+mean-field figures of seed ``003_…`` §2 (Singh & Sreejith).
 
 * Infinite width: m, v, σ per layer and m/v against depth (``relulab.theory``).
 * Finite width: 30 Kaiming nets per width, 100 Gaussian inputs, the ratio r_l of seed eq. 9,
@@ -19,16 +19,18 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-from scipy import stats
 
+from relulab.analysis import fit_log_slope, sample_bias_corrected_ratio, where
 from relulab.config import ConfigError
 from relulab.engine import BatchedMLP, MLPSpec, scale_init_batched_
 from relulab.engine.forward import activation_gradient_profile, forward_statistics
-from relulab.experiments.base import Analysis, Claim, Experiment, Figure, Results, Unit
+from relulab.experiments.base import Analysis, Experiment, Figure, Results, Unit
+from relulab.experiments.claims import Claim, above, below, judged, within
 from relulab.experiments.context import RunContext
 from relulab.init import correlated_
-from relulab.report.plotting import plot_phase_regions, plt, save_figure
+from relulab.report.plotting import plot_phase_regions, plt, save
 from relulab.store import UnitResult
+from relulab.tasks import two_inputs_with_correlation
 from relulab.theory import (
     batchnorm_gradient_slope,
     batchnorm_sample_std,
@@ -39,14 +41,14 @@ from relulab.theory import (
     sample_statistics,
 )
 
-SEED = "002 (Luther & Seung, sample variance decay)"
-SEED_ACI = "003 (Singh & Sreejith, anti-correlated init) §2"
+SEED = "seed 002"
+SEED_ACI = "seed 003 §2"
 SCHEMES = ("kaiming", "scale_bias", "batchnorm")
 
 
 @dataclass(frozen=True)
 class SampleVarianceConfig:
-    """Settings; [S] stated by the seed, [I] inferred (SETUPS.md §3–4) and configurable."""
+    """Settings; [S] stated by seed 002 (or seed 003 §2), [I] inferred and configurable."""
 
     seed: int = 0
     dtype: Literal["float32", "float64"] = "float32"
@@ -154,13 +156,11 @@ def _finite_width_unit(config: SampleVarianceConfig, width: int) -> Unit:
             "sample_var": statistics.sample_var,
         }
         arrays = {f"units_layer_{layer + 1}": values for layer, values in statistics.units.items()}
-        return UnitResult(
+        return UnitResult.forward_only(
             [{"width": width, "seed": s} for s in seeds],
             layers,
             curves,
             {k: v[:, -1] for k, v in curves.items()},
-            np.zeros(len(seeds), bool),
-            np.full(len(seeds), -1),
             arrays,
         )
 
@@ -210,29 +210,14 @@ def _gradient_unit(config: SampleVarianceConfig, scheme: str) -> Unit:
                 pre_std.append(s.double().cpu().numpy())
                 done(1)
         curves = {"grad_sq": np.concatenate(grad_sq), "pre_std": np.concatenate(pre_std)}
-        return UnitResult(
+        return UnitResult.forward_only(
             [{"scheme": scheme, "seed": s} for s in seeds],
             np.arange(1, config.depth + 1),
             curves,
             {k: v[:, -1] for k, v in curves.items()},
-            np.zeros(len(seeds), bool),
-            np.full(len(seeds), -1),
         )
 
     return Unit(f"gradients-{scheme}", run)
-
-
-def two_inputs_with_correlation(width: int, c0: float, generator: torch.Generator) -> torch.Tensor:
-    """Two inputs of length q0 = 1 (mean square 1) whose correlation is exactly ``c0``.
-
-    Drawing ``y = c0·x + √(1−c0²)·noise`` only gives ``c0`` in expectation (off by O(1/√N));
-    the noise is made orthogonal to ``x`` first.
-    """
-    x = torch.randn(width, generator=generator, dtype=torch.float64)
-    noise = torch.randn(width, generator=generator, dtype=torch.float64)
-    noise = noise - (noise @ x) / (x @ x) * x
-    x, noise = (v / v.square().mean().sqrt() for v in (x, noise))
-    return torch.stack([x, c0 * x + np.sqrt(1 - c0**2) * noise])
 
 
 def _simulated_correlations(
@@ -281,13 +266,11 @@ def _correlation_unit(config: SampleVarianceConfig) -> Unit:
                     conditions.append({**setting, "network": net})
                     done(1)
         curves = {"correlation": np.array(rows)}
-        return UnitResult(
+        return UnitResult.forward_only(
             conditions,
             np.arange(1, config.correlation_depth + 1),
             curves,
             {"correlation": curves["correlation"][:, -1]},
-            np.zeros(len(rows), bool),
-            np.full(len(rows), -1),
         )
 
     return Unit("correlation-depth", run)
@@ -307,11 +290,6 @@ def plan(config: SampleVarianceConfig) -> list[Unit]:
 # ---------------------------------------------------------------------------------------------
 def _theory_ratio(config: SampleVarianceConfig) -> np.ndarray:
     return sample_statistics(config.depth).mean_to_std_ratio
-
-
-def fit_log_slope(layers: np.ndarray, values: np.ndarray) -> float:
-    """Least-squares slope of ``ln values`` against ``layers``."""
-    return float(stats.linregress(layers, np.log(values)).slope)
 
 
 def _gradient_slopes(results: Results, config: SampleVarianceConfig) -> dict[str, float]:
@@ -344,15 +322,6 @@ def _histogram_spread(results: Results, config: SampleVarianceConfig, layer: int
     return float(np.mean(per_network.mean(axis=0) / pooled))
 
 
-def sample_bias_corrected_ratio(ratio: np.ndarray, n_samples: int) -> np.ndarray:
-    r"""What the estimator of seed eq. 9 returns on ``n`` samples when the true ratio is ``r``.
-
-    The sample mean adds :math:`v^2/n` to :math:`m^2` and the (biased) sample variance is
-    :math:`v^2 (n-1)/n`, so :math:`E[r_{emp}^2] \approx (n r^2 + 1)/(n - 1)` [D].
-    """
-    return np.sqrt((n_samples * ratio**2 + 1) / (n_samples - 1))
-
-
 def _excess_over_theory(results: Results, config: SampleVarianceConfig, width: int) -> str:
     theory = _theory_ratio(config)
     measured = results[f"finite-width-{width}"].curves["ratio"].mean(0)
@@ -374,7 +343,7 @@ def _claims_sample_variance(results: Results, config: SampleVarianceConfig) -> l
     contraction = gaps[1:] / gaps[:-1]
     deviations = _width_deviations(results, config)
     widths = sorted(deviations)
-    below = [
+    below_theory = [
         float(np.mean(results[f"finite-width-{w}"].curves["ratio"].mean(0)[1:] <= ratio[1:]))
         for w in config.widths
     ]
@@ -384,67 +353,78 @@ def _claims_sample_variance(results: Results, config: SampleVarianceConfig) -> l
     pre_std = results["gradients-batchnorm"].curves["pre_std"][:, 1:].mean()
     early, deep = (_histogram_spread(results, config, layer) for layer in config.histogram_layers)
     return [
-        Claim(
+        judged(
             "sample-variance-decays",
             "With Kaiming init the total variance is preserved but the "
             "sample variance decays with depth: m/v grows layer after layer (infinite width).",
-            f"m/v strictly increasing over the {config.depth} layers (seed {SEED}, §3.1, Fig. 1)",
-            float(ratio[-1]),
-            bool(np.all(np.diff(ratio) > 0)),
-            f"m/v at layers 2, {config.depth // 2}, {config.depth}: {ratio[1]:.3f}, "
+            expected=f"m/v strictly increasing over the {config.depth} layers; measured: m/v at "
+            "the last layer",
+            measured=float(ratio[-1]),
+            holds=bool(np.all(np.diff(ratio) > 0)),
+            source=f"{SEED} §3.1, Fig. 1 left",
+            detail=f"m/v at layers 2, {config.depth // 2}, {config.depth}: {ratio[1]:.3f}, "
             f"{ratio[config.depth // 2 - 1]:.3f}, {ratio[-1]:.3f}",
         ),
-        Claim(
+        judged(
             "decay-is-subexponential",
             "The decay is sub-exponential: dK/dc → 1 as c → 1, so the "
             "per-layer contraction of 1 − ρ tends to 1.",
-            f"(1 − ρ_{{l+1}})/(1 − ρ_l) increasing towards 1 with depth (seed {SEED}, §3.1.1)",
-            float(contraction[config.depth - 2]),
-            bool(np.all(np.diff(contraction) > 0) and contraction[-1] > 0.99),
-            f"contraction at layer 2: {contraction[0]:.3f}, layer {config.depth}: "
+            expected="(1 − ρ_{l+1})/(1 − ρ_l) increasing towards 1 with depth (above 0.99 at the "
+            f"deepest layer computed); measured: the contraction at layer {config.depth}",
+            measured=float(contraction[config.depth - 2]),
+            holds=bool(np.all(np.diff(contraction) > 0) and contraction[-1] > 0.99),
+            source=f"{SEED} §3.1.1",
+            detail=f"contraction at layer 2: {contraction[0]:.3f}, layer {config.depth}: "
             f"{contraction[config.depth - 2]:.4f}, layer {len(gaps)}: {contraction[-1]:.4f}",
         ),
-        Claim(
+        above(
             "theory-is-upper-bound",
             "The infinite-width ratio is an upper bound on the ratio "
             "r_l measured in finite networks.",
-            f"mean r_l ≤ theory at every layer ≥ 2 and every width (seed {SEED}, §3.2, Fig. 2)",
-            float(min(below)),
-            bool(min(below) == 1.0),
-            "fraction of layers below theory per width: "
-            + ", ".join(f"{w}: {b:.2f}" for w, b in zip(config.widths, below, strict=True))
+            quantity="fraction of layers ≥ 2 with mean r_l ≤ theory, lowest over widths",
+            measured=float(min(below_theory)),
+            bound=1.0,
+            or_equal=True,
+            source=f"{SEED} §3.2, Fig. 2 left",
+            detail="fraction of layers below theory per width: "
+            + ", ".join(f"{w}: {b:.2f}" for w, b in zip(config.widths, below_theory, strict=True))
             + f"; at width {config.widths[-1]} {excess}",
         ),
-        Claim(
+        judged(
             "wider-is-closer",
             "For a given layer, the empirical ratio approaches the theory as the width increases.",
-            f"mean |r_l − theory| strictly decreasing in width (seed {SEED}, §3.2)",
-            float(deviations[widths[-1]]),
-            bool(np.all(np.diff([deviations[w] for w in widths]) < 0)),
-            ", ".join(f"width {w}: {deviations[w]:.3f}" for w in widths),
+            expected="mean |r_l − theory| strictly decreasing in width; measured: its value at "
+            "the largest width",
+            measured=float(deviations[widths[-1]]),
+            holds=bool(np.all(np.diff([deviations[w] for w in widths]) < 0)),
+            source=f"{SEED} §3.2, Fig. 2 left",
+            detail=", ".join(f"width {w}: {deviations[w]:.3f}" for w in widths),
         ),
-        Claim(
+        below(
             "histograms-narrow-with-depth",
             "In layer 1 a neuron's distribution over samples looks "
             "like the pooled one over samples and networks; in layer 50 its sample variance has "
             "decayed significantly.",
-            f"per-neuron/pooled std ratio at layer "
-            f"{config.histogram_layers[1]} < half that at layer {config.histogram_layers[0]} "
-            f"(seed {SEED}, Fig. 1 right)",
-            deep,
-            bool(deep < 0.5 * early),
-            f"layer {config.histogram_layers[0]}: {early:.3f}, layer {config.histogram_layers[1]}: "
-            f"{deep:.3f}; infinite-width v/σ: {theory.std_over_sigma[-1]:.3f}",
+            quantity=f"per-neuron/pooled std ratio at layer {config.histogram_layers[1]}",
+            measured=deep,
+            bound=0.5 * early,
+            source=f"{SEED} §3.1, Fig. 1 right",
+            note=f"bound: half the ratio at layer {config.histogram_layers[0]}",
+            detail=f"layer {config.histogram_layers[0]}: {early:.3f}, layer "
+            f"{config.histogram_layers[1]}: {deep:.3f}; infinite-width v/σ: "
+            f"{theory.std_over_sigma[-1]:.3f}",
         ),
-        Claim(
+        within(
             "batchnorm-sigma-s",
             "With BatchNorm, one Kaiming layer + ReLU leaves a sample std of "
             "σ_s = √(1 − K(0)) ≈ 0.826 (rescaled by 1/σ_s ≈ 1.21).",
-            f"measured pre-BN per-feature sample std within {config.sigma_s_rtol:.0%} of "
-            f"{batchnorm_sample_std():.3f} (seed {SEED}, §4)",
-            float(pre_std),
-            bool(abs(pre_std / batchnorm_sample_std() - 1) < config.sigma_s_rtol),
-            f"1/measured = {1 / pre_std:.3f}",
+            quantity="measured pre-BN per-feature sample std",
+            measured=float(pre_std),
+            target=batchnorm_sample_std(),
+            tolerance=config.sigma_s_rtol,
+            relative=True,
+            source=f"{SEED} §4",
+            detail=f"1/measured = {1 / pre_std:.3f}",
         ),
         _slope_claim(
             "batchnorm-gradient-slope",
@@ -474,14 +454,16 @@ def _claims_sample_variance(results: Results, config: SampleVarianceConfig) -> l
 def _slope_claim(
     claim_id: str, statement: str, slope: float, target: float, config: SampleVarianceConfig
 ) -> Claim:
-    return Claim(
+    return within(
         claim_id,
         statement,
-        f"fitted slope within ±{config.slope_tolerance} of {target:.3f} "
-        f"(seed {SEED}, §4, Fig. 3; tolerance [I])",
-        slope,
-        bool(abs(slope - target) < config.slope_tolerance),
-        f"width {config.gradient_width}, {config.gradient_networks} networks",
+        quantity="fitted slope of ln⟨(∂L/∂x^l)²⟩ in l",
+        measured=slope,
+        target=target,
+        tolerance=config.slope_tolerance,
+        source=f"{SEED} §4, Fig. 3",
+        note="tolerance [I]",
+        detail=f"width {config.gradient_width}, {config.gradient_networks} networks",
     )
 
 
@@ -498,60 +480,61 @@ def _claims_aci(results: Results, config: SampleVarianceConfig) -> list[Claim]:
     result = results["correlation-depth"]
     simulated = result.curves["correlation"]
     theory = _correlation_theory(config)
+    rows = {init: where(result.conditions, init=init) for init in theory}
     worst = max(
-        float(np.max(np.abs(simulated[_rows(result, init)].mean(0) - theory[init])))
-        for init in theory
+        float(np.max(np.abs(simulated[rows[init]].mean(0) - theory[init]))) for init in theory
     )
-    aci_final = float(simulated[_rows(result, "aci")].mean(0)[-1])
-    spread = {init: simulated[_rows(result, init)].std(0, ddof=1) for init in theory}
+    aci_final = float(simulated[rows["aci"]].mean(0)[-1])
+    spread = {init: simulated[rows[init]].std(0, ddof=1) for init in theory}
     z_scores = {
         init: float(
             np.max(
-                np.abs(simulated[_rows(result, init)].mean(0) - theory[init])
-                / (spread[init] / np.sqrt(len(_rows(result, init))))
+                np.abs(simulated[rows[init]].mean(0) - theory[init])
+                / (spread[init] / np.sqrt(len(rows[init])))
             )
         )
         for init in theory
     }
     return [
-        Claim(
+        below(
             "no-chaos-uncorrelated",
             "ReLU networks with uncorrelated weights have no chaotic "
             "phase: any two signals become correlated for every σ_w², σ_b² (bounded lengths).",
-            f"bounded-and-chaotic fraction of the (σ_w², σ_b²) grid = 0 (seed {SEED_ACI})",
-            uncorrelated.bounded_chaotic_fraction,
-            uncorrelated.bounded_chaotic_fraction == 0.0,
+            quantity="bounded-and-chaotic fraction of the (σ_w², σ_b²) grid",
+            measured=uncorrelated.bounded_chaotic_fraction,
+            bound=0.0,
+            or_equal=True,
+            source=f"{SEED_ACI}, Fig. 1a",
         ),
-        Claim(
+        above(
             "aci-bounded-chaos",
             "Anti-correlated weights open a bounded chaotic phase 2/a < σ_w² < 2π/(aπ + b).",
-            f"bounded-and-chaotic fraction > 0, window "
-            f"({window[0]:.3f}, {window[1]:.3f}) for k = {config.aci_k:g} (seed {SEED_ACI})",
-            anti.bounded_chaotic_fraction,
-            anti.bounded_chaotic_fraction > 0,
-            f"window width {window[1] - window[0]:.3f} in σ_w²",
+            quantity=f"bounded-and-chaotic fraction for k = {config.aci_k:g}, window "
+            f"({window[0]:.3f}, {window[1]:.3f})",
+            measured=anti.bounded_chaotic_fraction,
+            bound=0.0,
+            source=f"{SEED_ACI}, Fig. 1b",
+            detail=f"window width {window[1] - window[0]:.3f} in σ_w²",
         ),
-        Claim(
+        judged(
             "correlation-theory-matches-simulation",
             "Mean-field correlation maps describe "
             "finite-width networks: signals correlate to 1 for He weights and stay decorrelated "
             "(c* < 1) for anti-correlated weights in the chaotic window.",
-            f"max |simulated − theory| < {config.correlation_atol} over depth, width "
-            f"{config.correlation_width}; ACI correlation at depth below 0.99 "
-            f"(seed {SEED_ACI}, Fig. 3; tolerance [I])",
-            worst,
-            bool(worst < config.correlation_atol and aci_final < 0.99),
-            f"ACI correlation at layer {config.correlation_depth}: {aci_final:.3f}, theory "
+            expected=f"max |simulated − theory| < {config.correlation_atol} over depth, width "
+            f"{config.correlation_width}, and ACI correlation at depth below 0.99; measured: the "
+            "max deviation",
+            measured=worst,
+            holds=bool(worst < config.correlation_atol and aci_final < 0.99),
+            source=f"{SEED_ACI}, Fig. 3",
+            note="tolerance [I]",
+            detail=f"ACI correlation at layer {config.correlation_depth}: {aci_final:.3f}, theory "
             f"{theory['aci'][-1]:.3f}; He: theory {theory['he'][-1]:.4f}; spread across "
             f"networks per layer: He {spread['he'].mean():.3f}, ACI {spread['aci'].mean():.3f}; "
             f"largest deviation in standard errors of the mean: He {z_scores['he']:.1f}, "
             f"ACI {z_scores['aci']:.1f}",
         ),
     ]
-
-
-def _rows(result: UnitResult, init: str) -> np.ndarray:
-    return np.array([i for i, c in enumerate(result.conditions) if c["init"] == init])
 
 
 def _correlation_theory(config: SampleVarianceConfig) -> dict[str, np.ndarray]:
@@ -622,8 +605,9 @@ def _figure_theory(results: Results, config: SampleVarianceConfig, out_dir: Path
     left.legend()
     right.plot(layers, theory.mean_to_std_ratio)
     right.set(xlabel="layer", ylabel="m / v", title="sample mean-to-std ratio")
-    save_figure(fig, out_dir / "theory_mv.png")
-    return Figure(
+    return save(
+        fig,
+        out_dir,
         "theory_mv.png",
         "Infinite-width sample mean m, sample std v and total σ per "
         "layer (seed 002 Fig. 1 left), and m/v.",
@@ -645,8 +629,9 @@ def _figure_finite_width(results: Results, config: SampleVarianceConfig, out_dir
         title=f"{config.n_networks} nets per width, {config.n_samples} inputs",
     )
     ax.legend()
-    save_figure(fig, out_dir / "finite_width_ratio.png")
-    return Figure(
+    return save(
+        fig,
+        out_dir,
         "finite_width_ratio.png",
         "Empirical mean-to-std ratio r_l, mean ± sd over "
         "networks, against the infinite-width theory (seed 002 Fig. 2 left).",
@@ -672,8 +657,9 @@ def _figure_gradients(results: Results, config: SampleVarianceConfig, out_dir: P
         ax.set(xlabel="layer l", title=scheme.replace("_", "+"))
         ax.legend()
     axes[0].set_ylabel("⟨(∂L/∂x^l)²⟩")
-    save_figure(fig, out_dir / "gradients.png")
-    return Figure(
+    return save(
+        fig,
+        out_dir,
         "gradients.png",
         f"Gradient second moment per layer, random linear loss, width "
         f"{config.gradient_width} (seed 002 Fig. 3).",
@@ -690,8 +676,9 @@ def _figure_histograms(results: Results, config: SampleVarianceConfig, out_dir: 
             axes[row, col].set(title=f"layer {layer}, neuron {col + 1}, one net")
         axes[row, 3].hist(units[:, :, 0].ravel(), bins=40, color="tab:gray")
         axes[row, 3].set(title=f"layer {layer}, neuron 1, all nets")
-    save_figure(fig, out_dir / "histograms.png")
-    return Figure(
+    return save(
+        fig,
+        out_dir,
         "histograms.png",
         "Pre-activation distributions over samples for single neurons "
         "of one network vs over samples and networks (seed 002 Fig. 1 right).",
@@ -712,8 +699,9 @@ def _figure_phases(results: Results, config: SampleVarianceConfig, out_dir: Path
         ax.text(0.3, 1.7, "ordered", fontsize=8)
         ax.text(3.2, 1.7, "unbounded", fontsize=8)
     axes[1].text(2.05, 1.0, "bounded\nchaotic", fontsize=8)
-    save_figure(fig, out_dir / "phase_diagrams.png")
-    return Figure(
+    return save(
+        fig,
+        out_dir,
         "phase_diagrams.png",
         "Phases over (σ_w², σ_b²) for inputs of unit length: ordered "
         "(χ1 < 1), bounded chaotic (χ1 > 1), unbounded length (right colour). Dashed: "
@@ -726,7 +714,7 @@ def _figure_correlations(results: Results, config: SampleVarianceConfig, out_dir
     theory = _correlation_theory(config)
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for init, colour in (("he", "tab:blue"), ("aci", "tab:red")):
-        rows = result.curves["correlation"][_rows(result, init)]
+        rows = result.curves["correlation"][where(result.conditions, init=init)]
         ax.plot(result.steps, rows.T, color=colour, alpha=0.3, lw=0.8)
         ax.plot(result.steps, theory[init], color=colour, lw=2, ls="--", label=f"{init} theory")
     ax.set(
@@ -736,8 +724,9 @@ def _figure_correlations(results: Results, config: SampleVarianceConfig, out_dir
         f"width {config.correlation_width} (thin: simulation)",
     )
     ax.legend()
-    save_figure(fig, out_dir / "correlation_depth.png")
-    return Figure(
+    return save(
+        fig,
+        out_dir,
         "correlation_depth.png",
         "Correlation of two signals against depth: He weights "
         f"(σ_w² = 2) vs anti-correlated (k = {config.aci_k:g}, σ_w² = {config.aci_sigma_w2}), "

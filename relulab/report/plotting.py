@@ -1,7 +1,13 @@
-"""Matplotlib set-up shared by every experiment's figures (headless Agg backend)."""
+"""Matplotlib set-up shared by every experiment's figures (headless Agg backend).
+
+:func:`save` is how an experiment finishes a figure: lay it out, write a PNG with deterministic
+metadata into the run directory, close it, and return the :class:`Figure` record (file name and
+caption) that the report embeds.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -9,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["PHASE_LABELS", "plot_phase_regions", "plt", "save_figure"]
+__all__ = ["PHASE_LABELS", "Figure", "plot_phase_regions", "plt", "save", "save_figure"]
 
 plt.rcParams.update(
     {
@@ -24,11 +30,40 @@ plt.rcParams.update(
 )
 
 
+@dataclass(frozen=True)
+class Figure:
+    """A figure written into a run directory: its PNG file name and the caption shown with it."""
+
+    filename: str
+    caption: str
+
+
 def save_figure(figure: plt.Figure, path: Path) -> None:
     """Save as PNG (deterministic metadata) and close."""
     figure.tight_layout()
     figure.savefig(path, format="png", metadata={"Software": None})
     plt.close(figure)
+
+
+def save(figure: plt.Figure, out_dir: Path, filename: str, caption: str) -> Figure:
+    """Lay out, save as ``out_dir/filename`` (PNG, deterministic metadata), close, and record.
+
+    Args:
+        figure: the finished matplotlib figure; it is closed afterwards.
+        out_dir: the run directory.
+        filename: the PNG file name, e.g. ``"loss_curves.png"``.
+        caption: what the report prints under the figure.
+
+    Returns:
+        The :class:`Figure` record for the experiment's ``figures`` list.
+
+    Example:
+        >>> fig, ax = plt.subplots()                          # doctest: +SKIP
+        >>> save(fig, out_dir, "loss.png", "Loss per step.")  # doctest: +SKIP
+        Figure(filename='loss.png', caption='Loss per step.')
+    """
+    save_figure(figure, Path(out_dir) / filename)
+    return Figure(filename, caption)
 
 
 PHASE_LABELS = ("ordered", "bounded chaotic", "unbounded")

@@ -1,5 +1,6 @@
 """Data for the studies: teacher–student tasks, toy tasks, image loaders."""
 
+from relulab.tasks.correlated import two_inputs_with_correlation
 from relulab.tasks.hierarchical import (
     DEFAULT_N_ITEMS,
     binary_tree_targets,
@@ -33,4 +34,5 @@ __all__ = [
     "scalar_teacher",
     "xor_linear_task",
     "xor_task",
+    "two_inputs_with_correlation",
 ]

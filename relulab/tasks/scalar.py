@@ -1,7 +1,7 @@
 """Scalar-input teacher–student data (seed ``001_…``: a single neuron fitting ``ReLU(x)``).
 
-Inputs on ``[-1, 1]`` (the seed's domain [S]); a dense grid ``linspace(-1, 1, N)`` reproduces
-every threshold of the seed [I]; with random uniform points one needs ≥ 1000 of them.
+Inputs on ``[-1, 1]`` (seed 001, "Problem Setup" [stated]); a dense grid ``linspace(-1, 1, N)``
+reproduces every threshold of the seed [inferred]; random uniform points need ≥ 1000 of them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,203 @@
+"""The work of the single-neuron study: every sweep is one batched computation.
+
+Each condition (w1, b1, w2, b2, lr, activation, teacher, parameterisation) is one network of a
+:class:`relulab.engine.BatchedSingleNeuron`; networks that share an activation, teacher and
+parameterisation train together, each with its own learning rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from relulab.engine import BatchedAdam, BatchedSingleNeuron, train
+from relulab.experiments.base import Unit
+from relulab.experiments.context import RunContext
+from relulab.experiments.single_neuron.config import SingleNeuronConfig
+from relulab.store import UnitResult
+from relulab.tasks import scalar_inputs, scalar_teacher
+
+__all__ = ["plan", "train_conditions"]
+
+
+def _condition(config: SingleNeuronConfig, **overrides: Any) -> dict[str, Any]:
+    """The seed's student (w1 = w2 = 1, b1 = b2 = 0, ReLU, ReLU teacher) with some changes."""
+    base = {
+        "w1": 1.0,
+        "b1": 0.0,
+        "w2": 1.0,
+        "b2": 0.0,
+        "lr": config.lr,
+        "activation": "relu",
+        "teacher": "relu",
+        "parameterisation": "standard",
+    }
+    return {**base, **overrides}
+
+
+def train_conditions(
+    conditions: list[dict[str, Any]],
+    steps: int,
+    record_every: int,
+    config: SingleNeuronConfig,
+    context: RunContext,
+    description: str,
+) -> UnitResult:
+    """Train every condition; one batched problem per (activation, teacher, parameterisation)."""
+    x = scalar_inputs(
+        config.n_points,
+        config.sampling,
+        -1.0,
+        1.0,
+        context.generator("inputs"),
+        context.dtype,
+        context.device,
+    )
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for i, c in enumerate(conditions):
+        groups.setdefault((c["activation"], c["teacher"], c["parameterisation"]), []).append(i)
+    parts = []
+    with context.progress(steps * len(groups), description) as advance:
+        for (activation, teacher, parameterisation), indices in groups.items():
+            chosen = [conditions[i] for i in indices]
+            problem = BatchedSingleNeuron(
+                x,
+                scalar_teacher(x, teacher),
+                *([c[k] for c in chosen] for k in ("w1", "b1", "w2", "b2")),
+                activation=activation,
+                parameterisation=parameterisation,
+            )
+            optimiser = BatchedAdam(
+                problem.params, [c["lr"] for c in chosen], config.betas, config.eps
+            )
+            parts.append((indices, train(problem, optimiser, steps, record_every, advance)))
+    return _merge(conditions, parts, {"x": x.cpu().numpy().astype(np.float64)})
+
+
+def _merge(
+    conditions: list[dict[str, Any]],
+    parts: list[tuple[list[int], Any]],
+    arrays: dict[str, np.ndarray],
+) -> UnitResult:
+    """Put the per-group training results back in the order of ``conditions``."""
+    n_total = len(conditions)
+    curves: dict[str, np.ndarray] = {}
+    final: dict[str, np.ndarray] = {}
+    diverged = np.zeros(n_total, dtype=bool)
+    diverged_step = np.full(n_total, -1, dtype=np.int64)
+    for indices, result in parts:
+        for name, curve in result.curves.items():
+            curves.setdefault(name, np.full((n_total, curve.shape[1]), np.nan))[indices] = curve
+            final.setdefault(name, np.full(n_total, np.nan))[indices] = result.final[name]
+        diverged[indices] = result.diverged
+        diverged_step[indices] = result.diverged_step
+    return UnitResult(conditions, parts[0][1].steps, curves, final, diverged, diverged_step, arrays)
+
+
+def _unit(
+    name: str,
+    description: str,
+    make_conditions: Callable[[], list[dict[str, Any]]],
+    steps: int,
+    record_every: int,
+    config: SingleNeuronConfig,
+) -> Unit:
+    return Unit(
+        name,
+        lambda context: train_conditions(
+            make_conditions(), steps, record_every, config, context, description
+        ),
+    )
+
+
+def _both_parameterisations(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each condition for the standard neuron w·x + b and the reparameterised w·(x + b')."""
+    return [{**c, "parameterisation": p} for p in ("standard", "reparam") for c in conditions]
+
+
+def _log_grid(bounds: tuple[float, float], n: int) -> np.ndarray:
+    return np.geomspace(bounds[0], bounds[1], n)
+
+
+def _lin_grid(bounds: tuple[float, float], n: int) -> np.ndarray:
+    return np.linspace(bounds[0], bounds[1], n)
+
+
+def plan(config: SingleNeuronConfig) -> list[Unit]:
+    """The seed's three sweeps and SiLU run, then the fine boundaries and the two phase maps."""
+    c = config
+    sweeps = [
+        ("b1-sweep", "b1 sweep (b2 = 0)", lambda: [_condition(c, b1=v) for v in c.b1_sweep]),
+        ("b2-sweep", "b2 sweep (b1 = 0)", lambda: [_condition(c, b2=v) for v in c.b2_sweep]),
+        (
+            "lr-sweep",
+            "lr sweep (b2 = -1)",
+            lambda: [_condition(c, b2=c.lr_sweep_b2, lr=v) for v in c.lr_sweep],
+        ),
+        (
+            "b2-boundary",
+            "b2 boundary",
+            lambda: _both_parameterisations(
+                [
+                    _condition(c, b2=float(v))
+                    for v in _lin_grid(c.b2_boundary_range, c.boundary_points)
+                ]
+            ),
+        ),
+        (
+            "lr-boundary",
+            "lr boundary",
+            lambda: _both_parameterisations(
+                [
+                    _condition(c, b2=c.lr_sweep_b2, lr=float(v))
+                    for v in _log_grid(c.lr_boundary_range, c.boundary_points)
+                ]
+            ),
+        ),
+    ]
+    units = [_unit(name, text, make, c.steps, c.record_every, c) for name, text, make in sweeps]
+    units.append(
+        _unit(
+            "silu-vs-relu",
+            "SiLU vs ReLU",
+            lambda: [
+                _condition(c, b2=c.silu_b2),
+                _condition(c, b2=c.silu_b2, activation="silu", teacher=c.silu_teacher),
+            ],
+            c.silu_steps,
+            c.record_every,
+            c,
+        )
+    )
+    b1_axis, b2_axis = (
+        _lin_grid(c.grid_b1_range, c.grid_size),
+        _lin_grid(c.grid_b2_range, c.grid_size),
+    )
+    lr_axis = _log_grid(c.grid_lr_range, c.grid_size)
+    units.append(
+        _unit(
+            "map-b1-b2",
+            "phase map (b1, b2)",
+            lambda: _both_parameterisations(
+                [_condition(c, b1=float(b1), b2=float(b2)) for b2 in b2_axis for b1 in b1_axis]
+            ),
+            c.steps,
+            c.grid_record_every,
+            c,
+        )
+    )
+    units.append(
+        _unit(
+            "map-b2-lr",
+            "phase map (b2, lr)",
+            lambda: _both_parameterisations(
+                [_condition(c, b2=float(b2), lr=float(lr)) for lr in lr_axis for b2 in b2_axis]
+            ),
+            c.steps,
+            c.grid_record_every,
+            c,
+        )
+    )
+    return units
