@@ -5,6 +5,7 @@ from __future__ import annotations
 from relulab.experiments import (
     anisotropy,
     bias_after_relu,
+    correlated_init,
     prepost_ln,
     sample_variance,
     single_neuron,
@@ -21,6 +22,7 @@ REGISTRY: dict[str, Experiment] = {
         prepost_ln.EXPERIMENT,
         anisotropy.EXPERIMENT,
         bias_after_relu.EXPERIMENT,
+        correlated_init.EXPERIMENT,
     )
 }
 
