@@ -228,6 +228,13 @@ def figures(results: Results, config: AnisotropyConfig, out_dir: Path) -> list[F
     ]
 
 
+def estimate_bytes(config: AnisotropyConfig) -> int:
+    """Peak memory in bytes (float64): X (N×d), the pre-activations, one activation and the
+    SVD's copy and workspace (≈ 4 N×D), and the closed form's D×D kernel matrices (≈ 8 D²)."""
+    n, d, width = config.n_samples, config.d, config.D
+    return 8 * (n * d + 4 * n * width + 8 * width * width + d * width)
+
+
 EXPERIMENT = Experiment(
     name="anisotropy",
     title="Representation anisotropy from ReLU: the mean-shift singular value",
@@ -238,4 +245,5 @@ EXPERIMENT = Experiment(
     plan=plan,
     analyse=analyse,
     figures=figures,
+    estimate_bytes=estimate_bytes,
 )

@@ -394,6 +394,18 @@ def figures(results: Results, config: BiasAfterReLUConfig, out_dir: Path) -> lis
     return [_figure_main(results, config, out_dir), _figure_states(results, config, out_dir)]
 
 
+def estimate_bytes(config: BiasAfterReLUConfig) -> int:
+    """Peak memory in bytes of the largest unit (one sweep, S = shifts × seeds students): the
+    weights with their gradients and Adam moments (4 × 2·width·hidden per block) and the
+    activations kept for the backward pass (≈ N·(3·hidden + 4·width) per block)."""
+    itemsize = 8 if config.dtype == "float64" else 4
+    students = len(config.shifts) * config.seeds_per_shift
+    per_block = 4 * 2 * config.width * config.hidden + config.n_samples * (
+        3 * config.hidden + 4 * config.width
+    )
+    return itemsize * students * config.blocks * per_block
+
+
 EXPERIMENT = Experiment(
     name="bias-after-relu",
     title="Adding a bias after ReLU: Δ, training speed and the centring shift",
@@ -404,4 +416,5 @@ EXPERIMENT = Experiment(
     plan=plan,
     analyse=analyse,
     figures=figures,
+    estimate_bytes=estimate_bytes,
 )

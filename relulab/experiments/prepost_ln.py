@@ -244,6 +244,16 @@ def figures(results: Results, config: PrePostConfig, out_dir: Path) -> list[Figu
     ]
 
 
+def estimate_bytes(config: PrePostConfig) -> int:
+    """Peak memory in bytes: the blocks' weights (2·width·hidden each), the residual stream of
+    every layer kept for the statistics plus its float64 copy, and one block's hidden layer."""
+    itemsize = 8 if config.dtype == "float64" else 4
+    weights = config.blocks * 2 * config.width * config.hidden * itemsize
+    stream = (config.blocks + 1) * config.n_samples * config.width * (itemsize + 8)
+    hidden = 2 * config.n_samples * config.hidden * itemsize
+    return weights + stream + hidden
+
+
 EXPERIMENT = Experiment(
     name="prepost-ln",
     title="Pre-LN vs Post-LN in a deep residual toy (forward)",
@@ -254,4 +264,5 @@ EXPERIMENT = Experiment(
     plan=plan,
     analyse=analyse,
     figures=figures,
+    estimate_bytes=estimate_bytes,
 )

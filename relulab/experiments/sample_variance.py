@@ -96,6 +96,10 @@ class SampleVarianceConfig:
             raise ConfigError(f"aci_k must be anti-correlated, in [-1, 0), got {self.aci_k}")
         if not -1 < self.correlation_c0 < 1:
             raise ConfigError("correlation_c0 must lie in (-1, 1)")
+        if self.depth < 4 or self.histogram_width < 3:
+            raise ConfigError(  # gradient slopes fit layers 2..depth-1; the figure shows 3 units
+                "depth must be at least 4 and histogram_width at least 3"
+            )
 
 
 PRESETS = {
@@ -757,6 +761,22 @@ def figures(results: Results, config: SampleVarianceConfig, out_dir: Path) -> li
     return [make(results, config, out_dir) for make in makers]
 
 
+def estimate_bytes(config: SampleVarianceConfig) -> int:
+    """Peak memory in bytes of the largest unit or analysis step: a finite-width unit (S weight
+    matrices and three S×N×width activations), a gradient chunk (weights and gradients of every
+    layer, four activations per layer), the correlation simulation (a few float64 width²
+    matrices) or the analysis's phase diagrams (≈ 30 float64 arrays of grid_points²)."""
+    itemsize = 8 if config.dtype == "float64" else 4
+    n, depth = config.n_samples, config.depth
+    width = max(*config.widths, config.histogram_width)
+    forward = itemsize * config.n_networks * (width * width + 3 * n * width)
+    g = config.gradient_width
+    gradients = itemsize * config.gradient_chunk * depth * (2 * g * g + 4 * n * g)
+    correlation = 8 * 4 * config.correlation_width**2
+    phase = 8 * 30 * config.grid_points**2
+    return max(forward, gradients, correlation, phase)
+
+
 EXPERIMENT = Experiment(
     name="sample-variance",
     title="Sample variance decay in random ReLU networks (and the mean-field phases of ACI)",
@@ -767,4 +787,5 @@ EXPERIMENT = Experiment(
     plan=plan,
     analyse=analyse,
     figures=figures,
+    estimate_bytes=estimate_bytes,
 )
