@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,8 +14,19 @@ from rich.table import Table
 
 from relulab.cli.common import UsageError, add_run_options, apply_threads, console
 from relulab.experiments import REGISTRY
+from relulab.files import check_output_dir, write_atomic
 from relulab.report import INDEX_FILENAME, REPORT_FILENAME, write_index
-from relulab.runner import PreparedRun, execute, prepare_run, rebuild_outputs
+from relulab.runner import (
+    DirectoryInUseError,
+    PreparedRun,
+    RunFailedError,
+    check_not_in_use,
+    execute,
+    is_scaffolding,
+    locked,
+    prepare_run,
+    rebuild_outputs,
+)
 from relulab.store import STORE_FILENAME, StoreError
 
 __all__ = ["SCORECARD_FILENAME", "add_parsers", "COMMANDS"]
@@ -94,17 +106,18 @@ def _command_list(_: argparse.Namespace) -> int:
 
 
 def _prepare(
-    name: str, args: argparse.Namespace, overrides: Sequence[str], out: Path
+    name: str, args: argparse.Namespace, overrides: Sequence[str], out: str | Path
 ) -> PreparedRun:
     try:
         return prepare_run(name, args.preset, list(overrides), args.seed, args.device, out)
-    except (ValueError, StoreError) as error:
+    except (ValueError, StoreError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
 
 
 def _command_run(args: argparse.Namespace) -> int:
-    out = Path(args.out or f"runs/{args.experiment}-{args.preset}")
+    out = f"runs/{args.experiment}-{args.preset}" if args.out is None else args.out
     prepared = _prepare(args.experiment, args, args.overrides, out)
+    out = prepared.out_dir
     apply_threads(args)
     summary = execute(prepared, quiet=args.quiet)
     if not args.quiet:
@@ -126,18 +139,25 @@ def _selected_experiments(only: str | None) -> list[str]:
     return names
 
 
-def _check_reproduce_dir(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} exists and is not a directory")
+def _check_reproduce_dir(out_text: str) -> Path:
+    try:
+        out = check_output_dir(out_text)
+        if out.is_dir():
+            check_not_in_use(out)
+    except (ValueError, DirectoryInUseError) as error:
+        raise UsageError(str(error)) from None
+    children = (
+        [child for child in out.iterdir() if not is_scaffolding(child.name)] if out.is_dir() else []
+    )
     if (
-        out.is_dir()
-        and any(out.iterdir())
+        children
         and not (out / SCORECARD_FILENAME).exists()
-        and not any((child / STORE_FILENAME).exists() for child in out.iterdir())
+        and not any((child / STORE_FILENAME).exists() for child in children)
     ):
         raise UsageError(
             f"--out {out} is not empty and holds no relulab runs; choose another directory"
         )
+    return out
 
 
 def _index_entry(name: str, summary: dict[str, Any] | None, error: str | None) -> dict[str, Any]:
@@ -162,58 +182,67 @@ def _write_scorecard(out: Path, entries: list[dict[str, Any]], preset: str) -> P
             for e in entries
         ],
     }
-    (out / SCORECARD_FILENAME).write_text(json.dumps(scorecard, indent=2, allow_nan=False))
+    write_atomic(out / SCORECARD_FILENAME, json.dumps(scorecard, indent=2, allow_nan=False))
     return write_index(out, entries, preset)
 
 
 def _command_reproduce(args: argparse.Namespace) -> int:
-    out = Path(args.out or f"runs/reproduce-{args.preset}")
     names = _selected_experiments(args.only)
-    _check_reproduce_dir(out)
+    out = _check_reproduce_dir(f"runs/reproduce-{args.preset}" if args.out is None else args.out)
     prepared = [_prepare(name, args, [], out / name) for name in names]
     apply_threads(args)
-    out.mkdir(parents=True, exist_ok=True)
     entries = []
-    for run in prepared:
-        try:
-            summary, error = execute(run, quiet=args.quiet), None
-        except (RuntimeError, ValueError, StoreError) as failure:
-            summary, error = None, f"{type(failure).__name__}: {failure}"
-            sys.stderr.write(f"relulab: {run.experiment.name} failed: {error}\n")
-        if summary and not args.quiet:
-            print_scorecard(summary)
-        entries.append(_index_entry(run.experiment.name, summary, error))
-    index = _write_scorecard(out, entries, args.preset)
+    with locked(out):
+        for run in prepared:
+            try:
+                summary, error = execute(run, quiet=args.quiet), None
+            except (RunFailedError, StoreError, DirectoryInUseError) as failure:
+                summary, error = None, " ".join(str(failure).split())
+                sys.stderr.write(f"relulab: {run.experiment.name} failed: {error}\n")
+            if summary and not args.quiet:
+                print_scorecard(summary)
+            entries.append(_index_entry(run.experiment.name, summary, error))
+        index = _write_scorecard(out, entries, args.preset)
     if not args.quiet:
         console().print(f"index: {index}")
     return 1 if any(entry["error"] for entry in entries) else 0
 
 
+def _runs_in(directory: Path) -> list[Path]:
+    """The run directories of a reproduce directory, checked readable and writable."""
+    runs = (
+        sorted(child for child in directory.iterdir() if (child / STORE_FILENAME).exists())
+        if directory.is_dir()
+        else []
+    )
+    if not runs:
+        raise UsageError(
+            f"{directory} holds no relulab run (no {STORE_FILENAME} in it or its sub-directories)"
+        )
+    return runs
+
+
 def _command_report(args: argparse.Namespace) -> int:
     directory = Path(args.directory)
     try:
-        if (directory / STORE_FILENAME).exists():
-            summary = rebuild_outputs(directory)
+        if not directory.is_dir():
+            raise UsageError(f"{directory} is not a directory")
+        check_output_dir(directory, "report directory")
+        if os.path.lexists(directory / STORE_FILENAME):
+            rebuild_outputs(directory)
             print(directory / REPORT_FILENAME)
-            return 0 if summary else 1
-        runs = (
-            sorted(child for child in directory.iterdir() if (child / STORE_FILENAME).exists())
-            if directory.is_dir()
-            else []
-        )
-        if not runs:
-            raise UsageError(
-                f"{directory} holds no relulab run (no {STORE_FILENAME} in it or "
-                "its sub-directories)"
-            )
-        entries = []
+            return 0
+        runs = _runs_in(directory)
         for run_dir in runs:
-            summary = rebuild_outputs(run_dir)
-            entries.append(_index_entry(summary["experiment"], summary, None))
-        _write_scorecard(directory, entries, entries[0]["summary"]["preset"])
+            check_output_dir(run_dir, "report directory")
+            check_not_in_use(run_dir)
+        with locked(directory):
+            summaries = [rebuild_outputs(run_dir) for run_dir in runs]
+            entries = [_index_entry(s["experiment"], s, None) for s in summaries]
+            _write_scorecard(directory, entries, entries[0]["summary"]["preset"])
         print(directory / INDEX_FILENAME)
         return 0
-    except (StoreError, ValueError) as error:
+    except (StoreError, ValueError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
 
 
