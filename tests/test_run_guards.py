@@ -258,3 +258,20 @@ def test_machine_bounds():
     available = available_memory_bytes(torch.device("cpu"))
     assert available is None or available > 0
     assert format_bytes(1536) == "1.5 KiB" and format_bytes(3 * 2**40) == "3 TiB"
+
+
+def test_reproduce_records_a_failing_experiment_and_report_rebuilds_the_directory(tmp_path, capsys):
+    out = tmp_path / "reproduce"
+    TRANSIENT.add("second")
+    assert cli.main(["reproduce", "--only", "toy", "--quiet", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "toy failed: toy: unit 'second' failed" in err
+    scorecard = json.loads((out / "scorecard.json").read_text())
+    assert "unit 'second' failed" in scorecard["experiments"][0]["error"]
+    TRANSIENT.clear()
+    assert cli.main(["reproduce", "--only", "toy", "--quiet", "--out", str(out)]) == 0
+    assert json.loads((out / "scorecard.json").read_text())["experiments"][0]["error"] is None
+    (out / "index.html").unlink()
+    assert cli.main(["report", str(out)]) == 0
+    assert (out / "index.html").exists()
+    assert sorted(p.name for p in out.iterdir()) == ["index.html", "scorecard.json", "toy"]
