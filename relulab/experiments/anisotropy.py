@@ -230,9 +230,10 @@ def figures(results: Results, config: AnisotropyConfig, out_dir: Path) -> list[F
 
 def estimate_bytes(config: AnisotropyConfig) -> int:
     """Peak memory in bytes (float64): X (N×d), the pre-activations, one activation and the
-    SVD's copy and workspace (≈ 4 N×D), and the closed form's D×D kernel matrices (≈ 8 D²)."""
+    SVD's copy (≈ 3 N×D), and the closed form's D×D kernel matrices (≈ 8 D²). Measured: 496 MiB
+    peak for an estimate of 535 MiB (N = 20 000, d = 100, D = 1000)."""
     n, d, width = config.n_samples, config.d, config.D
-    return 8 * (n * d + 4 * n * width + 8 * width * width + d * width)
+    return 8 * (n * d + 3 * n * width + 8 * width * width + d * width)
 
 
 EXPERIMENT = Experiment(

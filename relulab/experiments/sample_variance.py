@@ -765,7 +765,8 @@ def estimate_bytes(config: SampleVarianceConfig) -> int:
     """Peak memory in bytes of the largest unit or analysis step: a finite-width unit (S weight
     matrices and three S×N×width activations), a gradient chunk (weights and gradients of every
     layer, four activations per layer), the correlation simulation (a few float64 width²
-    matrices) or the analysis's phase diagrams (≈ 30 float64 arrays of grid_points²)."""
+    matrices) or the analysis's phase diagrams (≈ 30 float64 arrays of grid_points²).
+    Measured: 290 MiB peak for an estimate of 262 MiB (4 networks of width 4000)."""
     itemsize = 8 if config.dtype == "float64" else 4
     n, depth = config.n_samples, config.depth
     width = max(*config.widths, config.histogram_width)
