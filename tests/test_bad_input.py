@@ -107,6 +107,9 @@ def workspace(tmp_path_factory):
     with sqlite3.connect(tampered) as connection:
         connection.execute("UPDATE networks SET final = '{}' WHERE idx = 0")
     _store(work / "busy")
+    (work / "dangling").symlink_to(work / "nowhere")
+    (work / "store_is_dir" / "runs.sqlite").mkdir(parents=True)
+    (work / "dir.npy").mkdir()
     _data(work)
     modules = _modules(root)
     with locked(work / "busy"):  # a live writer holds this run directory
@@ -192,6 +195,12 @@ CASES = {
     "run-out-damaged": (["run", "anisotropy", "--out", "damaged"], "damaged"),
     "run-out-corrupt": (["run", "anisotropy", "--out", "corrupt"], "not an SQLite file"),
     "run-out-busy": (["run", "anisotropy", "--out", "busy"], "in use by PID"),
+    "run-out-dangling-link": (["run", "anisotropy", "--out", "dangling"], "dangling"),
+    "run-out-store-is-dir": (["run", "anisotropy", "--out", "store_is_dir"], "is not a file"),
+    "run-bias-window": (
+        ["run", "bias-after-relu", "--set", "shifts=0,0.5,0.9"],
+        "optimum_window",
+    ),
     # reproduce
     "reproduce-unknown-only": (["reproduce", "--only", "nope"], "unknown experiment"),
     "reproduce-empty-only": (["reproduce", "--only", ","], "unknown experiment"),
@@ -257,6 +266,7 @@ CASES = {
     "diagnose-broken-forward": (["diagnose", "r6_factories:broken_forward"], "probing"),
     # diagnose: the data
     "diagnose-missing-data": (["diagnose", MODEL, "--data", "missing.npy"], "no data file"),
+    "diagnose-data-directory": (["diagnose", MODEL, "--data", "dir.npy"], "no data file"),
     "diagnose-data-suffix": (["diagnose", MODEL, "--data", "data.txt"], ".npy or .pt"),
     "diagnose-strings": (["diagnose", MODEL, "--data", "strings.npy"], "expected numbers"),
     "diagnose-0-d": (["diagnose", MODEL, "--data", "scalar.npy"], "single number"),
@@ -295,6 +305,7 @@ if PROC:
                 "cannot write",
             ),
             "diagnose-out-proc": (["diagnose", MODEL, "--out", "/proc/relulab-x"], "cannot write"),
+            "bench-out-read-only-file": (["bench", "--out", "/proc/version"], "cannot be written"),
         }
     )
 
