@@ -44,7 +44,15 @@ import pandas as pd
 from relulab.faults import fault_point
 from relulab.files import fsync_directory, remove_temporaries, temporary_path
 
-__all__ = ["RunStore", "StoreError", "UnitResult", "STORE_FILENAME", "SCHEMA_VERSION", "load"]
+__all__ = [
+    "RunStore",
+    "StoreError",
+    "UnitResult",
+    "UnknownUnitError",
+    "STORE_FILENAME",
+    "SCHEMA_VERSION",
+    "load",
+]
 
 STORE_FILENAME = "runs.sqlite"
 SCHEMA_VERSION = "2"
@@ -84,6 +92,10 @@ class StoreError(RuntimeError):
     """The store cannot be used: foreign, corrupt, damaged, or holding a different run."""
 
 
+class UnknownUnitError(KeyError):
+    """A unit name the store does not hold (a ``KeyError``, not damage)."""
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -94,9 +106,9 @@ def _reading(method: F) -> F:
     def wrapper(self: RunStore, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
+        except UnknownUnitError:
+            raise
         except (sqlite3.DatabaseError, KeyError, TypeError, ValueError) as error:
-            if isinstance(error, KeyError) and method.__name__ == "unit":
-                raise
             raise StoreError(
                 f"{self.path} is a damaged relulab store ({type(error).__name__}: {error}); "
                 "refusing to use it"
@@ -456,7 +468,7 @@ class RunStore:
     def _verified_rows(self, name: str) -> tuple[tuple[Any, ...], list[tuple], list[tuple]]:
         header, networks, arrays = self._rows(name)
         if header is None:
-            raise KeyError(f"unit {name!r} is not in {self.path}")
+            raise UnknownUnitError(f"unit {name!r} is not in {self.path}")
         stored = header[4]
         if self.schema != "1" and stored != payload_checksum(header[:3], networks, arrays):
             raise StoreError(

@@ -107,6 +107,11 @@ def workspace(tmp_path_factory):
     with sqlite3.connect(tampered) as connection:
         connection.execute("UPDATE networks SET final = '{}' WHERE idx = 0")
     _store(work / "busy")
+    (work / "reproduce_damaged").mkdir()
+    _store(work / "reproduce_damaged" / "anisotropy")
+    child = _store(work / "reproduce_damaged" / "broken")
+    with sqlite3.connect(child) as connection:
+        connection.execute("DROP TABLE unit_arrays")
     (work / "dangling").symlink_to(work / "nowhere")
     (work / "store_is_dir" / "runs.sqlite").mkdir(parents=True)
     (work / "dir.npy").mkdir()
@@ -222,6 +227,7 @@ CASES = {
     "report-unfinished": (["report", "unfinished"], "unfinished run"),
     "report-tampered": (["report", "tampered"], "checksum"),
     "report-busy": (["report", "busy"], "in use by PID"),
+    "report-reproduce-with-damaged-run": (["report", "reproduce_damaged"], "damaged"),
     # bench (its workloads must never start: see the fixture below)
     "bench-unknown-workload": (["bench", "--workloads", "w9"], "unknown workload"),
     "bench-no-workload": (["bench", "--workloads", ","], "unknown workload"),

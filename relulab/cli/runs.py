@@ -27,7 +27,7 @@ from relulab.runner import (
     prepare_run,
     rebuild_outputs,
 )
-from relulab.store import STORE_FILENAME, StoreError
+from relulab.store import STORE_FILENAME, RunStore, StoreError
 
 __all__ = ["SCORECARD_FILENAME", "add_parsers", "COMMANDS"]
 
@@ -209,7 +209,8 @@ def _command_reproduce(args: argparse.Namespace) -> int:
 
 
 def _runs_in(directory: Path) -> list[Path]:
-    """The run directories of a reproduce directory, checked readable and writable."""
+    """The run directories of a reproduce directory, each checked writable, free and holding a
+    readable store — so that a refusal comes before any of them is rebuilt."""
     runs = (
         sorted(child for child in directory.iterdir() if (child / STORE_FILENAME).exists())
         if directory.is_dir()
@@ -219,6 +220,10 @@ def _runs_in(directory: Path) -> list[Path]:
         raise UsageError(
             f"{directory} holds no relulab run (no {STORE_FILENAME} in it or its sub-directories)"
         )
+    for run_dir in runs:
+        check_output_dir(run_dir, "report directory")
+        check_not_in_use(run_dir)
+        RunStore.open(run_dir / STORE_FILENAME).close()
     return runs
 
 
@@ -233,17 +238,19 @@ def _command_report(args: argparse.Namespace) -> int:
             print(directory / REPORT_FILENAME)
             return 0
         runs = _runs_in(directory)
-        for run_dir in runs:
-            check_output_dir(run_dir, "report directory")
-            check_not_in_use(run_dir)
-        with locked(directory):
-            summaries = [rebuild_outputs(run_dir) for run_dir in runs]
-            entries = [_index_entry(s["experiment"], s, None) for s in summaries]
-            _write_scorecard(directory, entries, entries[0]["summary"]["preset"])
-        print(directory / INDEX_FILENAME)
-        return 0
     except (StoreError, ValueError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
+    with locked(directory):
+        summaries = []
+        for run_dir in runs:
+            try:
+                summaries.append(rebuild_outputs(run_dir))
+            except (StoreError, DirectoryInUseError) as error:  # others may be rebuilt already
+                raise RunFailedError(f"rebuilding {run_dir} failed: {error}") from None
+        entries = [_index_entry(s["experiment"], s, None) for s in summaries]
+        _write_scorecard(directory, entries, entries[0]["summary"]["preset"])
+    print(directory / INDEX_FILENAME)
+    return 0
 
 
 COMMANDS = {

@@ -5,13 +5,13 @@ A run writes only into a directory that is absent, empty, or already a run of th
 killed process left) does not make a directory foreign. While a process writes a run directory
 it holds an exclusive lock (:func:`locked`): ``fcntl.flock`` on ``.relulab.lock``, which holds the
 writer's PID. A second writer is refused at once with that PID. The kernel drops the lock when
-its holder dies, however it dies, so a lock file left by a killed process never blocks.
+its holder dies, however it dies, so a lock file left by a killed process never blocks. (Where
+``fcntl`` does not exist — Windows — directories are not locked.)
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +19,11 @@ from typing import Any
 
 from relulab.files import TEMP_PREFIX
 from relulab.store import STORE_FILENAME, RunStore
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
 
 __all__ = [
     "LOCK_FILENAME",
@@ -59,6 +64,8 @@ def check_not_in_use(directory: Path) -> None:
     """Raise :class:`DirectoryInUseError` if a live process holds ``directory``'s lock; writes
     nothing (a missing lock file is not created)."""
     lock_path = directory / LOCK_FILENAME
+    if fcntl is None:
+        return
     try:
         handle = os.open(lock_path, os.O_RDONLY)
     except OSError:
@@ -76,6 +83,9 @@ def locked(directory: Path) -> Iterator[None]:
     """Hold ``directory``'s exclusive lock (creating the directory); :class:`DirectoryInUseError` if
     a live process holds it. The lock file is removed on release."""
     directory.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:
+        yield
+        return
     lock_path = directory / LOCK_FILENAME
     while True:
         handle = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
