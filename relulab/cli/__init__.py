@@ -52,7 +52,11 @@ _COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command; returns its exit code (argparse's refusals and ``--help`` included)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # a usage error (already reported in one line), --help, --version
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     try:
         return _COMMANDS[args.command](args)
     except (UsageError, DirectoryInUseError) as error:
