@@ -1,4 +1,4 @@
-"""Experiment configs: frozen dataclasses, with typed ``key=value`` overrides from the CLI.
+r"""Experiment configs: frozen dataclasses, with typed ``key=value`` overrides from the CLI.
 
 An experiment declares one dataclass; its field types drive parsing of ``--set key=value``:
 ``int``, ``float``, ``bool`` (true/false/1/0/yes/no), ``str``, ``Literal[...]`` (one of the
@@ -9,6 +9,18 @@ Provenance. A field declared with :func:`setting` says where its default comes f
 ``stated`` by the seed, ``derived`` from it, ``inferred`` (the most likely reading, not
 confirmed), or an implementation ``choice`` — and, where a preset departs from the seed, the
 seed's own value. :func:`provenance` lists them for reports and docs.
+
+Every config also passes generic checks (:func:`check_fields`) before its own, so that a value
+that would only fail deep inside a run is refused up front:
+
+* a *seed* (a field named ``seed`` or ``*_seed``, or with ``metadata={"seed": True}``) is an
+  integer in :math:`[0, 2^{63})`;
+* other integers have :math:`|n| < 2^{31}` and floats are finite with :math:`|x| \le 10^{12}`
+  (``metadata={"max_abs": …}`` sets another bound for one field);
+* a variable-length tuple (``tuple[float, ...]``) is a *sweep*: non-empty, with distinct values
+  (``metadata={"sweep": False}`` exempts a field).
+
+A key given twice in one list of overrides is refused rather than silently taking the last.
 """
 
 from __future__ import annotations
@@ -20,16 +32,21 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 
 __all__ = [
     "ConfigError",
-    "Provenance",
     "apply_overrides",
+    "check_fields",
     "config_to_dict",
     "parse_value",
+    "Provenance",
     "provenance",
     "setting",
     "validate",
 ]
 
 C = TypeVar("C")
+
+SEED_LIMIT = 2**63  # seeds lie in [0, 2**63): numpy's SeedSequence and torch both take them
+INT_LIMIT = 2**31  # |integer fields| below this: beyond it no size fits in memory
+FLOAT_LIMIT = 1e12  # |float fields| at most this: beyond it float32 squares overflow
 
 
 Provenance = Literal["stated", "derived", "inferred", "choice"]
@@ -42,6 +59,7 @@ def setting(
     *,
     seed_value: Any = None,
     note: str = "",
+    **checks: Any,
 ) -> Any:
     """A config field with its provenance (module docstring).
 
@@ -50,6 +68,8 @@ def setting(
         provenance: ``stated``, ``derived``, ``inferred`` or ``choice``.
         seed_value: the seed's value where the default departs from it (a reduced size, say).
         note: one line on where the value comes from or what it means.
+        **checks: metadata for the generic field checks (:func:`check_fields`): ``sweep=False``,
+            ``max_abs=…``, ``seed=True``.
 
     Example:
         >>> import dataclasses
@@ -61,7 +81,10 @@ def setting(
     """
     if provenance not in _PROVENANCES:
         raise ValueError(f"provenance must be one of {', '.join(_PROVENANCES)}, got {provenance!r}")
-    metadata = {"provenance": provenance, "seed_value": seed_value, "note": note}
+    unknown = sorted(set(checks) - {"sweep", "max_abs", "seed"})
+    if unknown:
+        raise ValueError(f"unknown field checks {unknown}; use sweep, max_abs or seed")
+    metadata = {"provenance": provenance, "seed_value": seed_value, "note": note, **checks}
     return dataclasses.field(default=default, metadata=metadata)
 
 
@@ -140,8 +163,66 @@ def parse_value(text: str, kind: Any, key: str = "value") -> Any:
     return _parse_scalar(text, kind, key)
 
 
+def _is_seed(spec: dataclasses.Field) -> bool:
+    return spec.name == "seed" or spec.name.endswith("_seed") or bool(spec.metadata.get("seed"))
+
+
+def _is_sweep(spec: dataclasses.Field, kind: Any) -> bool:
+    args = get_args(kind)
+    variable = get_origin(kind) is tuple and len(args) == 2 and args[1] is Ellipsis
+    return variable and spec.metadata.get("sweep", True)
+
+
+def _check_number(spec: dataclasses.Field, value: Any) -> None:
+    name = spec.name
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    if _is_seed(spec):
+        if not isinstance(value, int) or not 0 <= value < SEED_LIMIT:
+            raise ConfigError(f"{name} must be an integer in [0, 2**63), got {value}")
+        return
+    if isinstance(value, int):
+        bound = spec.metadata.get("max_abs", INT_LIMIT - 1)
+        if abs(value) > bound:
+            raise ConfigError(f"{name}: {value} is out of range (|{name}| ≤ {bound})")
+        return
+    if not math.isfinite(value):
+        raise ConfigError(f"{name} must be finite, got {value}")
+    bound = spec.metadata.get("max_abs", FLOAT_LIMIT)
+    if abs(value) > bound:
+        raise ConfigError(f"{name}: {value:g} is out of range (|{name}| ≤ {bound:g})")
+
+
+def check_fields(config: Any) -> None:
+    """The generic checks of every config field (see the module docstring).
+
+    Raises:
+        ConfigError: naming the field and the rule it breaks.
+
+    Example:
+        >>> check_fields(dataclasses.replace(config, shifts=(0.0, 0.0)))  # doctest: +SKIP
+        ConfigError: shifts is a sweep and needs distinct values, got 0.0 twice
+    """
+    hints = typing.get_type_hints(type(config))
+    for spec in dataclasses.fields(config):
+        value = getattr(config, spec.name)
+        for item in value if isinstance(value, tuple) else (value,):
+            _check_number(spec, item)
+        if _is_sweep(spec, hints[spec.name]):
+            if not value:
+                raise ConfigError(f"{spec.name} is a sweep and needs at least one value")
+            seen: set[Any] = set()
+            for item in value:
+                if item in seen:
+                    raise ConfigError(
+                        f"{spec.name} is a sweep and needs distinct values, got {item} twice"
+                    )
+                seen.add(item)
+
+
 def validate(config: Any) -> None:
-    """Run the config's own ``validate()`` if it has one."""
+    """The generic field checks, then the config's own ``validate()`` if it has one."""
+    check_fields(config)
     check = getattr(config, "validate", None)
     if callable(check):
         check()
@@ -159,6 +240,8 @@ def apply_overrides(config: C, assignments: list[str]) -> C:
             raise ConfigError(f"--set expects key=value, got {assignment!r}")
         if key not in names:
             raise ConfigError(f"unknown config key {key!r}; valid keys: {', '.join(names)}")
+        if key in changes:
+            raise ConfigError(f"{key} is set twice; give each key once")
         changes[key] = parse_value(text, hints[key], key)
     updated = dataclasses.replace(config, **changes)
     validate(updated)

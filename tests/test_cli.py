@@ -71,7 +71,7 @@ def test_run_writes_the_contract_files(tmp_path):
         (["run", "single-neuron", "--set", "steps=0"], "must be positive"),
         (["run", "single-neuron", "--preset", "huge"], "unknown preset"),
         (["run", "single-neuron", "--device", "tpu"], "device"),
-        (["run", "single-neuron", "--threads", "0"], "positive integer"),
+        (["run", "single-neuron", "--threads", "0"], "argument --threads: must lie in [1,"),
         (["run", "single-neuron", "--frobnicate"], "unrecognized arguments"),
         (["reproduce", "--only", "nope"], "unknown experiment"),
     ],
@@ -100,10 +100,10 @@ def test_interrupted_run_resumes_without_redoing_finished_units(tmp_path, monkey
     original_save = RunStore.save_unit
     saved = []
 
-    def save_then_interrupt(self, name, result):
+    def save_then_interrupt(self, name, result, threads=None):
         if len(saved) == 2:
             raise KeyboardInterrupt  # the user hits Ctrl-C while the third unit finishes
-        original_save(self, name, result)
+        original_save(self, name, result, threads)
         saved.append(name)
 
     monkeypatch.setattr(RunStore, "save_unit", save_then_interrupt)

@@ -1,4 +1,5 @@
-"""The run store: round trip, pandas, refusal of foreign, corrupt or different-run files."""
+"""The run store: round trip, pandas, refusal of foreign, corrupt, damaged or different-run
+files, atomic creation, re-initialising a store with nothing to lose, checksums, schema 1."""
 
 import hashlib
 import sqlite3
@@ -6,6 +7,8 @@ import sqlite3
 import numpy as np
 import pytest
 
+from relulab import store as store_module
+from relulab.files import TEMP_PREFIX
 from relulab.store import RunStore, StoreError, UnitResult, load
 
 
@@ -95,9 +98,189 @@ def test_corrupt_store_is_refused(tmp_path):
     assert _digest(path) == before
 
 
-def test_store_of_a_different_config_is_refused(tmp_path):
-    _new(tmp_path).close()
+def test_store_of_a_different_config_is_refused_once_it_holds_a_unit(tmp_path):
+    with _new(tmp_path) as store:
+        store.save_unit("u1", _unit())
+    before = _digest(tmp_path / "runs.sqlite")
     with pytest.raises(StoreError, match="differs in: a"):
         _new(tmp_path, {"a": 2})
     with pytest.raises(StoreError, match="holds a run of 'exp'"):
         RunStore.create_or_resume(tmp_path / "runs.sqlite", "other", "quick", {"a": 1}, {})
+    with pytest.raises(StoreError, match="differs in: a"):
+        RunStore.check_resumable(tmp_path / "runs.sqlite", "exp", "quick", {"a": 2})
+    assert _digest(tmp_path / "runs.sqlite") == before
+
+
+def test_a_store_without_finished_units_is_reinitialised_by_another_config(tmp_path):
+    _new(tmp_path).close()  # e.g. a run whose first unit failed: nothing is lost
+    RunStore.check_resumable(tmp_path / "runs.sqlite", "other", "paper", {"b": 3})
+    with RunStore.create_or_resume(
+        tmp_path / "runs.sqlite", "other", "paper", {"b": 3}, {}
+    ) as store:
+        assert store.meta()["experiment"] == "other" and store.meta()["config"] == {"b": 3}
+        assert store.done_units() == set()
+
+
+class _CrashError(Exception):
+    pass
+
+
+@pytest.mark.parametrize("point", ["store-build", "store-replace"])
+def test_store_creation_is_atomic(tmp_path, monkeypatch, point):
+    def crash_at(name):
+        if name == point:
+            raise _CrashError(name)
+
+    monkeypatch.setattr(store_module, "fault_point", crash_at)
+    with pytest.raises(_CrashError):
+        _new(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "no store, no temporary left"
+
+
+def test_leftovers_of_a_killed_creation_are_cleared(tmp_path):
+    (tmp_path / f"{TEMP_PREFIX}999-runs.sqlite").write_bytes(b"SQLite format 3\x00half")
+    (tmp_path / f"{TEMP_PREFIX}999-runs.sqlite-journal").write_bytes(b"x")
+    with _new(tmp_path) as store:
+        store.save_unit("u1", _unit())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.sqlite"]
+
+
+def test_half_created_schema_1_store_is_reinitialised(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    with sqlite3.connect(path) as connection:  # what schema 1's creation left when killed
+        connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        connection.execute("CREATE TABLE units (name TEXT PRIMARY KEY)")
+    with pytest.raises(StoreError, match="holds no results"):
+        RunStore.open(path)
+    with _new(tmp_path) as store:
+        store.save_unit("u1", _unit())
+    assert RunStore.open(path).done_units() == {"u1"}
+
+
+def test_empty_store_file_and_journal_are_reinitialised(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    path.write_bytes(b"")
+    (tmp_path / "runs.sqlite-journal").write_bytes(b"\xd9\xd5\x05\xf9 \xa1c\xd7" + b"\0" * 504)
+    with _new(tmp_path) as store:
+        store.save_unit("u1", _unit())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.sqlite"]
+    with RunStore.open(path) as store:
+        assert store.done_units() == {"u1"}
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "DROP TABLE units",
+        "DROP TABLE networks",
+        "ALTER TABLE networks DROP COLUMN final",
+        "DELETE FROM meta WHERE key = 'config'",
+        "UPDATE meta SET value = 'not json' WHERE key = 'config'",
+    ],
+)
+def test_structurally_damaged_store_is_refused_not_traced(tmp_path, damage):
+    with _new(tmp_path) as store:
+        store.save_unit("u1", _unit())
+    path = tmp_path / "runs.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.execute(damage)
+    before = _digest(path)
+    with pytest.raises(StoreError, match="damaged"):
+        with RunStore.open(path) as store:
+            store.meta()
+            store.unit("u1")
+    with pytest.raises(StoreError, match="damaged"):
+        _new(tmp_path)
+    assert _digest(path) == before
+
+
+def test_altered_payload_fails_its_checksum(tmp_path):
+    with _new(tmp_path) as store:
+        store.save_unit("u1", _unit())
+    path = tmp_path / "runs.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE networks SET final = '{\"loss\": 0.5}' WHERE idx = 1")
+    with RunStore.open(path) as store, pytest.raises(StoreError, match="checksum"):
+        store.unit("u1")
+    with pytest.raises(StoreError, match="checksum"):
+        load(tmp_path)
+
+
+def test_flipped_bytes_in_a_stored_curve_are_detected(tmp_path):
+    original = _unit()
+    with _new(tmp_path) as store:
+        store.save_unit("u1", original)
+    path = tmp_path / "runs.sqlite"
+    data = bytearray(path.read_bytes())
+    needle = np.float32(original.curves["loss"][2, 3]).tobytes()
+    at = data.index(needle)
+    data[at] ^= 0x01  # one bit of one float in the file
+    path.write_bytes(bytes(data))
+    with RunStore.open(path) as store, pytest.raises(StoreError, match="checksum"):
+        store.unit("u1")
+
+
+def test_checksums_ignore_wall_time_and_threads_are_recorded(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir(), second.mkdir()
+    with _new(first) as store:
+        store.save_unit("u1", _unit(), threads=3)
+        checksums, threads = store.unit_checksums(), store.unit_threads()
+    slower = _unit()
+    slower.wall_s = 99.0
+    with _new(second) as store:
+        store.save_unit("u1", slower, threads=1)
+        assert store.unit_checksums() == checksums
+    assert threads == {"u1": 3}
+
+
+_SCHEMA_1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE units (
+    name TEXT PRIMARY KEY, n_networks INTEGER NOT NULL, steps BLOB NOT NULL,
+    curve_names TEXT NOT NULL, wall_s REAL NOT NULL, finished_at TEXT NOT NULL);
+CREATE TABLE networks (
+    unit TEXT NOT NULL REFERENCES units(name), idx INTEGER NOT NULL,
+    condition TEXT NOT NULL, final TEXT NOT NULL, diverged INTEGER NOT NULL,
+    diverged_step INTEGER NOT NULL, curves BLOB NOT NULL, PRIMARY KEY (unit, idx));
+CREATE TABLE unit_arrays (
+    unit TEXT NOT NULL REFERENCES units(name), name TEXT NOT NULL, dtype TEXT NOT NULL,
+    shape TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (unit, name));
+"""
+
+
+def _schema_1_store(tmp_path):
+    """A store as relulab wrote it before checksums: copy a schema-2 store's rows into it."""
+    with _new(tmp_path / "v2") as store:
+        store.save_unit("u1", _unit())
+    path = tmp_path / "runs.sqlite"
+    with sqlite3.connect(path) as old:
+        old.executescript(_SCHEMA_1)
+        old.execute("ATTACH DATABASE ? AS v2", (str(tmp_path / "v2" / "runs.sqlite"),))
+        old.execute("INSERT INTO meta SELECT * FROM v2.meta")
+        old.execute("UPDATE meta SET value = '1' WHERE key = 'relulab_store_schema'")
+        old.execute(
+            "INSERT INTO units SELECT name, n_networks, steps, curve_names, wall_s, "
+            "finished_at FROM v2.units"
+        )
+        old.execute("INSERT INTO networks SELECT * FROM v2.networks")
+        old.execute("INSERT INTO unit_arrays SELECT * FROM v2.unit_arrays")
+    return path
+
+
+def test_schema_1_store_is_read_as_is_and_upgraded_on_resume(tmp_path):
+    (tmp_path / "v2").mkdir()
+    path = _schema_1_store(tmp_path)
+    before = _digest(path)
+    with RunStore.open(path) as store:
+        assert store.schema == "1" and store.unit_checksums() == {"u1": None}
+        np.testing.assert_array_equal(store.unit("u1").final["loss"], _unit().final["loss"])
+    assert len(load(tmp_path)) == 3
+    assert _digest(path) == before, "reading does not upgrade"
+    with _new(tmp_path) as store:
+        assert store.schema == "2"
+        store.save_unit("u2", _unit())
+    with RunStore.open(path) as store:
+        assert store.schema == "2" and None not in store.unit_checksums().values()
+        with RunStore.open(tmp_path / "v2" / "runs.sqlite") as fresh:
+            assert store.unit_checksums()["u1"] == fresh.unit_checksums()["u1"]

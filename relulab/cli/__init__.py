@@ -3,22 +3,32 @@
 ``list``, ``run``, ``reproduce``, ``report`` (:mod:`relulab.cli.runs`), ``bench``
 (:mod:`relulab.cli.bench`), ``theory`` (:mod:`relulab.cli.theory`), ``diagnose``
 (:mod:`relulab.cli.diagnose`) and ``export`` (:mod:`relulab.cli.export`). Every bad request
-(unknown experiment, preset, config key or value, device, an output directory that belongs to
-something else) is answered with one line on stderr and exit code 2, before anything is written.
+(unknown experiment, preset, config key or value, device, an output path that cannot be written
+or belongs to something else, a directory in use) is answered with one line on stderr and exit
+code 2, before anything is written. A command that started and then failed says so in one line
+with exit code 1, its finished work kept; ``RELULAB_DEBUG=1`` shows the traceback instead.
 
-Exit codes: 0 done; 1 an experiment of ``reproduce`` did not finish; 2 a refused request;
-3 (``run``/``reproduce --strict``) a claim does not hold (fails or is inconclusive);
-130 interrupted (finished work is kept).
+Exit codes: 0 done; 1 started, then failed (for ``reproduce``: an experiment did not finish);
+2 a refused request, nothing written; 3 (``run``/``reproduce --strict``) a claim does not hold
+(fails or is inconclusive); 130 interrupted (finished work is kept).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
 from relulab import __version__
 from relulab.cli import bench, diagnose, export, runs, theory
-from relulab.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, OneLineParser, UsageError
+from relulab.cli.common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    OneLineParser,
+    UsageError,
+)
+from relulab.runner import DirectoryInUseError, RunFailedError, describe_error
 
 __all__ = ["build_parser", "main"]
 
@@ -48,17 +58,38 @@ _COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command; returns its exit code (argparse's refusals and ``--help`` included)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # a usage error (already reported in one line), --help, --version
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     try:
         return _COMMANDS[args.command](args)
-    except UsageError as error:
-        sys.stderr.write(f"relulab: error: {error}\n")
+    except (UsageError, DirectoryInUseError) as error:
+        sys.stderr.write(f"relulab: error: {_one_line(error)}\n")
         return EXIT_USAGE
+    except RunFailedError as error:
+        if os.environ.get("RELULAB_DEBUG"):
+            raise
+        sys.stderr.write(f"relulab: error: {_one_line(error)}\n")
+        return EXIT_FAILED
     except KeyboardInterrupt:
         sys.stderr.write(
             "relulab: interrupted; finished work is saved, re-run the same command to resume\n"
         )
         return EXIT_INTERRUPTED
+    except Exception as error:  # a failure nobody foresaw: still one line, never a traceback
+        if os.environ.get("RELULAB_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"relulab: error: {args.command} failed unexpectedly ({describe_error(error)}); "
+            "set RELULAB_DEBUG=1 for the traceback\n"
+        )
+        return EXIT_FAILED
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
 
 
 if __name__ == "__main__":

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rich.table import Table
 
-from relulab.cli.common import UsageError, apply_threads, console, positive_int
+from relulab.cli.common import UsageError, apply_threads, bounded_int, console, thread_count
 
 __all__ = ["add_parser", "command"]
 
@@ -29,19 +28,25 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--full", action="store_true", help="W3 at full size (width 3000)")
     bench.add_argument(
         "--naive-networks",
-        type=positive_int,
+        type=bounded_int(1, 40),
         default=None,
         metavar="N",
-        help="time W1's naive loop on N networks and scale (default: all 40)",
+        help="time W1's naive loop on N of its 40 networks and scale (default: all 40)",
     )
     bench.add_argument("--out", default="bench.json", help="where to write the results")
     bench.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    bench.add_argument("--threads", type=positive_int, default=None, help="torch CPU threads")
+    bench.add_argument(
+        "--threads",
+        type=thread_count,
+        default=None,
+        help="torch CPU threads, at most the machine's CPU count",
+    )
     bench.add_argument("--quiet", action="store_true", help="no table")
 
 
 def command(args: argparse.Namespace) -> int:
     from relulab.bench import WORKLOADS, run_bench, summary_rows, write_bench
+    from relulab.files import check_output_file
     from relulab.runner import resolve_device
 
     names = [name.strip().lower() for name in args.workloads.split(",") if name.strip()]
@@ -55,9 +60,10 @@ def command(args: argparse.Namespace) -> int:
         device = resolve_device(args.device)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    out = Path(args.out)
-    if out.is_dir():
-        raise UsageError(f"--out {out} is a directory; give a file path such as bench.json")
+    try:
+        out = check_output_file(args.out)  # before minutes of work, not after
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     apply_threads(args)
     say = (lambda text: None) if args.quiet else (lambda text: console().print(text))
     results = run_bench(

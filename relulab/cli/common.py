@@ -1,10 +1,16 @@
-"""What every ``relulab`` command shares: one-line usage errors (exit 2), typed arguments, the
-run options, and the console."""
+"""What every ``relulab`` command shares: one-line usage errors (exit 2), typed and bounded
+arguments, the run options, and the console.
+
+Exit codes: 0 success; 1 a command that started and then failed (finished work is kept; one
+line on stderr); 2 a refused request (one line on stderr, nothing written); 130 interrupted.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 import torch
@@ -12,19 +18,26 @@ from rich.console import Console
 
 __all__ = [
     "EXIT_CLAIMS_DO_NOT_HOLD",
+    "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
     "OneLineParser",
     "UsageError",
     "add_run_options",
     "apply_threads",
+    "bounded_int",
     "console",
+    "finite_float",
     "positive_int",
+    "seed_int",
+    "thread_count",
 ]
 
+EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_CLAIMS_DO_NOT_HOLD = 3  # --strict: a claim fails or is inconclusive
 EXIT_INTERRUPTED = 130
+SEED_LIMIT = 2**63
 
 
 class UsageError(Exception):
@@ -50,6 +63,60 @@ def positive_int(text: str) -> int:
     return value
 
 
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """An ``argparse`` type: an integer in ``[low, high]``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must lie in [{low}, {high}], got {text}")
+        return value
+
+    return parse
+
+
+def seed_int(text: str) -> int:
+    """An ``argparse`` type: a seed, an integer in [0, 2**63)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text}") from None
+    if not 0 <= value < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63), got {text}")
+    return value
+
+
+def thread_count(text: str) -> int:
+    """An ``argparse`` type: torch CPU threads, 1 … the machine's CPU count."""
+    from relulab.runner.resources import max_threads
+
+    return bounded_int(1, max_threads())(text)
+
+
+def finite_float(
+    low: float = -1e6, high: float = 1e6, open_low: bool = False
+) -> Callable[[str], float]:
+    """An ``argparse`` type: a finite number in ``[low, high]`` (open at ``low`` if asked)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text}") from None
+        below = value <= low if open_low else value < low
+        if not math.isfinite(value) or below or value > high:
+            bracket = "(" if open_low else "["
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number in {bracket}{low:g}, {high:g}], got {text}"
+            )
+        return value
+
+    return parse
+
+
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     """``--preset``, ``--seed``, ``--device``, ``--threads``, ``--quiet``, ``--strict`` (run and
     reproduce)."""
@@ -60,16 +127,20 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         "2 CPU cores) or paper (the seed's full scale); default quick",
     )
     parser.add_argument(
-        "--seed", type=int, default=None, help="random seed (overrides the preset's)"
+        "--seed",
+        type=seed_int,
+        default=None,
+        help="random seed in [0, 2**63) (overrides the preset's)",
     )
     parser.add_argument(
         "--device", default="auto", help="auto (CUDA if available), cpu, cuda or cuda:N"
     )
     parser.add_argument(
         "--threads",
-        type=positive_int,
+        type=thread_count,
         default=None,
-        help="torch CPU threads (default: torch's choice)",
+        help="torch CPU threads, at most the machine's CPU count (default: torch's choice); "
+        "recorded per unit",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bars or tables")
     parser.add_argument(

@@ -6,12 +6,19 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import torch
 from rich.table import Table
 
-from relulab.cli.common import UsageError, console, positive_int
+from relulab.cli.common import UsageError, bounded_int, console, seed_int
+from relulab.errors import describe_error
+from relulab.files import check_output_dir
+from relulab.runner import is_scaffolding
 
-__all__ = ["add_parser", "command"]
+__all__ = ["DIAGNOSE_MARKER", "add_parser", "command"]
 
+DIAGNOSE_MARKER = ".relulab-diagnose"  # marks a directory as a diagnose report's: rewritable
+MAX_SAMPLES = 10_000_000
 COMPARED_INITS = ("kaiming_normal", "lecun_normal", "orthogonal", "scale_bias", "lsuv")
 
 
@@ -35,7 +42,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     diagnose.add_argument(
         "--data", default=None, help=".npy or .pt file of inputs (default: Gaussian samples)"
     )
-    diagnose.add_argument("--samples", type=positive_int, default=512, help="number of samples")
+    diagnose.add_argument(
+        "--samples",
+        type=bounded_int(1, MAX_SAMPLES),
+        default=512,
+        help=f"number of samples, 1 … {MAX_SAMPLES:,} (default 512)",
+    )
     diagnose.add_argument(
         "--input-shape",
         default=None,
@@ -55,8 +67,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="probe the model under several inits "
         "side by side (default list: default," + ",".join(COMPARED_INITS) + ")",
     )
-    diagnose.add_argument("--seed", type=int, default=0)
-    diagnose.add_argument("--out", default="diagnose", help="report directory (default diagnose)")
+    diagnose.add_argument("--seed", type=seed_int, default=0, help="seed in [0, 2**63)")
+    diagnose.add_argument(
+        "--out",
+        default="diagnose",
+        help="report directory (default diagnose): new, empty, or an earlier diagnose report's",
+    )
 
 
 def _parse_shape(text: str | None) -> tuple[int, ...] | None:
@@ -81,13 +97,38 @@ def _layer_names(frame: Any, model: Any) -> dict[int, str]:
     return names
 
 
+def _check_out(text: str) -> Path:
+    """The report directory: writable, and absent, empty or an earlier diagnose report's."""
+    try:
+        out = check_output_dir(text)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if (
+        out.is_dir()
+        and not (out / DIAGNOSE_MARKER).is_file()
+        and any(not is_scaffolding(child.name) for child in out.iterdir())
+    ):
+        raise UsageError(
+            f"--out {out} is not empty and holds no relulab diagnose report; "
+            "choose another directory"
+        )
+    return out
+
+
+def _check_data_size(samples: int, shape: tuple[int, ...]) -> None:
+    from relulab.runner import check_memory
+
+    n_bytes = 4 * samples * int(np.prod(shape, dtype=object))
+    check_memory(2 * n_bytes, torch.device("cpu"), f"probing {samples} samples of shape {shape}")
+
+
 def command(args: argparse.Namespace) -> int:
-    import torch
 
     from relulab.probe.diagnose import (
         KEY_METRICS,
         build_model,
         comparison_table,
+        default_shape,
         diagnose,
         load_data,
     )
@@ -100,20 +141,24 @@ def command(args: argparse.Namespace) -> int:
             f"unknown init(s) {', '.join(unknown)}; choose default or " + ", ".join(_init_names())
         )
     shape = _parse_shape(args.input_shape)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} exists and is not a directory")
+    out = _check_out(args.out)
     try:
         factory = build_model(args.model)
+        model = factory()
+        if args.data is None:
+            _check_data_size(args.samples, default_shape(model, shape))
         data = load_data(
-            args.data, factory(), args.samples, shape, torch.Generator().manual_seed(args.seed)
+            args.data, model, args.samples, shape, torch.Generator().manual_seed(args.seed)
         )
         frame = diagnose(factory, data, inits, args.seed)
+        tables = {metric: comparison_table(frame, metric) for metric in KEY_METRICS}
+        names = _layer_names(frame, model)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    tables = {metric: comparison_table(frame, metric) for metric in KEY_METRICS}
-    names = _layer_names(frame, factory())
+    except Exception as error:  # the user's model failed while being probed: nothing written
+        raise UsageError(f"probing {args.model} failed ({describe_error(error)})") from None
     out.mkdir(parents=True, exist_ok=True)
+    (out / DIAGNOSE_MARKER).write_text("written by relulab diagnose\n")
     frame.to_csv(out / "probe.csv", index=False)
     report = write_diagnose_report(out, args.model, inits, tuple(data.shape), tables, names)
     terminal = console()

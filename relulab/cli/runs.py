@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,10 +21,21 @@ from relulab.cli.common import (
     console,
 )
 from relulab.experiments import REGISTRY
+from relulab.files import check_output_dir, write_atomic
 from relulab.report import INDEX_FILENAME, REPORT_FILENAME, write_index
 from relulab.report.scorecard import count_text, format_interval, format_measured, verdict
-from relulab.runner import PreparedRun, execute, prepare_run, rebuild_outputs
-from relulab.store import STORE_FILENAME, StoreError
+from relulab.runner import (
+    DirectoryInUseError,
+    PreparedRun,
+    RunFailedError,
+    check_not_in_use,
+    execute,
+    is_scaffolding,
+    locked,
+    prepare_run,
+    rebuild_outputs,
+)
+from relulab.store import STORE_FILENAME, RunStore, StoreError
 
 __all__ = ["SCORECARD_FILENAME", "add_parsers", "COMMANDS"]
 
@@ -141,17 +153,18 @@ def _command_list(_: argparse.Namespace) -> int:
 
 
 def _prepare(
-    name: str, args: argparse.Namespace, overrides: Sequence[str], out: Path
+    name: str, args: argparse.Namespace, overrides: Sequence[str], out: str | Path
 ) -> PreparedRun:
     try:
         return prepare_run(name, args.preset, list(overrides), args.seed, args.device, out)
-    except (ValueError, StoreError) as error:
+    except (ValueError, StoreError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
 
 
 def _command_run(args: argparse.Namespace) -> int:
-    out = Path(args.out or f"runs/{args.experiment}-{args.preset}")
+    out = f"runs/{args.experiment}-{args.preset}" if args.out is None else args.out
     prepared = _prepare(args.experiment, args, args.overrides, out)
+    out = prepared.out_dir
     apply_threads(args)
     summary = execute(prepared, quiet=args.quiet)
     if not args.quiet:
@@ -173,18 +186,25 @@ def _selected_experiments(only: str | None) -> list[str]:
     return names
 
 
-def _check_reproduce_dir(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} exists and is not a directory")
+def _check_reproduce_dir(out_text: str) -> Path:
+    try:
+        out = check_output_dir(out_text)
+        if out.is_dir():
+            check_not_in_use(out)
+    except (ValueError, DirectoryInUseError) as error:
+        raise UsageError(str(error)) from None
+    children = (
+        [child for child in out.iterdir() if not is_scaffolding(child.name)] if out.is_dir() else []
+    )
     if (
-        out.is_dir()
-        and any(out.iterdir())
+        children
         and not (out / SCORECARD_FILENAME).exists()
-        and not any((child / STORE_FILENAME).exists() for child in out.iterdir())
+        and not any((child / STORE_FILENAME).exists() for child in children)
     ):
         raise UsageError(
             f"--out {out} is not empty and holds no relulab runs; choose another directory"
         )
+    return out
 
 
 def _index_entry(
@@ -212,29 +232,29 @@ def _write_scorecard(out: Path, entries: list[dict[str, Any]], preset: str) -> P
             for e in entries
         ],
     }
-    (out / SCORECARD_FILENAME).write_text(json.dumps(scorecard, indent=2, allow_nan=False))
+    write_atomic(out / SCORECARD_FILENAME, json.dumps(scorecard, indent=2, allow_nan=False))
     return write_index(out, entries, preset)
 
 
 def _command_reproduce(args: argparse.Namespace) -> int:
-    out = Path(args.out or f"runs/reproduce-{args.preset}")
     names = _selected_experiments(args.only)
-    _check_reproduce_dir(out)
+    out = _check_reproduce_dir(f"runs/reproduce-{args.preset}" if args.out is None else args.out)
     prepared = [_prepare(name, args, [], out / name) for name in names]
     apply_threads(args)
-    out.mkdir(parents=True, exist_ok=True)
-    # The index exists from the start (reports link back to it) and follows the progress.
-    entries = [_index_entry(run.experiment.name, None, None) for run in prepared]
-    _write_scorecard(out, entries, args.preset)
-    for position, run in enumerate(prepared):
-        try:
-            summary, error = execute(run, quiet=args.quiet), None
-        except (RuntimeError, ValueError, StoreError) as failure:
-            summary, error = None, f"{type(failure).__name__}: {failure}"
-            sys.stderr.write(f"relulab: {run.experiment.name} failed: {error}\n")
-        if summary and not args.quiet:
-            print_scorecard(summary)
-        entries[position] = _index_entry(run.experiment.name, summary, error)
+    with locked(out):
+        # The index exists from the start (reports link back to it) and follows the progress.
+        entries = [_index_entry(run.experiment.name, None, None) for run in prepared]
+        _write_scorecard(out, entries, args.preset)
+        for position, run in enumerate(prepared):
+            try:
+                summary, error = execute(run, quiet=args.quiet), None
+            except (RunFailedError, StoreError, DirectoryInUseError) as failure:
+                summary, error = None, " ".join(str(failure).split())
+                sys.stderr.write(f"relulab: {run.experiment.name} failed: {error}\n")
+            if summary and not args.quiet:
+                print_scorecard(summary)
+            entries[position] = _index_entry(run.experiment.name, summary, error)
+            _write_scorecard(out, entries, args.preset)
         index = _write_scorecard(out, entries, args.preset)
     if not args.quiet:
         console().print(f"index: {index}")
@@ -243,35 +263,52 @@ def _command_reproduce(args: argparse.Namespace) -> int:
     return _strict_exit(args, [entry["summary"] for entry in entries])
 
 
+def _runs_in(directory: Path) -> list[Path]:
+    """The run directories of a reproduce directory, each checked writable, free and holding a
+    readable store — so that a refusal comes before any of them is rebuilt."""
+    runs = (
+        sorted(child for child in directory.iterdir() if (child / STORE_FILENAME).exists())
+        if directory.is_dir()
+        else []
+    )
+    if not runs:
+        raise UsageError(
+            f"{directory} holds no relulab run (no {STORE_FILENAME} in it or its sub-directories)"
+        )
+    for run_dir in runs:
+        check_output_dir(run_dir, "report directory")
+        check_not_in_use(run_dir)
+        RunStore.open(run_dir / STORE_FILENAME).close()
+    return runs
+
+
 def _command_report(args: argparse.Namespace) -> int:
     directory = Path(args.directory)
     try:
-        if (directory / STORE_FILENAME).exists():
-            summary = rebuild_outputs(directory)
+        if not directory.is_dir():
+            raise UsageError(f"{directory} is not a directory")
+        check_output_dir(directory, "report directory")
+        if os.path.lexists(directory / STORE_FILENAME):
+            rebuild_outputs(directory)
             print(directory / REPORT_FILENAME)
-            return 0 if summary else 1
-        runs = (
-            sorted(child for child in directory.iterdir() if (child / STORE_FILENAME).exists())
-            if directory.is_dir()
-            else []
-        )
-        if not runs:
-            raise UsageError(
-                f"{directory} holds no relulab run (no {STORE_FILENAME} in it or "
-                "its sub-directories)"
-            )
+            return 0
+        runs = _runs_in(directory)
+    except (StoreError, ValueError, DirectoryInUseError) as error:
+        raise UsageError(str(error)) from None
+    with locked(directory):
         # Write the index first so that every rebuilt report links back to it.
         if not (directory / INDEX_FILENAME).is_file():
             write_index(directory, [], "")
         entries = []
         for run_dir in runs:
-            summary = rebuild_outputs(run_dir)
+            try:
+                summary = rebuild_outputs(run_dir)
+            except (StoreError, DirectoryInUseError) as error:  # others may be rebuilt already
+                raise RunFailedError(f"rebuilding {run_dir} failed: {error}") from None
             entries.append(_index_entry(summary["experiment"], summary, None, run_dir.name))
         _write_scorecard(directory, entries, entries[0]["summary"]["preset"])
-        print(directory / INDEX_FILENAME)
-        return 0
-    except (StoreError, ValueError) as error:
-        raise UsageError(str(error)) from None
+    print(directory / INDEX_FILENAME)
+    return 0
 
 
 COMMANDS = {

@@ -7,6 +7,10 @@ An experiment is data plus three functions, readable top to bottom in one short 
   verdict) and named metrics, computed from the stored results only;
 * ``figures(results, config, out_dir) -> list[Figure]`` — PNG files written into the run dir,
   each finished by :func:`relulab.report.plotting.save`.
+
+Optionally ``estimate_bytes(config) -> int``: the run's peak memory in bytes (the dominant
+tensors, to within a small factor); the runner refuses a config whose estimate exceeds the
+memory available before anything is written.
 """
 
 from __future__ import annotations
@@ -52,3 +56,4 @@ class Experiment:
     plan: Callable[[Any], list[Unit]]
     analyse: Callable[[Results, Any], Analysis]
     figures: Callable[[Results, Any, Path], list[Figure]]
+    estimate_bytes: Callable[[Any], int] | None = None

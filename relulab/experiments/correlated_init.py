@@ -284,6 +284,12 @@ def figures(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> li
     ]
 
 
+def estimate_bytes(config: CorrelatedInitConfig) -> int:
+    """Peak memory in bytes: the correlation simulation (a few float64 width² matrices) or the
+    analysis's phase diagrams (≈ 30 float64 arrays of grid_points²)."""
+    return max(8 * 4 * config.correlation_width**2, 8 * 30 * config.grid_points**2)
+
+
 EXPERIMENT = Experiment(
     name="correlated-init",
     title="Anti-correlated and asymmetric initialisations: mean-field phases and correlations",
@@ -294,4 +300,5 @@ EXPERIMENT = Experiment(
     plan=plan,
     analyse=analyse,
     figures=figures,
+    estimate_bytes=estimate_bytes,
 )

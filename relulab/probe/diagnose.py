@@ -3,6 +3,12 @@
 ``module.path:factory`` names a callable returning an ``nn.Module``. Data come from a ``.npy``
 or ``.pt`` file, or are Gaussian :math:`N(0, 1)` samples shaped for the model's first layer
 (``--input-shape`` for convolutions; 3×32×32 by default [I]).
+
+Whatever the user hands over may be broken; each such case is a ``ValueError`` with one clear
+message: a module that fails to import (syntax error, an exception at import time), a factory
+that is missing, not callable, needs arguments, raises or returns no ``nn.Module``; a data file
+that is not a NumPy/torch file, is damaged, holds strings or objects, a single number, no
+samples, or non-finite values.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ import torch
 from torch import nn
 
 from relulab import init
+from relulab.errors import describe_error
 from relulab.probe import probe
 
-__all__ = ["KEY_METRICS", "build_model", "diagnose", "load_data"]
+__all__ = ["KEY_METRICS", "build_model", "default_shape", "diagnose", "load_data"]
 
 KEY_METRICS = (
     "dead_fraction",
@@ -31,17 +38,37 @@ KEY_METRICS = (
 
 
 def build_model(spec: str) -> Callable[[], nn.Module]:
-    """Resolve ``module.path:factory`` to a factory that returns a fresh ``nn.Module``."""
+    """Resolve ``module.path:factory`` to a factory that returns a fresh ``nn.Module``.
+
+    Raises ``ValueError`` (one line) for a bad spec, a module that cannot be imported, a
+    missing or non-callable factory; the returned factory raises ``ValueError`` when the
+    user's factory raises or returns something else than an ``nn.Module``.
+    """
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise ValueError(f"expected module.path:factory, got {spec!r}")
     try:
-        factory = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as error:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
         raise ValueError(f"cannot load {spec!r}: {error}") from None
+    except (Exception, SystemExit) as error:  # the user's module failed while importing
+        raise ValueError(
+            f"cannot load {spec!r}: importing {module_name} failed ({describe_error(error)})"
+        ) from None
+    if not hasattr(module, attribute):
+        raise ValueError(f"cannot load {spec!r}: {module_name} has no attribute {attribute!r}")
+    factory = getattr(module, attribute)
+    if not callable(factory):
+        raise ValueError(f"{spec} is of type {type(factory).__name__}, not a factory to call")
 
     def make() -> nn.Module:
-        model = factory()
+        try:
+            model = factory()
+        except (Exception, SystemExit) as error:
+            raise ValueError(
+                f"calling {spec}() failed ({describe_error(error)}); the factory must build "
+                "a model without arguments"
+            ) from None
         if not isinstance(model, nn.Module):
             raise ValueError(f"{spec} returned {type(model).__name__}, not an nn.Module")
         return model
@@ -49,7 +76,8 @@ def build_model(spec: str) -> Callable[[], nn.Module]:
     return make
 
 
-def _default_shape(model: nn.Module, input_shape: tuple[int, ...] | None) -> tuple[int, ...]:
+def default_shape(model: nn.Module, input_shape: tuple[int, ...] | None) -> tuple[int, ...]:
+    """``input_shape`` if given, else the per-sample shape the model's first layer takes."""
     if input_shape:
         return input_shape
     for module in model.modules():
@@ -71,19 +99,72 @@ def load_data(
 ) -> torch.Tensor:
     """The data to probe with: a file's array, or Gaussian samples."""
     if path is None:
-        return torch.randn((samples, *_default_shape(model, input_shape)), generator=generator)
+        return torch.randn((samples, *default_shape(model, input_shape)), generator=generator)
     file = Path(path)
     if not file.is_file():
         raise ValueError(f"no data file at {file}")
     if file.suffix == ".npy":
-        array = torch.from_numpy(np.load(file, allow_pickle=False))
+        array = _read_npy(file)
     elif file.suffix == ".pt":
-        array = torch.load(file, weights_only=True)
-        if not isinstance(array, torch.Tensor):
-            raise ValueError(f"{file} holds a {type(array).__name__}, expected a tensor")
+        array = _read_pt(file)
     else:
         raise ValueError(f"data must be a .npy or .pt file, got {file.name}")
-    return array.float()[:samples]
+    _check_samples(array, file)
+    return array[:samples]
+
+
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def _read_npy(file: Path) -> torch.Tensor:
+    with file.open("rb") as handle:
+        if handle.read(len(_NPY_MAGIC)) != _NPY_MAGIC:
+            raise ValueError(f"{file} is not a .npy file (no NumPy header)")
+    try:
+        array = np.load(file, allow_pickle=False)
+    except ValueError as error:
+        if "allow_pickle" in str(error):
+            raise ValueError(f"{file} holds Python objects, expected an array of numbers") from None
+        raise ValueError(f"{file} is a damaged .npy file ({describe_error(error)})") from None
+    except Exception as error:
+        raise ValueError(f"{file} is a damaged .npy file ({describe_error(error)})") from None
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"{file} holds {array.dtype} data, expected numbers")
+    return torch.from_numpy(np.asarray(array, dtype=np.float32))
+
+
+_PT_MAGICS = (b"PK\x03\x04", b"\x80")  # torch.save's zip archive; its legacy pickle
+
+
+def _read_pt(file: Path) -> torch.Tensor:
+    with file.open("rb") as handle:
+        head = handle.read(4)
+    if not any(head.startswith(magic) for magic in _PT_MAGICS):
+        raise ValueError(f"{file} is not a .pt file (neither a torch zip archive nor a pickle)")
+    try:
+        array = torch.load(file, weights_only=True)
+    except Exception as error:
+        first_sentence = describe_error(error).split(". ")[0]
+        raise ValueError(f"{file} is a damaged or unsafe .pt file ({first_sentence})") from None
+    if not isinstance(array, torch.Tensor):
+        raise ValueError(f"{file} holds a {type(array).__name__}, expected a tensor")
+    if array.is_complex():
+        raise ValueError(f"{file} holds {array.dtype} data, expected real numbers")
+    return array.detach().float()
+
+
+def _check_samples(array: torch.Tensor, file: Path) -> None:
+    if array.ndim == 0:
+        raise ValueError(f"{file} holds a single number; expected samples along the first axis")
+    if array.shape[0] == 0 or array.numel() == 0:
+        raise ValueError(f"{file} holds no samples (shape {tuple(array.shape)})")
+    finite = torch.isfinite(array)
+    if not bool(finite.all()):
+        bad = int((~finite).sum())
+        raise ValueError(
+            f"{file} contains {bad} NaN or infinite value(s) of {array.numel()}; "
+            "the probe needs finite data"
+        )
 
 
 def _apply_init(

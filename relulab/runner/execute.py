@@ -2,7 +2,11 @@
 
 ``OUT/summary.json`` = ``{experiment, preset, config, claims, metrics, …}``, ``OUT/report.html``
 (self-contained), the figures (PNG) and ``OUT/runs.sqlite``. Everything is checked before
-anything is written (:func:`prepare_run`), so a bad request leaves no trace.
+anything is written (:func:`prepare_run`), so a bad request leaves no trace. While running, the
+directory is locked against a second writer (:mod:`relulab.runner.rundir`). A unit that fails
+raises :class:`RunFailedError` (one line) and leaves the finished units stored and the directory
+resumable; so does a failure while building the outputs. ``summary.json`` is written last and
+atomically, and removed when a rebuild starts: it exists exactly when the outputs are complete.
 """
 
 from __future__ import annotations
@@ -10,24 +14,43 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from relulab.config import ConfigError, apply_overrides, config_to_dict, provenance, validate
+from relulab.config import ConfigError, apply_overrides, config_to_dict, provenance
+from relulab.errors import describe_error
 from relulab.experiments import get_experiment
 from relulab.experiments.base import Experiment
 from relulab.experiments.context import RunContext
+from relulab.faults import fault_point
+from relulab.files import check_output_dir, remove_temporaries, write_atomic
 from relulab.report import write_run_report
 from relulab.runner.environment import library_versions, resolve_device
+from relulab.runner.resources import check_memory
+from relulab.runner.rundir import check_not_in_use, check_run_dir, locked
 from relulab.store import STORE_FILENAME, RunStore, StoreError
 
-__all__ = ["PreparedRun", "prepare_run", "execute", "rebuild_outputs", "SUMMARY_FILENAME"]
+__all__ = [
+    "PreparedRun",
+    "RunFailedError",
+    "describe_error",
+    "prepare_run",
+    "execute",
+    "rebuild_outputs",
+    "SUMMARY_FILENAME",
+]
 
 SUMMARY_FILENAME = "summary.json"
+
+
+class RunFailedError(RuntimeError):
+    """A run that started and then failed; its finished units are kept and it can resume."""
 
 
 @dataclass(frozen=True)
@@ -39,36 +62,38 @@ class PreparedRun:
     out_dir: Path
 
 
-def _check_run_dir(out_dir: Path, experiment: str, preset: str, config: dict[str, Any]) -> None:
-    """Refuse a path that is a file, a non-empty foreign directory or a different run's store."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ValueError(f"--out {out_dir} exists and is not a directory")
-    store_path = out_dir / STORE_FILENAME
-    if store_path.exists():
-        with RunStore.open(store_path) as store:
-            store.check_same_run(experiment, preset, config)
-    elif out_dir.is_dir() and any(out_dir.iterdir()):
-        raise ValueError(
-            f"--out {out_dir} is not empty and holds no relulab run; choose another directory"
-        )
+def _with_seed(overrides: list[str], seed: int | None) -> list[str]:
+    if seed is None:
+        return overrides
+    if any(item.partition("=")[0].strip() == "seed" for item in overrides):
+        raise ConfigError("the seed is given twice (--seed and --set seed=…); give it once")
+    return [*overrides, f"seed={seed}"]
 
 
 def prepare_run(
     name: str, preset: str, overrides: list[str], seed: int | None, device: str, out_dir: str | Path
 ) -> PreparedRun:
-    """Resolve and validate everything a run needs; raises ``ValueError``/``StoreError``."""
+    """Resolve and validate everything a run needs, writing nothing.
+
+    Checks the experiment, preset and overrides (generic field rules and the config's own
+    ``validate``), the device, that ``out_dir`` can be written, is free and holds nothing else,
+    and that the experiment's memory estimate fits. Raises ``ValueError`` (``ConfigError``,
+    ``OutputPathError``), ``StoreError`` or ``DirectoryInUseError``.
+    """
     experiment = get_experiment(name)
     if preset not in experiment.presets:
         raise ConfigError(
             f"unknown preset {preset!r} for {name}; choose one of {', '.join(experiment.presets)}"
         )
-    config = apply_overrides(experiment.presets[preset], list(overrides))
-    if seed is not None:
-        config = apply_overrides(config, [f"seed={seed}"])
-    validate(config)
-    out_path = Path(out_dir)
-    _check_run_dir(out_path, name, preset, config_to_dict(config))
-    return PreparedRun(experiment, preset, config, resolve_device(device), out_path)
+    config = apply_overrides(experiment.presets[preset], _with_seed(list(overrides), seed))
+    resolved = resolve_device(device)
+    out_path = check_output_dir(out_dir)
+    check_run_dir(out_path, name, preset, config_to_dict(config))
+    if out_path.is_dir():
+        check_not_in_use(out_path)
+    if experiment.estimate_bytes is not None:
+        check_memory(int(experiment.estimate_bytes(config)), resolved, f"{name} with this config")
+    return PreparedRun(experiment, preset, config, resolved, out_path)
 
 
 def _finite_or_none(value: float) -> float | None:
@@ -76,39 +101,113 @@ def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def execute(run: PreparedRun, quiet: bool = False) -> dict[str, Any]:
-    """Run every unfinished unit, then write summary, figures and report; returns the summary."""
-    run.out_dir.mkdir(parents=True, exist_ok=True)
+def _warn_on_changed_environment(
+    store: RunStore, run: PreparedRun, warn: Callable[[str], None]
+) -> None:
+    """Units computed under another thread count or device differ in the last bits: say so."""
+    threads = torch.get_num_threads()
+    earlier = sorted({t for t in store.unit_threads().values() if t is not None})
+    if not earlier:
+        versions = store.meta()["versions"]
+        earlier = [int(versions["torch_threads"])] if "torch_threads" in versions else []
+    if earlier and earlier != [threads]:
+        before = ", ".join(map(str, earlier))
+        warn(
+            f"resuming {run.out_dir}: its finished units ran with {before} torch thread(s), "
+            f"this run uses {threads}; units computed now may differ from them in the last bits "
+            f"(pass --threads {earlier[0]} to match)"
+        )
+    device = store.meta()["versions"].get("device")
+    if device is not None and device != str(run.device):
+        warn(
+            f"resuming {run.out_dir}: its finished units ran on {device}, this run uses "
+            f"{run.device}; results may differ in the last bits"
+        )
+
+
+def _stderr_warning(message: str) -> None:
+    sys.stderr.write(f"relulab: warning: {message}\n")
+
+
+def execute(
+    run: PreparedRun, quiet: bool = False, warn: Callable[[str], None] = _stderr_warning
+) -> dict[str, Any]:
+    """Run every unfinished unit, then write summary, figures and report; returns the summary.
+
+    Raises:
+        RunFailedError: a unit or the outputs failed; finished units stay stored, re-run to resume.
+        DirectoryInUseError: another process is writing ``run.out_dir``.
+        StoreError: the directory's store cannot be used.
+    """
     config_dict = config_to_dict(run.config)
     dtype = getattr(torch, getattr(run.config, "dtype", "float32"))
     context = RunContext(device=run.device, dtype=dtype, seed=run.config.seed, quiet=quiet)
-    with RunStore.create_or_resume(
-        run.out_dir / STORE_FILENAME,
-        run.experiment.name,
-        run.preset,
-        config_dict,
-        {**library_versions(), "device": str(run.device)},
-    ) as store:
-        done = store.done_units()
-        for unit in run.experiment.plan(run.config):
-            if unit.name in done:
-                continue
-            started = time.perf_counter()
-            result = unit.run(context)
-            result.wall_s = time.perf_counter() - started
-            store.save_unit(unit.name, result)
-    return rebuild_outputs(run.out_dir)
+    with locked(run.out_dir):
+        remove_temporaries(run.out_dir)
+        check_run_dir(run.out_dir, run.experiment.name, run.preset, config_dict)
+        with RunStore.create_or_resume(
+            run.out_dir / STORE_FILENAME,
+            run.experiment.name,
+            run.preset,
+            config_dict,
+            {**library_versions(), "device": str(run.device)},
+        ) as store:
+            done = store.done_units()
+            pending = [unit for unit in run.experiment.plan(run.config) if unit.name not in done]
+            if done and pending:
+                _warn_on_changed_environment(store, run, warn)
+            for unit in pending:
+                started = time.perf_counter()
+                try:
+                    result = unit.run(context)
+                except Exception as error:
+                    kept = len(store.done_units())
+                    advice = (
+                        f"{kept} finished unit(s) are kept in {run.out_dir}: re-run the same "
+                        "command to resume, or choose another --out for a different config"
+                        if kept
+                        else f"no unit had finished; {run.out_dir} may be reused by any config"
+                    )
+                    raise RunFailedError(
+                        f"{run.experiment.name}: unit {unit.name!r} failed "
+                        f"({describe_error(error)}); {advice}"
+                    ) from error
+                result.wall_s = time.perf_counter() - started
+                store.save_unit(unit.name, result, threads=torch.get_num_threads())
+                fault_point(f"unit-saved:{unit.name}")
+        return _rebuild_outputs(run.out_dir)
 
 
 def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
-    """(Re)compute claims, metrics, figures, ``summary.json`` and ``report.html`` from the store."""
+    """(Re)compute claims, metrics, figures, ``summary.json`` and ``report.html`` from the store,
+    holding the directory's lock.
+
+    Raises:
+        StoreError: no usable store, or an unfinished run.
+        DirectoryInUseError: another process is writing ``out_dir``.
+        RunFailedError: the analysis, a figure or the report failed.
+    """
     out_dir = Path(out_dir)
+    if not (out_dir / STORE_FILENAME).is_file():
+        raise StoreError(f"no run store at {out_dir / STORE_FILENAME}")
+    with locked(out_dir):
+        remove_temporaries(out_dir)
+        return _rebuild_outputs(out_dir)
+
+
+def _stored_run(out_dir: Path) -> tuple[dict[str, Any], Experiment, Any, dict, dict]:
+    """Meta, experiment, config, verified unit results and per-unit threads of a finished run."""
     with RunStore.open(out_dir / STORE_FILENAME) as store:
         meta = store.meta()
-        experiment = get_experiment(meta["experiment"])
-        config = experiment.config(
-            **{k: tuple(v) if isinstance(v, list) else v for k, v in meta["config"].items()}
-        )
+        try:
+            experiment = get_experiment(meta["experiment"])
+            config = experiment.config(
+                **{k: tuple(v) if isinstance(v, list) else v for k, v in meta["config"].items()}
+            )
+        except (ValueError, TypeError) as error:
+            raise StoreError(
+                f"{out_dir} holds a run this relulab cannot rebuild ({describe_error(error)})"
+            ) from None
         expected_units = [unit.name for unit in experiment.plan(config)]
         missing = [name for name in expected_units if name not in store.done_units()]
         if missing:
@@ -117,9 +216,35 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
                 "re-run it to resume"
             )
         results = {name: store.unit(name) for name in expected_units}
+        threads = store.unit_threads()
+    return meta, experiment, config, results, threads
+
+
+def _rebuild_outputs(out_dir: Path) -> dict[str, Any]:
+    meta, experiment, config, results, threads = _stored_run(out_dir)
+    (out_dir / SUMMARY_FILENAME).unlink(missing_ok=True)  # present again only when complete
+    try:
+        summary = _write_outputs(out_dir, meta, experiment, config, results, threads)
+    except Exception as error:
+        raise RunFailedError(
+            f"all units of {out_dir} are stored, but building its outputs failed "
+            f"({describe_error(error)}); `relulab report {out_dir}` retries"
+        ) from error
+    return summary
+
+
+def _write_outputs(
+    out_dir: Path,
+    meta: dict[str, Any],
+    experiment: Experiment,
+    config: Any,
+    results: dict,
+    threads: dict,
+) -> dict[str, Any]:
     preset = config_to_dict(experiment.presets[meta["preset"]])
     analysis = experiment.analyse(results, config)
     figures = experiment.figures(results, config, out_dir)
+    fault_point("outputs-figures")
     summary = {
         "experiment": experiment.name,
         "title": experiment.title,
@@ -145,6 +270,7 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
                 "networks": r.n_networks,
                 "wall_s": round(r.wall_s, 3),
                 "diverged": int(r.diverged.sum()),
+                "threads": threads.get(name),
             }
             for name, r in results.items()
         },
@@ -152,7 +278,9 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
         "created": meta["created"],
         "device": meta["versions"].get("device", "unknown"),
     }
-    (out_dir / SUMMARY_FILENAME).write_text(json.dumps(summary, indent=2, allow_nan=False))
+    text = json.dumps(summary, indent=2, allow_nan=False)
     about = inspect.getdoc(inspect.getmodule(experiment.plan)) or experiment.summary
     write_run_report(out_dir, summary, figures, about=about)
+    fault_point("outputs-report")
+    write_atomic(out_dir / SUMMARY_FILENAME, text)
     return summary

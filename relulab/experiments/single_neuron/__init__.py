@@ -21,7 +21,7 @@ from relulab.experiments.base import Experiment
 from relulab.experiments.single_neuron.claims import analyse
 from relulab.experiments.single_neuron.config import PRESETS, SingleNeuronConfig
 from relulab.experiments.single_neuron.figures import figures
-from relulab.experiments.single_neuron.units import plan
+from relulab.experiments.single_neuron.units import estimate_bytes, plan
 
 __all__ = ["EXPERIMENT", "PRESETS", "SingleNeuronConfig", "analyse", "figures", "plan"]
 
@@ -35,4 +35,5 @@ EXPERIMENT = Experiment(
     plan=plan,
     analyse=analyse,
     figures=figures,
+    estimate_bytes=estimate_bytes,
 )

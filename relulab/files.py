@@ -1,0 +1,162 @@
+"""Writing files safely: output paths checked before any work, atomic replacement, leftovers.
+
+Every command checks its output paths first (:func:`check_output_dir`, :func:`check_output_file`)
+so that a path under a file, under ``/proc``, on a read-only mount or with an over-long name is
+refused in one line before minutes of work — and without creating anything: writability is
+probed with a temporary file in the nearest existing directory, removed at once (running as root
+makes permission bits meaningless, so only trying tells). Files that must never be seen half
+written are written under a temporary name in the same directory and renamed
+(:func:`write_atomic`); a process killed mid-write leaves only ``.relulab-tmp-*`` files, which
+:func:`remove_temporaries` clears on the next run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = [
+    "TEMP_PREFIX",
+    "OutputPathError",
+    "check_output_dir",
+    "check_output_file",
+    "fsync_directory",
+    "remove_temporaries",
+    "temporary_path",
+    "write_atomic",
+]
+
+TEMP_PREFIX = ".relulab-tmp-"
+
+
+class OutputPathError(ValueError):
+    """An output path that cannot be written: refused before any work."""
+
+
+def _nearest_existing(path: Path) -> Path:
+    current = path
+    while not current.exists():
+        if os.path.lexists(current):
+            raise OutputPathError(f"{path}: {current} is a dangling symbolic link")
+        if current.parent == current:
+            break
+        current = current.parent
+    return current
+
+
+def _probe_writable(directory: Path, label: str, path: Path) -> None:
+    try:
+        handle, name = tempfile.mkstemp(prefix=TEMP_PREFIX + "probe-", dir=directory)
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise OutputPathError(f"{label} {path}: cannot write in {directory} ({reason})") from None
+    os.close(handle)
+    os.unlink(name)
+
+
+def _check_names(path: str | Path, label: str) -> None:
+    text = os.fspath(path)
+    if not text.strip():
+        raise OutputPathError(f"{label} must not be empty")
+    if "\x00" in text:
+        raise OutputPathError(f"{label} contains a NUL character")
+    for part in Path(text).parts:
+        if len(os.fsencode(part)) > 255:
+            raise OutputPathError(f"{label} {text[:60]}…: a path component is over 255 bytes")
+
+
+def check_output_dir(path: str | Path, label: str = "--out") -> Path:
+    """Refuse a directory path that cannot be created or written; creates nothing.
+
+    Args:
+        path: the directory a command will write into (it may not exist yet).
+        label: how the user named it, for the message (``--out``).
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Example:
+        >>> check_output_dir("/proc/runs")  # doctest: +SKIP
+        OutputPathError: --out /proc/runs: cannot write in /proc (No such file or directory)
+    """
+    _check_names(path, label)
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise OutputPathError(f"{label} {path} exists and is not a directory")
+    existing = _nearest_existing(path)
+    if not existing.is_dir():
+        raise OutputPathError(f"{label} {path}: {existing} is a file, not a directory")
+    _probe_writable(existing, label, path)
+    return path
+
+
+def check_output_file(
+    path: str | Path, label: str = "--out", suffixes: tuple[str, ...] = ()
+) -> Path:
+    """Refuse a file path that is a directory, lies under a file or cannot be written.
+
+    Args:
+        path: the file a command will write (replaced if it exists).
+        label: how the user named it.
+        suffixes: allowed lower-case suffixes (``(".png",)``); empty allows any.
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+    """
+    _check_names(path, label)
+    path = Path(path)
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise OutputPathError(f"{label} {path} must end in {' or '.join(suffixes)}")
+    if path.is_dir():
+        raise OutputPathError(f"{label} {path} is a directory; give a file path")
+    if path.exists():
+        try:
+            with path.open("ab"):
+                pass  # opening to append writes nothing
+        except OSError as error:
+            raise OutputPathError(f"{label} {path} cannot be written ({error.strerror})") from None
+        return path
+    existing = _nearest_existing(path.parent)
+    if not existing.is_dir():
+        raise OutputPathError(f"{label} {path}: {existing} is a file, not a directory")
+    _probe_writable(existing, label, path)
+    return path
+
+
+def temporary_path(target: Path) -> Path:
+    """A temporary name for ``target`` in the same directory (so a rename is atomic)."""
+    return target.with_name(f"{TEMP_PREFIX}{os.getpid()}-{target.name}")
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (best effort where directories cannot be synced)."""
+    with contextlib.suppress(OSError):
+        handle = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+    temporary = temporary_path(path)
+    try:
+        with temporary.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    fsync_directory(path.parent)
+
+
+def remove_temporaries(directory: Path) -> None:
+    """Remove ``.relulab-tmp-*`` files left in ``directory`` by a killed process."""
+    for leftover in directory.glob(TEMP_PREFIX + "*"):
+        with contextlib.suppress(OSError):
+            leftover.unlink()

@@ -1,0 +1,352 @@
+"""Bad input to every command: exit code 2, exactly one line on stderr, no traceback, nothing
+on stdout, and not one file created or changed in the working directory (its whole tree is
+hashed before and after). The working directory holds what a user's might: a foreign
+directory, a plain file, runs of other configs, damaged, corrupt, tampered, unfinished and
+busy stores, bad data files. Refused requests do no training, so the suite is fast."""
+
+import hashlib
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from relulab import cli
+from relulab.config import config_to_dict
+from relulab.experiments import get_experiment
+from relulab.runner import locked
+from relulab.store import RunStore, UnitResult
+
+MODEL = "relulab.nn.examples:deep_mlp"
+PROC = os.path.isdir("/proc/self")
+
+
+def _fake_unit(n: int = 2) -> UnitResult:
+    return UnitResult(
+        [{"i": i} for i in range(n)],
+        np.arange(3),
+        {"singular": np.ones((n, 3))},
+        {"sigma1": np.ones(n), "sigma1_over_sigma2": np.ones(n)},
+        np.zeros(n, bool),
+        np.full(n, -1),
+    )
+
+
+def _store(directory: Path, units=("activations", "leaky-sweep"), seed: int = 0) -> Path:
+    """An anisotropy run store (quick preset, ``seed``) holding fake results for ``units``."""
+    directory.mkdir()
+    config = config_to_dict(get_experiment("anisotropy").presets["quick"])
+    config["seed"] = seed
+    with RunStore.create_or_resume(
+        directory / "runs.sqlite", "anisotropy", "quick", config, {"torch": "x"}
+    ) as store:
+        for name in units:
+            store.save_unit(name, _fake_unit())
+    return directory / "runs.sqlite"
+
+
+def _modules(root: Path) -> Path:
+    modules = root / "modules"
+    modules.mkdir()
+    (modules / "r6_syntax_error.py").write_text("def make(:\n")
+    (modules / "r6_raises_on_import.py").write_text("raise RuntimeError('broken at import')\n")
+    (modules / "r6_factories.py").write_text(
+        "from torch import nn\n"
+        "def raises():\n    raise RuntimeError('cannot build')\n"
+        "def needs_args(width):\n    return nn.Linear(width, 2)\n"
+        "not_callable = 3\n"
+        "def not_a_module():\n    return 'a string'\n"
+        "def no_relu():\n    return nn.Sequential(nn.Linear(64, 4))\n"
+        "class Broken(nn.Module):\n"
+        "    def forward(self, x):\n        return x.no_such_method()\n"
+        "def broken_forward():\n    return nn.Sequential(nn.Linear(64, 4), nn.ReLU(), Broken())\n"
+    )
+    return modules
+
+
+def _data(work: Path) -> None:
+    np.save(work / "strings.npy", np.array(["a", "b"]))
+    np.save(work / "scalar.npy", np.array(3.0))
+    np.save(work / "all_nan.npy", np.full((4, 64), np.nan, np.float32))
+    np.save(work / "some_inf.npy", np.array([[1.0] * 63 + [np.inf]] * 4, np.float32))
+    np.save(work / "empty.npy", np.zeros((0, 64), np.float32))
+    np.save(work / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    (work / "corrupt.npy").write_bytes(b"not numpy at all")
+    good = work / "good.npy"
+    np.save(good, np.zeros((100, 64), np.float32))
+    (work / "truncated.npy").write_bytes(good.read_bytes()[:400])
+    good.unlink()
+    (work / "corrupt.pt").write_bytes(b"not torch at all")
+    torch.save({"a": 1}, work / "dict.pt")
+    torch.save(torch.zeros(3, dtype=torch.complex64), work / "complex.pt")
+    (work / "data.txt").write_text("1 2 3\n")
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bad-input")
+    work = root / "work"
+    work.mkdir()
+    (work / "thesis").mkdir()
+    (work / "thesis" / "chapter1.tex").write_text("keep me")
+    (work / "afile").write_text("a plain file")
+    (work / "figure-dir.png").mkdir()
+    _store(work / "run_other", seed=99)
+    damaged = _store(work / "damaged")
+    with sqlite3.connect(damaged) as connection:
+        connection.execute("DROP TABLE networks")
+    (work / "corrupt").mkdir()
+    (work / "corrupt" / "runs.sqlite").write_bytes(b"precious bytes, not a database")
+    (work / "empty_store").mkdir()
+    (work / "empty_store" / "runs.sqlite").write_bytes(b"")
+    _store(work / "unfinished", units=("activations",))
+    tampered = _store(work / "tampered")
+    with sqlite3.connect(tampered) as connection:
+        connection.execute("UPDATE networks SET final = '{}' WHERE idx = 0")
+    _store(work / "busy")
+    (work / "reproduce_damaged").mkdir()
+    _store(work / "reproduce_damaged" / "anisotropy")
+    child = _store(work / "reproduce_damaged" / "broken")
+    with sqlite3.connect(child) as connection:
+        connection.execute("DROP TABLE unit_arrays")
+    (work / "dangling").symlink_to(work / "nowhere")
+    (work / "store_is_dir" / "runs.sqlite").mkdir(parents=True)
+    (work / "dir.npy").mkdir()
+    _data(work)
+    modules = _modules(root)
+    with locked(work / "busy"):  # a live writer holds this run directory
+        yield work, modules
+
+
+def _tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        digest.update(str(path.relative_to(root)).encode())
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+CASES = {
+    # list
+    "list-extra-argument": (["list", "extra"], "unrecognized arguments"),
+    # run: the request itself
+    "run-no-experiment": (["run"], "required"),
+    "run-unknown-experiment": (["run", "nope"], "unknown experiment"),
+    "run-unknown-preset": (["run", "anisotropy", "--preset", "huge"], "unknown preset"),
+    "run-unknown-option": (["run", "anisotropy", "--frobnicate"], "unrecognized arguments"),
+    "run-set-without-value": (["run", "anisotropy", "--set", "d"], "expects key=value"),
+    "run-unknown-key": (["run", "anisotropy", "--set", "wibble=1"], "unknown config key"),
+    "run-wrong-type": (["run", "anisotropy", "--set", "d=many"], "expected an integer"),
+    "run-bool-wrong": (["run", "prepost-ln", "--set", "dtype=float16"], "not one of"),
+    "run-below-minimum": (["run", "anisotropy", "--set", "d=1"], "are needed"),
+    "run-key-twice": (["run", "anisotropy", "--set", "d=4", "--set", "d=5"], "set twice"),
+    "run-seed-negative": (["run", "anisotropy", "--seed", "-1"], "argument --seed"),
+    "run-seed-2-63": (["run", "anisotropy", "--seed", str(2**63)], "argument --seed"),
+    "run-set-seed-negative": (["run", "anisotropy", "--set", "seed=-1"], "[0, 2**63)"),
+    "run-set-seed-2-63": (["run", "anisotropy", "--set", f"seed={2**63}"], "[0, 2**63)"),
+    "run-seed-twice": (
+        ["run", "anisotropy", "--set", "seed=1", "--seed", "2"],
+        "seed is given twice",
+    ),
+    "run-nan": (["run", "anisotropy", "--set", "crossover_ratio=nan"], "finite"),
+    "run-inf": (["run", "anisotropy", "--set", "crossover_ratio=-inf"], "finite"),
+    "run-huge-float": (["run", "prepost-ln", "--set", "alphas=1e300"], "out of range"),
+    "run-huge-int": (
+        ["run", "single-neuron", "--set", "n_points=100000000000000000000"],
+        "out of range",
+    ),
+    "run-width-1e12": (["run", "prepost-ln", "--set", "width=1000000000000"], "out of range"),
+    "run-needs-more-memory": (["run", "prepost-ln", "--set", "width=100000000"], "of memory"),
+    "run-memory-anisotropy": (["run", "anisotropy", "--set", "n_samples=2000000000"], "memory"),
+    "run-memory-sample-variance": (
+        ["run", "sample-variance", "--set", "widths=30,2000000000"],
+        "of memory",
+    ),
+    "run-memory-bias-after-relu": (
+        ["run", "bias-after-relu", "--set", "hidden=1000000000"],
+        "of memory",
+    ),
+    "run-sweep-repeats": (["run", "prepost-ln", "--set", "alphas=1,1"], "distinct"),
+    "run-shifts-0-0-0": (["run", "bias-after-relu", "--set", "shifts=0,0,0"], "distinct"),
+    "run-empty-sweep": (["run", "prepost-ln", "--set", "alphas=,"], "comma-separated list"),
+    "run-sample-variance-minimum": (
+        ["run", "sample-variance", "--set", "histogram_width=2"],
+        "histogram_width",
+    ),
+    "run-sample-variance-shallow": (
+        ["run", "sample-variance", "--set", "depth=3", "--set", "histogram_layers=1,2"],
+        "depth must be at least 4",
+    ),
+    "run-threads-0": (["run", "anisotropy", "--threads", "0"], "argument --threads"),
+    "run-threads-100000": (["run", "anisotropy", "--threads", "100000"], "argument --threads"),
+    "run-threads-text": (["run", "anisotropy", "--threads", "many"], "argument --threads"),
+    "run-device-tpu": (["run", "anisotropy", "--device", "tpu"], "device"),
+    "run-device-missing": (["run", "anisotropy", "--device", "cuda:7"], "cuda:7"),
+    # run: the output directory
+    "run-out-empty": (["run", "anisotropy", "--out", ""], "must not be empty"),
+    "run-out-file": (["run", "anisotropy", "--out", "afile"], "is not a directory"),
+    "run-out-under-file": (["run", "anisotropy", "--out", "afile/x"], "is a file"),
+    "run-out-name-too-long": (["run", "anisotropy", "--out", "x" * 300], "over 255 bytes"),
+    "run-out-foreign": (["run", "anisotropy", "--out", "thesis"], "holds no relulab run"),
+    "run-out-other-config": (["run", "anisotropy", "--out", "run_other"], "different config"),
+    "run-out-other-experiment": (
+        ["run", "prepost-ln", "--out", "run_other"],
+        "holds a run of 'anisotropy'",
+    ),
+    "run-out-damaged": (["run", "anisotropy", "--out", "damaged"], "damaged"),
+    "run-out-corrupt": (["run", "anisotropy", "--out", "corrupt"], "not an SQLite file"),
+    "run-out-busy": (["run", "anisotropy", "--out", "busy"], "in use by PID"),
+    "run-out-dangling-link": (["run", "anisotropy", "--out", "dangling"], "dangling"),
+    "run-out-store-is-dir": (["run", "anisotropy", "--out", "store_is_dir"], "is not a file"),
+    "run-bias-window": (
+        ["run", "bias-after-relu", "--set", "shifts=0,0.5,0.9"],
+        "optimum_window",
+    ),
+    # reproduce
+    "reproduce-unknown-only": (["reproduce", "--only", "nope"], "unknown experiment"),
+    "reproduce-empty-only": (["reproduce", "--only", ","], "unknown experiment"),
+    "reproduce-unknown-preset": (["reproduce", "--preset", "huge"], "unknown preset"),
+    "reproduce-out-foreign": (["reproduce", "--out", "thesis"], "holds no relulab runs"),
+    "reproduce-out-file": (["reproduce", "--out", "afile"], "is not a directory"),
+    "reproduce-out-under-file": (["reproduce", "--out", "afile/r"], "is a file"),
+    "reproduce-out-busy": (["reproduce", "--out", "busy"], "in use by PID"),
+    "reproduce-threads": (["reproduce", "--threads", "100000"], "argument --threads"),
+    "reproduce-seed": (["reproduce", "--seed", "-1"], "argument --seed"),
+    # report
+    "report-no-directory": (["report"], "required"),
+    "report-missing": (["report", "missing"], "is not a directory"),
+    "report-file": (["report", "afile"], "is not a directory"),
+    "report-foreign": (["report", "thesis"], "holds no relulab run"),
+    "report-damaged": (["report", "damaged"], "damaged"),
+    "report-corrupt": (["report", "corrupt"], "not an SQLite file"),
+    "report-empty-store": (["report", "empty_store"], "holds no results"),
+    "report-unfinished": (["report", "unfinished"], "unfinished run"),
+    "report-tampered": (["report", "tampered"], "checksum"),
+    "report-busy": (["report", "busy"], "in use by PID"),
+    "report-reproduce-with-damaged-run": (["report", "reproduce_damaged"], "damaged"),
+    # bench (its workloads must never start: see the fixture below)
+    "bench-unknown-workload": (["bench", "--workloads", "w9"], "unknown workload"),
+    "bench-no-workload": (["bench", "--workloads", ","], "unknown workload"),
+    "bench-out-directory": (["bench", "--out", "thesis"], "is a directory"),
+    "bench-out-under-file": (["bench", "--out", "afile/bench.json"], "is a file"),
+    "bench-out-empty": (["bench", "--out", ""], "must not be empty"),
+    "bench-threads": (["bench", "--threads", "100000"], "argument --threads"),
+    "bench-device": (["bench", "--device", "tpu"], "device"),
+    "bench-naive-0": (["bench", "--naive-networks", "0"], "argument --naive-networks"),
+    "bench-naive-41": (["bench", "--naive-networks", "41"], "argument --naive-networks"),
+    # theory
+    "theory-no-topic": (["theory"], "required"),
+    "theory-q0-negative": (["theory", "phase-diagram", "--q0", "-1"], "argument --q0"),
+    "theory-q0-zero": (["theory", "phase-diagram", "--q0", "0"], "argument --q0"),
+    "theory-k-nan": (["theory", "phase-diagram", "--k", "nan"], "argument --k"),
+    "theory-k-below-minus-1": (["theory", "phase-diagram", "--k", "-2"], "argument --k"),
+    "theory-shift-nan": (["theory", "phase-diagram", "--shift", "nan"], "argument --shift"),
+    "theory-slope-inf": (["theory", "phase-diagram", "--slope", "inf"], "argument --slope"),
+    "theory-grid-huge": (["theory", "phase-diagram", "--grid", "10000000"], "argument --grid"),
+    "theory-grid-1": (["theory", "phase-diagram", "--grid", "1"], "argument --grid"),
+    "theory-activation": (["theory", "phase-diagram", "--activation", "nope"], "unknown"),
+    "theory-out-suffix": (["theory", "phase-diagram", "--out", "x.txt"], "must end in .png"),
+    "theory-out-directory": (["theory", "phase-diagram", "--out", "figure-dir.png"], "directory"),
+    "theory-out-under-file": (["theory", "phase-diagram", "--out", "afile/x.png"], "is a file"),
+    "theory-depth-0": (["theory", "sample-variance", "--depth", "0"], "argument --depth"),
+    "theory-depth-huge": (
+        ["theory", "sample-variance", "--depth", "1000000000"],
+        "argument --depth",
+    ),
+    # diagnose: the model
+    "diagnose-no-model": (["diagnose"], "required"),
+    "diagnose-bad-spec": (["diagnose", "relulab.nn.examples"], "module.path:factory"),
+    "diagnose-no-module": (["diagnose", "no.such.module:make"], "cannot load"),
+    "diagnose-no-factory": (["diagnose", "relulab.nn.examples:nothing"], "no attribute"),
+    "diagnose-syntax-error": (["diagnose", "r6_syntax_error:make"], "SyntaxError"),
+    "diagnose-import-raises": (["diagnose", "r6_raises_on_import:make"], "broken at import"),
+    "diagnose-factory-raises": (["diagnose", "r6_factories:raises"], "cannot build"),
+    "diagnose-factory-needs-args": (["diagnose", "r6_factories:needs_args"], "without arguments"),
+    "diagnose-not-callable": (["diagnose", "r6_factories:not_callable"], "not a factory"),
+    "diagnose-not-a-module": (["diagnose", "r6_factories:not_a_module"], "not an nn.Module"),
+    "diagnose-no-relu": (["diagnose", "r6_factories:no_relu"], "no ReLU-family"),
+    "diagnose-broken-forward": (["diagnose", "r6_factories:broken_forward"], "probing"),
+    # diagnose: the data
+    "diagnose-missing-data": (["diagnose", MODEL, "--data", "missing.npy"], "no data file"),
+    "diagnose-data-directory": (["diagnose", MODEL, "--data", "dir.npy"], "no data file"),
+    "diagnose-data-suffix": (["diagnose", MODEL, "--data", "data.txt"], ".npy or .pt"),
+    "diagnose-strings": (["diagnose", MODEL, "--data", "strings.npy"], "expected numbers"),
+    "diagnose-0-d": (["diagnose", MODEL, "--data", "scalar.npy"], "single number"),
+    "diagnose-all-nan": (["diagnose", MODEL, "--data", "all_nan.npy"], "NaN or infinite"),
+    "diagnose-some-inf": (["diagnose", MODEL, "--data", "some_inf.npy"], "NaN or infinite"),
+    "diagnose-empty": (["diagnose", MODEL, "--data", "empty.npy"], "no samples"),
+    "diagnose-objects": (["diagnose", MODEL, "--data", "objects.npy"], "Python objects"),
+    "diagnose-corrupt-npy": (["diagnose", MODEL, "--data", "corrupt.npy"], "not a .npy file"),
+    "diagnose-truncated-npy": (["diagnose", MODEL, "--data", "truncated.npy"], "damaged"),
+    "diagnose-corrupt-pt": (["diagnose", MODEL, "--data", "corrupt.pt"], "not a .pt file"),
+    "diagnose-dict-pt": (["diagnose", MODEL, "--data", "dict.pt"], "expected a tensor"),
+    "diagnose-complex-pt": (["diagnose", MODEL, "--data", "complex.pt"], "real numbers"),
+    "diagnose-wrong-shape": (["diagnose", MODEL, "--input-shape", "7"], "could not run"),
+    "diagnose-shape-text": (["diagnose", MODEL, "--input-shape", "3,x"], "integers"),
+    "diagnose-shape-zero": (["diagnose", MODEL, "--input-shape", "0"], "positive"),
+    "diagnose-too-big": (
+        ["diagnose", MODEL, "--samples", "10000000", "--input-shape", "100000,100"],
+        "of memory",
+    ),
+    "diagnose-samples-0": (["diagnose", MODEL, "--samples", "0"], "argument --samples"),
+    "diagnose-seed": (["diagnose", MODEL, "--seed", "-1"], "argument --seed"),
+    "diagnose-init": (["diagnose", MODEL, "--init", "he"], "unknown init"),
+    # diagnose: the output directory
+    "diagnose-out-foreign": (["diagnose", MODEL, "--out", "thesis"], "no relulab diagnose"),
+    "diagnose-out-run": (["diagnose", MODEL, "--out", "run_other"], "no relulab diagnose"),
+    "diagnose-out-file": (["diagnose", MODEL, "--out", "afile"], "is not a directory"),
+    "diagnose-out-under-file": (["diagnose", MODEL, "--out", "afile/d"], "is a file"),
+}
+if PROC:
+    CASES.update(
+        {
+            "run-out-proc": (["run", "anisotropy", "--out", "/proc/relulab-x"], "cannot write"),
+            "bench-out-proc": (["bench", "--out", "/proc/relulab-x.json"], "cannot write"),
+            "theory-out-proc": (
+                ["theory", "phase-diagram", "--out", "/proc/relulab-x.png"],
+                "cannot write",
+            ),
+            "diagnose-out-proc": (["diagnose", MODEL, "--out", "/proc/relulab-x"], "cannot write"),
+            "bench-out-read-only-file": (["bench", "--out", "/proc/version"], "cannot be written"),
+        }
+    )
+
+COMMANDS = ("list", "run", "reproduce", "report", "bench", "theory", "diagnose")
+
+
+def test_every_command_is_covered():
+    assert {args[0] for args, _ in CASES.values() if args} == set(COMMANDS)
+
+
+@pytest.fixture
+def in_workspace(workspace, monkeypatch):
+    work, modules = workspace
+    monkeypatch.chdir(work)
+    monkeypatch.syspath_prepend(str(modules))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+
+    def never(*args, **kwargs):
+        raise AssertionError("bench started its workloads before refusing")
+
+    monkeypatch.setattr("relulab.bench.run_bench", never)
+    return work
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_input_is_refused_in_one_line_and_writes_nothing(in_workspace, capsys, case):
+    argv, message = CASES[case]
+    before = _tree_digest(in_workspace)
+    try:
+        code = cli.main(argv)
+    except SystemExit as exit_:  # argparse's refusals
+        code = exit_.code
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    assert err.startswith("relulab: error:") and err.count("\n") == 1, err
+    assert message in err, err
+    assert "Traceback" not in err and out == ""
+    assert _tree_digest(in_workspace) == before, "a refused request changed the directory"
