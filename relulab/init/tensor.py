@@ -5,8 +5,9 @@ a ``generator`` argument, the tensor returned. Weights are ``(fan_out, fan_in, *
 
 * ``kaiming_normal_`` / ``kaiming_uniform_`` (He et al. 2015), stated explicitly: std
   :math:`g/\sqrt{n}` or bound :math:`g\sqrt{3/n}`, :math:`n` the fan of ``mode``, gain
-  :math:`g = \sqrt 2` for ReLU. (``nn.Linear``'s default is *not* this: it is
-  :math:`U(\pm 1/\sqrt{n_{in}})`, i.e. gain :math:`1/\sqrt 3`.)
+  :math:`g = \sqrt{2/(1 + a^2)}` for a (leaky) ReLU of negative slope :math:`a` — torch's
+  ``calculate_gain(nonlinearity, a)``, :math:`\sqrt 2` by default. (``nn.Linear``'s default
+  is *not* this: it is :math:`U(\pm 1/\sqrt{n_{in}})`, i.e. gain :math:`1/\sqrt 3`.)
 * ``lecun_normal_``: std :math:`1/\sqrt{n_{in}}` (LeCun et al. 1998).
 * ``orthogonal_``: rows (or columns) orthonormal, times ``gain`` (Saxe et al. 2014), from the
   QR decomposition of a Gaussian matrix with the sign fix of Mezzadri (2007).
