@@ -95,12 +95,15 @@ def test_default_reading_is_the_previous_behaviour_and_k_overrides_a_b():
     draw = torch.randn(30, 9, generator=torch.Generator().manual_seed(2), dtype=F64)
     expected = correlate_rows(draw, 2.0, 1.0, -0.4)
     got = correlated_(
-        torch.empty(30, 9, dtype=F64), 2.0, k=-0.4, generator=torch.Generator().manual_seed(2)
+        torch.empty(30, 9, dtype=F64),
+        sigma_w2=2.0,
+        k=-0.4,
+        generator=torch.Generator().manual_seed(2),
     )
     torch.testing.assert_close(got, expected, rtol=0, atol=0)
     explicit = correlated_(
         torch.empty(30, 9, dtype=F64),
-        2.0,
+        sigma_w2=2.0,
         a=1.0,
         b=-0.4,
         generator=torch.Generator().manual_seed(2),

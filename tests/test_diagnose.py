@@ -109,3 +109,78 @@ def test_diagnose_refuses_unusable_arrays_in_one_line(tmp_path, capsys, array, m
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not (tmp_path / "d").exists()
+
+
+PACKAGE = '''
+import torch.nn.functional as F
+from torch import nn
+
+
+class Block(nn.Module):
+    """Bias-free convolutions with BatchNorm, one in-place ReLU called twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU(inplace=True)
+        self.head = nn.Linear(4, 8)
+
+    def forward(self, x):
+        x = self.relu(self.bn1(self.conv1(x)))
+        x = self.relu(self.bn2(self.conv2(x)))
+        return F.gelu(self.head(x.mean(dim=(2, 3))))
+
+
+def make_net():
+    return Block()
+'''
+
+
+def test_diagnose_imports_from_the_current_directory_and_skips_inits_that_cannot_apply(
+    tmp_path, monkeypatch, capsys
+):
+    import sys
+
+    (tmp_path / "r10pkg").mkdir()
+    (tmp_path / "r10pkg" / "__init__.py").write_text("")
+    (tmp_path / "r10pkg" / "models.py").write_text(PACKAGE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    path_before = list(sys.path)
+    args = ["diagnose", "r10pkg.models:make_net", "--samples", "8", "--input-shape", "3,6,6"]
+    try:
+        _diagnose_the_package(tmp_path, capsys, args, path_before)
+    finally:
+        for name in [name for name in sys.modules if name.startswith("r10pkg")]:
+            del sys.modules[name]
+
+
+def _diagnose_the_package(tmp_path, capsys, args, path_before):
+    import sys
+
+    assert cli.main([*args, "--compare-inits", "--out", "d"]) == 0
+    out = capsys.readouterr().out
+    assert "note: skipped init scale_bias" in out and "Conv2d" in out
+    assert "probed in train mode" in out
+    assert sys.path == path_before, "the current directory is on sys.path only while importing"
+    frame = pd.read_csv(tmp_path / "d" / "probe.csv")
+    assert "scale_bias" not in set(frame["init"]) and {"default", "lsuv"} <= set(frame["init"])
+    assert set(frame["mode"]) == {"train"}
+    assert list(frame["name"].unique()) == ["relu#0", "relu#1", ":gelu#0"]
+    html = (tmp_path / "d" / "report.html").read_text()
+    assert "Skipped scale_bias" in html and "probed in train mode" in html
+    assert "never_positive_fraction" in html, "the GELU call gets sign states, not dead units"
+    assert cli.main([*args, "--init", "rai", "--out", "e"]) == 2
+    assert "no init applies" in capsys.readouterr().err
+    assert cli.main([*args, "--mode", "eval", "--out", "d"]) == 0
+    assert set(pd.read_csv(tmp_path / "d" / "probe.csv")["mode"]) == {"eval"}
+
+
+def test_a_missing_package_names_the_directory_searched(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["diagnose", "mypkg.models:make_net", "--out", "d"]) == 2
+    err = capsys.readouterr().err
+    assert "No module named 'mypkg'" in err and str(tmp_path) in err and err.count("\n") == 1

@@ -87,7 +87,7 @@ def test_lsuv_reaches_unit_variance_within_tolerance_on_a_cnn():
 
 
 def test_scale_bias_needs_biases_and_runnable_data():
-    with pytest.raises(ValueError, match="have none"):
+    with pytest.raises(init.InitNotApplicableError, match="have none"):
         init.scale_bias_(_mlp(bias=False), _data())
     with pytest.raises(ValueError, match="could not run on data of shape"):
         init.scale_(_mlp(), torch.randn(10, 5))
@@ -115,3 +115,24 @@ def test_calibrated_relu_shift_centres_every_neuron_on_the_data():
     torch.testing.assert_close(h.mean(dim=0), torch.zeros(16), atol=1e-5, rtol=0)
     with pytest.raises(ValueError, match="ReLUMinusB"):
         init.calibrate_relu_shift_(_mlp(), x)
+
+
+def test_data_dependent_inits_take_a_linear_layers_features_on_the_last_axis():
+    """Sequence inputs (N, T, d): a Linear layer's features are its last axis; the statistics
+    run over N and T (GELU or ReLU alike)."""
+    x = torch.randn(16, 5, 12, generator=torch.Generator().manual_seed(0)) + 1.0
+    model = nn.Sequential(nn.Linear(12, 24), nn.GELU(), nn.Linear(24, 12), nn.SiLU())
+    init.scale_bias_(model, x, eps=0.0, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        hidden = model[0](x)
+        out = model[2](model[1](hidden))
+    for u in (hidden, out):
+        torch.testing.assert_close(u.mean(dim=(0, 1)), torch.zeros(u.shape[-1]), atol=1e-5, rtol=0)
+        assert u.square().mean().item() == pytest.approx(1.0, rel=1e-5)
+    init.scale_bias_(model, x, per_feature=True, eps=0.0)
+    with torch.no_grad():
+        hidden = model[0](x)
+    torch.testing.assert_close(
+        hidden.var(dim=(0, 1), unbiased=False), torch.ones(24), rtol=1e-4, atol=0
+    )
+    init.lsuv_(model, x)

@@ -97,5 +97,142 @@ def test_model_level_inits_report_every_layer_and_reject_unknown_names():
     assert float(model[0].bias.detach().abs().sum()) == 0.0
     with pytest.raises(ValueError, match="unknown init"):
         init.init_model_(model, "he")
-    with pytest.raises(ValueError, match="needs one"):
+    with pytest.raises(ValueError, match="needs a bias"):
         init.rai_(torch.empty(3, 3), None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Call-compatible with torch.nn.init, and the same draws for the same generator.
+# ---------------------------------------------------------------------------------------------
+SHAPES = [(7, 5), (40, 30), (16, 8, 3, 3)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", [torch.float32, F64])
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"),
+    [
+        ("kaiming_normal_", (), {}),
+        ("kaiming_normal_", (0, "fan_out"), {}),
+        ("kaiming_normal_", (0.2, "fan_in", "leaky_relu"), {}),
+        ("kaiming_normal_", (), {"nonlinearity": "relu", "mode": "fan_out"}),
+        ("kaiming_uniform_", (), {}),
+        ("kaiming_uniform_", (0, "fan_out"), {}),
+        ("kaiming_uniform_", (), {"a": 0.1, "nonlinearity": "leaky_relu"}),
+        ("normal_", (0.5, 2.0), {}),
+        ("normal_", (), {"std": 0.01}),
+        ("orthogonal_", (), {}),
+        ("orthogonal_", (2.0,), {}),
+    ],
+)
+def test_namesakes_take_torch_signatures_and_make_torch_draws(shape, dtype, name, args, kwargs):
+    ours = getattr(init, name)(torch.empty(shape, dtype=dtype), *args, **kwargs, generator=_gen(4))
+    theirs = getattr(torch.nn.init, name)(
+        torch.empty(shape, dtype=dtype), *args, **kwargs, generator=_gen(4)
+    )
+    torch.testing.assert_close(ours, theirs, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("make", [lambda: nn.Linear(9, 4), lambda: nn.Conv2d(3, 5, 3)])
+def test_torch_default_draws_what_the_layers_reset_parameters_draw(make):
+    torch.manual_seed(11)
+    reference = make()
+    layer = make()
+    torch.manual_seed(11)
+    init.torch_default_(layer.weight, layer.bias)  # the global generator, like reset_parameters
+    torch.testing.assert_close(layer.weight, reference.weight, rtol=0, atol=0)
+    torch.testing.assert_close(layer.bias, reference.bias, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name", ["kaiming_normal_", "kaiming_uniform_", "normal_", "orthogonal_"])
+def test_float64_draw_gives_float32_and_float64_tensors_the_same_numbers(name):
+    fill = getattr(init, name)
+    single = fill(torch.empty(20, 10), generator=_gen(2), draw="float64")
+    double = fill(torch.empty(20, 10, dtype=F64), generator=_gen(2), draw="float64")
+    torch.testing.assert_close(single, double.float(), rtol=0, atol=0)
+
+
+def test_registry_keeps_its_float64_draws_bit_for_bit():
+    """The engine's networks (and so every scorecard) are drawn by the registry: its fills are
+    the float64 formulas relulab has always used, written out here independently."""
+    shape, fan = (30, 20), 20
+
+    def legacy_normal(std):
+        return torch.randn(shape, generator=_gen(3), dtype=F64) * std
+
+    def legacy_uniform(bound):
+        return (torch.rand(shape, generator=_gen(3), dtype=F64) * 2 - 1) * bound
+
+    expected = {
+        "kaiming_normal": legacy_normal(math.sqrt(2.0) / math.sqrt(fan)),
+        "kaiming_uniform": legacy_uniform(math.sqrt(2.0) * math.sqrt(3.0 / fan)),
+        "lecun_normal": legacy_normal(1.0 / math.sqrt(fan)),
+        "normal": legacy_normal(1.0),
+        "torch_default": legacy_uniform(1 / math.sqrt(fan)),
+    }
+    for name, want in expected.items():
+        weight = torch.empty(shape, dtype=torch.float32)
+        init.SCHEMES[name].fill(weight, None, _gen(3))
+        torch.testing.assert_close(weight, want.float(), rtol=0, atol=0, msg=name)
+
+
+def test_gain_is_given_through_a_and_nonlinearity_or_directly_not_both():
+    leaky = init.kaiming_normal_(torch.empty(500, 400, dtype=F64), a=0.5, generator=_gen())
+    assert leaky.var().item() == pytest.approx(2 / 1.25 / 400, rel=0.02)
+    linear = init.kaiming_normal_(
+        torch.empty(500, 400, dtype=F64), nonlinearity="linear", generator=_gen()
+    )
+    assert linear.var().item() == pytest.approx(1 / 400, rel=0.02)
+    direct = init.kaiming_normal_(torch.empty(500, 400, dtype=F64), gain=3.0, generator=_gen())
+    assert direct.var().item() == pytest.approx(9 / 400, rel=0.02)
+    with pytest.raises(ValueError, match="gain"):
+        init.kaiming_normal_(torch.empty(3, 3), a=0.1, gain=1.0)
+    with pytest.raises(ValueError, match="draw must be"):
+        init.normal_(torch.empty(3, 3), draw="float16")
+
+
+# ---------------------------------------------------------------------------------------------
+# One convention for the weight-and-bias schemes: (weight, bias, *, parameters…, generator=).
+# ---------------------------------------------------------------------------------------------
+def test_correlated_takes_weight_and_bias_and_keyword_parameters():
+    layer = nn.Linear(40, 30)
+    init.correlated_(layer.weight, layer.bias, k=-1, generator=_gen(1))
+    assert float(layer.weight.detach().sum(dim=1).abs().max()) < 1e-5  # k = −1: every row sums to 0
+    assert not layer.bias.any(), "σ_b² = 0 by default: biases 0"
+    init.correlated_(layer.weight, layer.bias, k=-1, sigma_b2=0.25, generator=_gen(1))
+    # the bias is drawn after the weight from the same generator: N(0, σ_b²)
+    replay = _gen(1)
+    torch.randn(30, 40, generator=replay, dtype=F64)
+    expected = torch.randn(30, generator=replay, dtype=F64) * 0.5
+    torch.testing.assert_close(layer.bias, expected.float(), rtol=0, atol=0)
+
+
+def test_correlated_old_positional_sigma_is_deprecated_but_draws_the_same():
+    with pytest.warns(DeprecationWarning, match="sigma_w2= by keyword"):
+        old = init.correlated_(torch.empty(6, 9, dtype=F64), 1.5, k=-0.5, generator=_gen(2))
+    new = init.correlated_(torch.empty(6, 9, dtype=F64), sigma_w2=1.5, k=-0.5, generator=_gen(2))
+    torch.testing.assert_close(old, new, rtol=0, atol=0)
+
+
+def test_weight_and_bias_schemes_give_clear_errors():
+    layer = nn.Linear(5, 3)
+    with pytest.raises(ValueError, match=r"bias must be None or have shape \(3,\)"):
+        init.correlated_(layer.weight, torch.zeros(4))
+    with pytest.raises(ValueError, match="sigma_w2 must be a positive"):
+        init.correlated_(layer.weight, sigma_w2=-1.0)
+    with pytest.raises(TypeError):
+        init.rai_(layer.weight, layer.bias, _gen())  # the generator goes by keyword
+    with pytest.raises(ValueError, match=r"bias must have shape \(3,\)"):
+        init.raai_(layer.weight, torch.zeros(5))
+    with pytest.raises(init.InitNotApplicableError, match="needs a bias"):
+        init.raai_(layer.weight, None)
+
+
+def test_init_model_names_the_layers_a_bias_setting_scheme_cannot_apply_to():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, bias=False), nn.ReLU(), nn.Conv2d(4, 2, 1))
+    with pytest.raises(
+        init.InitNotApplicableError, match=r"rai sets every layer's bias.*0 \(Conv2d\)"
+    ):
+        init.init_model_(model, "rai")
+    with pytest.raises(init.InitNotApplicableError, match="scale_bias"):
+        init.apply_init_(model, "scale_bias", torch.randn(4, 3, 8, 8))

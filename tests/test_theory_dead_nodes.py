@@ -42,7 +42,7 @@ def _layer(name, generator):
     elif name == "raai":
         raai_(weight, bias, generator=generator, sigma_w2=scheme.sigma_w2, k=scheme.b)
     else:
-        correlated_(weight, scheme.sigma_w2, a=scheme.a, b=scheme.b, generator=generator)
+        correlated_(weight, sigma_w2=scheme.sigma_w2, a=scheme.a, b=scheme.b, generator=generator)
         bias = torch.randn(WIDTH, generator=generator, dtype=torch.float64)
         bias *= np.sqrt(scheme.sigma_b2)
     return weight, bias

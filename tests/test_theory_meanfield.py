@@ -117,7 +117,10 @@ def _simulate_two_inputs(sigma_w2, sigma_b2, k, width, depth, c0, seed=0):
     lengths, correlations = [], []
     for layer in range(depth):
         weight = correlated_(
-            torch.empty(width, width, dtype=torch.float64), sigma_w2, k=k, generator=generator
+            torch.empty(width, width, dtype=torch.float64),
+            sigma_w2=sigma_w2,
+            k=k,
+            generator=generator,
         )
         bias = torch.randn(width, generator=generator, dtype=torch.float64) * np.sqrt(sigma_b2)
         u = (torch.relu(h) if layer else h) @ weight.T + bias

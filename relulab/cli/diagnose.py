@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -37,7 +36,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     diagnose.add_argument(
         "model",
-        help="module.path:factory returning an nn.Module, e.g. relulab.nn.examples:deep_mlp",
+        help="module.path:factory returning an nn.Module, e.g. relulab.nn.examples:deep_mlp "
+        "(the current directory is searched first, as by python -m)",
     )
     diagnose.add_argument(
         "--data", default=None, help=".npy or .pt file of inputs (default: Gaussian samples)"
@@ -65,7 +65,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default=None,
         metavar="NAMES",
         help="probe the model under several inits "
-        "side by side (default list: default," + ",".join(COMPARED_INITS) + ")",
+        "side by side (default list: default," + ",".join(COMPARED_INITS) + "); an init "
+        "that cannot apply to the model is skipped with a note",
+    )
+    diagnose.add_argument(
+        "--mode",
+        choices=("train", "eval"),
+        default="train",
+        help="forward mode to probe in: train (batch statistics, dropout on: what training "
+        "sees; default) or eval (running statistics, no dropout)",
     )
     diagnose.add_argument("--seed", type=seed_int, default=0, help="seed in [0, 2**63)")
     diagnose.add_argument(
@@ -85,16 +93,6 @@ def _parse_shape(text: str | None) -> tuple[int, ...] | None:
     if not shape or min(shape) < 1:
         raise UsageError(f"--input-shape must be positive integers, got {text!r}")
     return shape
-
-
-def _layer_names(frame: Any, model: Any) -> dict[int, str]:
-    """Per probed activation layer: its name in the model and its type, e.g. ``3 (ReLU)``."""
-    modules = dict(model.named_modules())
-    names = {}
-    for layer, module in zip(frame["layer"], frame["module"], strict=True):
-        kind = type(modules[module]).__name__ if module in modules else ""
-        names[int(layer)] = f"{module} ({kind})" if kind else str(module)
-    return names
 
 
 def _check_out(text: str) -> Path:
@@ -125,11 +123,11 @@ def _check_data_size(samples: int, shape: tuple[int, ...]) -> None:
 def command(args: argparse.Namespace) -> int:
 
     from relulab.probe.diagnose import (
-        KEY_METRICS,
         build_model,
         comparison_table,
         default_shape,
         diagnose,
+        key_metrics,
         load_data,
     )
     from relulab.report import write_diagnose_report
@@ -150,21 +148,37 @@ def command(args: argparse.Namespace) -> int:
         data = load_data(
             args.data, model, args.samples, shape, torch.Generator().manual_seed(args.seed)
         )
-        frame = diagnose(factory, data, inits, args.seed)
-        tables = {metric: comparison_table(frame, metric) for metric in KEY_METRICS}
-        names = _layer_names(frame, model)
+        found = diagnose(factory, data, inits, args.seed, args.mode)
+        tables = {
+            metric: comparison_table(found.frame, metric) for metric in key_metrics(found.frame)
+        }
+        names = found.names
     except ValueError as error:
         raise UsageError(str(error)) from None
     except Exception as error:  # the user's model failed while being probed: nothing written
         raise UsageError(f"probing {args.model} failed ({describe_error(error)})") from None
     out.mkdir(parents=True, exist_ok=True)
     (out / DIAGNOSE_MARKER).write_text("written by relulab diagnose\n")
+    frame = found.frame
+    frame.insert(1, "mode", found.mode)
     frame.to_csv(out / "probe.csv", index=False)
-    report = write_diagnose_report(out, args.model, inits, tuple(data.shape), tables, names)
+    report = write_diagnose_report(
+        out,
+        args.model,
+        found.inits,
+        tuple(data.shape),
+        tables,
+        names,
+        mode=found.mode,
+        skipped=found.skipped,
+    )
     terminal = console()
+    for name, why in found.skipped.items():
+        terminal.print(f"note: skipped init {name}: {why}", highlight=False, soft_wrap=True)
+    terminal.print(f"probed in {found.mode} mode", highlight=False)
     for metric, table in tables.items():
         rich_table = Table(title=metric)
-        rich_table.add_column("module")
+        rich_table.add_column("activation call")
         for name in table.columns:
             rich_table.add_column(str(name))
         for layer, row in table.iterrows():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
@@ -18,10 +19,11 @@ from relulab.theory import (
     sample_statistics,
 )
 
-__all__ = ["add_parser", "command"]
+__all__ = ["add_parser", "command", "fresh_directory"]
 
 MAX_GRID = 2000  # 2000² points: a few seconds and ~1 GB at most
 MAX_DEPTH = 10_000  # seed 002's statistics for 10 000 layers take 0.1 s
+FIGURE_NAME = "phase_diagram.png"
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -66,7 +68,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default=200,
         help=f"grid points per axis, 2 … {MAX_GRID} (default 200)",
     )
-    phase.add_argument("--out", default="phase_diagram.png", help="figure path (.png)")
+    phase.add_argument(
+        "--out",
+        default=None,
+        help="figure path (.png); default a fresh directory runs/theory-phase-diagram-N/ "
+        "(an existing file is never replaced without --force)",
+    )
+    phase.add_argument("--force", action="store_true", help="replace the --out figure if it exists")
     sv = topics.add_parser(
         "sample-variance",
         help="seed 002's m/v per layer at infinite width",
@@ -80,9 +88,34 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
 
 
+def fresh_directory(parent: Path, stem: str) -> Path:
+    """``parent/stem-N`` for the smallest N ≥ 1 that does not exist yet (nothing is created).
+
+    Example:
+        >>> fresh_directory(Path("/nonexistent"), "theory-phase-diagram")
+        PosixPath('/nonexistent/theory-phase-diagram-1')
+    """
+    number = 1
+    while (parent / f"{stem}-{number}").exists():
+        number += 1
+    return parent / f"{stem}-{number}"
+
+
+def _figure_path(args: argparse.Namespace, topic: str) -> Path:
+    """Where a figure goes: ``--out`` (never replaced without ``--force``) or a fresh
+    directory under ``runs/``."""
+    if args.out is None:
+        directory = fresh_directory(Path("runs"), f"theory-{topic}")
+        return check_output_file(directory / FIGURE_NAME, suffixes=(".png",))
+    out = check_output_file(args.out, suffixes=(".png",))
+    if out.exists() and not args.force:
+        raise ValueError(f"--out {out} exists; pass --force to replace it or choose another path")
+    return out
+
+
 def _phase_diagram(args: argparse.Namespace) -> int:
     kernel = get_kernel(args.activation, slope=args.slope, shift=args.shift)
-    out = check_output_file(args.out, suffixes=(".png",))
+    out = _figure_path(args, "phase-diagram")
     w2, b2 = np.linspace(0.05, 4.0, args.grid), np.linspace(0.0, 2.0, args.grid)
     diagram = phase_diagram(kernel, w2, b2, a=1.0, b=args.k, q0=args.q0)
     fig, ax = plt.subplots(figsize=(5.5, 4.2))

@@ -75,7 +75,10 @@ def _simulated_correlations(
     correlations = []
     for layer in range(config.correlation_depth):
         weight = correlated_(
-            torch.empty(width, width, dtype=torch.float64), sigma_w2, k=k, generator=generator
+            torch.empty(width, width, dtype=torch.float64),
+            sigma_w2=sigma_w2,
+            k=k,
+            generator=generator,
         )
         bias = torch.randn(width, generator=generator, dtype=torch.float64) * np.sqrt(
             config.sigma_b2

@@ -4,7 +4,7 @@ data-dependent schemes — each returning a layer-by-layer report. Every scheme 
 once, in the registry :data:`SCHEMES` (:mod:`relulab.init.schemes`).
 
 >>> from relulab import init
->>> init.kaiming_normal_(layer.weight, mode="fan_in", generator=g)        # doctest: +SKIP
+>>> init.kaiming_normal_(layer.weight, a=0, mode="fan_in", generator=g)   # doctest: +SKIP
 >>> report = init.scale_bias_(model, data)                                # doctest: +SKIP
 >>> report.to_frame()                                                     # doctest: +SKIP
 """
@@ -31,6 +31,8 @@ from relulab.init.schemes import (
     init_model_,
 )
 from relulab.init.tensor import (
+    DRAWS,
+    InitNotApplicableError,
     fans,
     kaiming_normal_,
     kaiming_uniform_,
@@ -44,10 +46,12 @@ from relulab.init.tensor import (
 )
 
 __all__ = [
+    "DRAWS",
     "FAN_IN_VARIANCE",
     "INIT_SCHEMES",
     "MODEL_INITS",
     "SCHEMES",
+    "InitNotApplicableError",
     "InitReport",
     "LayerReport",
     "Scheme",

@@ -21,6 +21,7 @@ Exact O(N) per row sampler [D]: with :math:`g \sim N(0, I)` and :math:`\bar g` i
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 from torch import Tensor
@@ -58,48 +59,91 @@ def correlate_rows(standard_normal: Tensor, sigma_w2: float, a: float, b: float)
 
 
 def correlated_(
-    tensor: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    *,
     sigma_w2: float = 2.0,
+    sigma_b2: float = 0.0,
     k: float | None = None,
     a: float = 1.0,
     b: float = 0.0,
-    generator: torch.Generator | None = None,
     parameterisation: str = "additive",
+    generator: torch.Generator | None = None,
 ) -> Tensor:
-    r"""Fill ``tensor`` (``(fan_out, fan_in, *kernel)``) in place with correlated rows.
+    r"""Fill ``weight`` (``(fan_out, fan_in, *kernel)``) in place with correlated rows, and
+    ``bias`` (if given) with i.i.d. :math:`N(0, \sigma_b^2)` (the mean-field setting of seed
+    ``003_…`` §2: the phase diagrams are over :math:`(\sigma_w^2, \sigma_b^2)`).
 
     Each row is :math:`N(0, (\sigma_w^2/N)(aI + (b/N)J))`, drawn in float64 by
-    :func:`correlate_rows`. Source: seed ``003_…`` §2, eq. 1.
+    :func:`correlate_rows`; the bias is drawn after the weight, from the same generator, and is
+    set to 0 without a draw when :math:`\sigma_b^2 = 0`. Source: seed ``003_…`` §2, eq. 1.
+    The argument convention of :func:`~relulab.init.rai_` and :func:`~relulab.init.raai_`:
+    weight and bias, then the scheme's parameters by keyword.
 
     Args:
-        tensor: the weight; for convolutions the fan-in is ``in_channels × kernel size`` and a
+        weight: the weight; for convolutions the fan-in is ``in_channels × kernel size`` and a
             row is flattened.
+        bias: the bias ``(fan_out,)`` or ``None``.
         sigma_w2: :math:`\sigma_w^2`.
+        sigma_b2: :math:`\sigma_b^2`, the variance of the bias.
         k: the seed's correlation strength; if given it sets :math:`(a, b)` by
             ``parameterisation`` (module docstring), otherwise ``a`` and ``b`` are used.
         a, b: the covariance coefficients, when ``k`` is ``None``.
-        generator: the random generator.
         parameterisation: the reading of ``k`` (default ``"additive"``: :math:`(1, k)`).
+        generator: the random generator.
 
     Returns:
-        ``tensor``.
+        ``weight``.
 
     Example:
+        >>> layer = torch.nn.Linear(100, 64)
+        >>> _ = correlated_(layer.weight, layer.bias, k=-1.0, sigma_b2=0.1)
+        >>> bool(layer.weight.sum(dim=1).abs().max() < 1e-5)  # k = −1: every row sums to 0
+        True
         >>> w = correlated_(torch.empty(64, 100), sigma_w2=2.0, k=100.0,
         ...                 parameterisation="precision")
-        >>> w.shape
-        torch.Size([64, 100])
     """
-    if tensor.dim() < 2:
-        raise ValueError(
-            f"need a weight of at least 2 dimensions (out, in, …), got {tuple(tensor.shape)}"
+    if isinstance(bias, int | float) and not isinstance(bias, bool):
+        warnings.warn(
+            "correlated_(weight, sigma_w2, …) is deprecated: pass the bias (or None) second "
+            "and sigma_w2= by keyword",
+            DeprecationWarning,
+            stacklevel=2,
         )
-    rows = tensor.shape[0]
-    fan_in = tensor[0].numel()
+        bias, sigma_w2 = None, float(bias)
+    _check_layer(weight, bias)
+    if not (math.isfinite(sigma_w2) and sigma_w2 > 0):
+        raise ValueError(f"sigma_w2 must be a positive number, got {sigma_w2!r}")
+    if not (math.isfinite(sigma_b2) and sigma_b2 >= 0):
+        raise ValueError(f"sigma_b2 must be a number ≥ 0, got {sigma_b2!r}")
+    rows = weight.shape[0]
+    fan_in = weight[0].numel()
     if k is not None:
         a, b = covariance_coefficients(k, parameterisation, fan_in)
     check_row_covariance(a, b)
     with torch.no_grad():
         g = torch.randn(rows, fan_in, generator=generator, dtype=torch.float64)
-        tensor.copy_(correlate_rows(g, sigma_w2, a, b).reshape(tensor.shape).to(tensor.dtype))
-    return tensor
+        weight.copy_(correlate_rows(g, sigma_w2, a, b).reshape(weight.shape).to(weight.dtype))
+        if bias is not None and sigma_b2 > 0:
+            drawn = torch.randn(rows, generator=generator, dtype=torch.float64)
+            bias.copy_((drawn * math.sqrt(sigma_b2)).to(bias.dtype))
+        elif bias is not None:
+            bias.zero_()
+    return weight
+
+
+def _check_layer(weight: Tensor, bias: object) -> None:
+    if not isinstance(weight, Tensor) or weight.dim() < 2:
+        shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+        raise ValueError(
+            f"correlated_ needs a weight of at least 2 dimensions (out, in, …), got {shape}"
+        )
+    if bias is not None and (
+        not isinstance(bias, Tensor) or tuple(bias.shape) != (weight.shape[0],)
+    ):
+        shape = tuple(bias.shape) if isinstance(bias, Tensor) else type(bias).__name__
+        raise ValueError(
+            f"correlated_: the bias must be None or have shape ({weight.shape[0]},) to match "
+            f"the weight {tuple(weight.shape)}, got {shape}; the scheme's parameters "
+            "(sigma_w2=, k=, …) go by keyword"
+        )

@@ -3,7 +3,8 @@ data-dependent schemes of seed ``002_…`` §5.1 (Luther & Seung) and their rela
 
 Layers are the ``nn.Linear`` and ``nn.Conv{1,2,3}d`` modules, in the order the forward pass
 calls them (found with forward hooks on one batch). A *feature* is an output unit of a Linear
-layer or an output channel of a convolution (statistics over samples and positions).
+layer — its last axis, at any rank: a sequence ``(N, T, d)`` has d features, statistics over N
+and T — or an output channel of a convolution, axis 1 (statistics over samples and positions).
 
 Data-dependent schemes, each layer set on the outputs of the layers before it (already set);
 the arithmetic of one layer is :func:`rescale_layer_`, which the engine's batched
@@ -34,13 +35,15 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from relulab.init.tensor import orthogonal_
+from relulab.init.tensor import InitNotApplicableError, orthogonal_
 from relulab.nn.run import run_model
 
 __all__ = [
     "InitReport",
     "LayerReport",
     "capture",
+    "check_biases",
+    "feature_layout",
     "layer_report",
     "lsuv_",
     "parameter_layers",
@@ -134,6 +137,24 @@ def parameter_layers(model: nn.Module, data: Tensor | None = None) -> list[tuple
     return ordered
 
 
+def check_biases(scheme: str, layers: list[tuple[str, nn.Module]]) -> None:
+    """Raise :class:`~relulab.init.InitNotApplicableError` naming the layers without a bias, for a
+    scheme that sets every bias.
+
+    Example:
+        >>> try:
+        ...     check_biases("rai", [("fc", nn.Linear(2, 2, bias=False))])
+        ... except InitNotApplicableError as error:
+        ...     print(error)
+        rai sets every layer's bias, but these layers have none: fc (Linear)
+    """
+    missing = [f"{name} ({type(layer).__name__})" for name, layer in layers if layer.bias is None]
+    if missing:
+        raise InitNotApplicableError(
+            f"{scheme} sets every layer's bias, but these layers have none: {', '.join(missing)}"
+        )
+
+
 def _forward(model: nn.Module, data: Tensor) -> Tensor:
     with torch.no_grad():
         return run_model(model, data)
@@ -194,6 +215,20 @@ def layer_report(
         None if output is None else float(output.square().mean()),
         iterations,
     )
+
+
+def feature_layout(layer: nn.Module, output: Tensor) -> Tensor:
+    """A layer's output with its features on axis 1, the layout of :func:`rescale_layer_`:
+    a Linear layer's features are its *last* axis at any rank (a sequence ``(N, T, d)`` gives
+    ``(N, d, T)``); a convolution's channels are axis 1 already.
+
+    Example:
+        >>> feature_layout(nn.Linear(3, 5), torch.zeros(2, 7, 5)).shape
+        torch.Size([2, 5, 7])
+    """
+    if isinstance(layer, nn.Linear) and output.dim() > 2:
+        return output.movedim(-1, 1)
+    return output
 
 
 def _right_pad(values: Tensor, ndim: int) -> Tensor:
@@ -276,14 +311,13 @@ def _data_dependent(
 ) -> InitReport:
     report = InitReport()
     layers = parameter_layers(model, data)
-    if centre and any(layer.bias is None for _, layer in layers):
-        missing = [name for name, layer in layers if layer.bias is None]
-        raise ValueError(f"scale_bias sets biases but these layers have none: {', '.join(missing)}")
+    if centre:
+        check_biases("scale_bias", layers)
     for name, layer in layers:
         torch.nn.init.normal_(layer.weight, generator=generator)
         if layer.bias is not None:
             layer.bias.zero_()
-        output = capture(model, layer, data, "output")
+        output = feature_layout(layer, capture(model, layer, data, "output"))
         output, _ = rescale_layer_(layer.weight, layer.bias, output, centre, per_feature, eps)
         report.append(layer_report(name, layer, scheme, output))
     return report
@@ -376,7 +410,7 @@ def lsuv_(
     """
     report = InitReport()
     for name, layer in parameter_layers(model, data):
-        orthogonal_(layer.weight, generator=generator)
+        orthogonal_(layer.weight, generator=generator, draw="float64")
         if layer.bias is not None:
             layer.bias.zero_()
         iterations = 0

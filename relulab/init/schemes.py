@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import torch
@@ -36,6 +37,7 @@ from torch import Tensor, nn
 
 from relulab.init.model import (
     InitReport,
+    check_biases,
     layer_report,
     lsuv_,
     parameter_layers,
@@ -78,12 +80,16 @@ class Scheme:
         bias: the bias rule — ``"zero"`` (set to 0), ``"drawn"`` (drawn with the weight by the
             initialiser) or ``"data"`` (set from data).
         initialiser: per-tensor schemes: ``initialiser(weight, generator=..., **options)`` for
-            the bias rule ``"zero"``, ``initialiser(weight, bias, generator, **options)`` for
-            ``"drawn"``; ``None`` for data-dependent schemes.
+            the bias rule ``"zero"``, ``initialiser(weight, bias, generator=..., **options)``
+            for ``"drawn"``; ``None`` for data-dependent schemes. The registry's initialisers
+            draw in float64 (``draw="float64"``), so the engine's float32 and float64
+            networks start from the same numbers.
         fan_in_variance: :math:`\\mathrm{Var}(W)\\,n_{in}`, the pre-activation variance a
             unit-second-moment input gets; ``None`` where it is not a constant.
         apply: data-dependent schemes: ``apply(model, data, generator=...)`` returning an
             :class:`~relulab.init.InitReport`; ``None`` for per-tensor schemes.
+        requires_bias: the scheme sets every layer's bias (RAI, RAAI, scale+bias): a layer
+            without one makes it :class:`~relulab.init.InitNotApplicableError`.
 
     Example:
         >>> scheme = SCHEMES["torch_default"]
@@ -99,6 +105,7 @@ class Scheme:
     initialiser: Initialiser | None = None
     fan_in_variance: float | None = None
     apply: DataDependentInit | None = None
+    requires_bias: bool = False
 
     @property
     def data_dependent(self) -> bool:
@@ -124,65 +131,69 @@ class Scheme:
         if self.initialiser is None:
             raise ValueError(f"{self.name!r} is data-dependent: it has no per-layer fill")
         if self.bias == "drawn":
-            self.initialiser(weight, bias, generator, **options)
+            self.initialiser(weight, bias, generator=generator, **options)
             return
         self.initialiser(weight, generator=generator, **options)
         if bias is not None:
             bias.zero_()
 
 
+_FLOAT64 = "float64"  # the registry's draw: float32 and float64 networks get the same numbers
+
 _ALL = (
     Scheme(
         "torch_default",
         "weights and biases U(±1/√n_in), what nn.Linear/nn.Conv reset to (not He init)",
         "drawn",
-        torch_default_,
+        partial(torch_default_, draw=_FLOAT64),
         1.0 / 3.0,
     ),
     Scheme(
         "kaiming_normal",
         "N(0, 2/n_in) (He et al. 2015), biases 0",
         "zero",
-        kaiming_normal_,
+        partial(kaiming_normal_, draw=_FLOAT64),
         2.0,
     ),
     Scheme(
         "kaiming_uniform",
         "U(±√(6/n_in)) (He et al. 2015), biases 0",
         "zero",
-        kaiming_uniform_,
+        partial(kaiming_uniform_, draw=_FLOAT64),
         2.0,
     ),
     Scheme(
         "lecun_normal",
         "N(0, 1/n_in) (LeCun et al. 1998), biases 0",
         "zero",
-        lecun_normal_,
+        partial(lecun_normal_, draw=_FLOAT64),
         1.0,
     ),
     Scheme(
         "normal",
         "N(0, 1), so a scale is the std σ (seed 004 appendix E: σ² = 2e-4), biases 0",
         "zero",
-        normal_,
+        partial(normal_, draw=_FLOAT64),
     ),
     Scheme(
         "orthogonal",
         "orthonormal rows or columns (Saxe et al. 2014), biases 0",
         "zero",
-        orthogonal_,
+        partial(orthogonal_, draw=_FLOAT64),
     ),
     Scheme(
         "rai",
         "random asymmetric init of weights and bias (Lu et al. 2020)",
         "drawn",
         rai_,
+        requires_bias=True,
     ),
     Scheme(
         "raai",
         "anti-correlated rows [w, b], then RAI's Beta entry (seed 003 §3)",
         "drawn",
         raai_,
+        requires_bias=True,
     ),
     Scheme(
         "scale",
@@ -195,6 +206,7 @@ _ALL = (
         "scale with biases centring every feature on data (seed 002 §5.1, eqs. 14, 13)",
         "data",
         apply=scale_bias_,
+        requires_bias=True,
     ),
     Scheme(
         "lsuv",
@@ -249,7 +261,8 @@ def init_model_(
 
     Each layer's weight is drawn by the scheme; its bias follows the scheme's bias rule (0,
     except ``torch_default``, ``rai`` and ``raai``, which draw it). Layers are visited in
-    ``model.named_modules()`` order, all from the one ``generator``.
+    ``model.named_modules()`` order, all from the one ``generator``, in float64 (the
+    registry's draw, the engine's too); pass ``draw="torch"`` for torch's own draws.
 
     Args:
         model: any ``nn.Module`` with ``nn.Linear``/``nn.Conv{1,2,3}d`` layers.
@@ -262,6 +275,9 @@ def init_model_(
     Returns:
         An :class:`~relulab.init.InitReport`, one row per layer.
 
+    Raises:
+        InitNotApplicableError: ``rai`` / ``raai`` on a model with bias-free layers (named).
+
     Example:
         >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
         >>> report = init_model_(model, "kaiming_normal", torch.Generator().manual_seed(0))
@@ -271,8 +287,11 @@ def init_model_(
     chosen = get_scheme(scheme)
     if chosen.data_dependent:
         raise ValueError(f"{scheme!r} is data-dependent: use apply_init_(model, {scheme!r}, data)")
+    layers = parameter_layers(model)
+    if chosen.requires_bias:
+        check_biases(scheme, layers)
     report = InitReport()
-    for name, layer in parameter_layers(model):
+    for name, layer in layers:
         chosen.fill(layer.weight, layer.bias, generator, **kwargs)
         report.append(layer_report(name, layer, scheme))
     return report

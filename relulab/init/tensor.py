@@ -5,8 +5,9 @@ a ``generator`` argument, the tensor returned. Weights are ``(fan_out, fan_in, *
 
 * ``kaiming_normal_`` / ``kaiming_uniform_`` (He et al. 2015), stated explicitly: std
   :math:`g/\sqrt{n}` or bound :math:`g\sqrt{3/n}`, :math:`n` the fan of ``mode``, gain
-  :math:`g = \sqrt 2` for ReLU. (``nn.Linear``'s default is *not* this: it is
-  :math:`U(\pm 1/\sqrt{n_{in}})`, i.e. gain :math:`1/\sqrt 3`.)
+  :math:`g = \sqrt{2/(1 + a^2)}` for a (leaky) ReLU of negative slope :math:`a` — torch's
+  ``calculate_gain(nonlinearity, a)``, :math:`\sqrt 2` by default. (``nn.Linear``'s default
+  is *not* this: it is :math:`U(\pm 1/\sqrt{n_{in}})`, i.e. gain :math:`1/\sqrt 3`.)
 * ``lecun_normal_``: std :math:`1/\sqrt{n_{in}}` (LeCun et al. 1998).
 * ``orthogonal_``: rows (or columns) orthonormal, times ``gain`` (Saxe et al. 2014), from the
   QR decomposition of a Gaussian matrix with the sign fix of Mezzadri (2007).
@@ -20,21 +21,26 @@ a ``generator`` argument, the tensor returned. Weights are ``(fan_out, fan_in, *
   RAI's Beta replacement. Its constants are inferred [I] (Table 1 of the seed lost its headers).
 
 Beta(α, 1) is sampled exactly by inversion, :math:`\xi = U^{1/\alpha}`, so every draw comes from
-the given generator. Every draw is made in float64 and cast to the tensor's dtype, so float32
-and float64 tensors get the same numbers from the same generator — and *different* numbers
-from ``torch.nn.init``'s namesakes, which draw in the tensor's dtype.
+the given generator.
 
-**Signatures differ from torch's namesakes** (a later change will make them call-compatible):
-``kaiming_normal_``/``kaiming_uniform_`` take ``(tensor, mode, gain, generator)`` where torch
-takes ``(tensor, a, mode, nonlinearity, generator)`` — the gain is given directly instead of
-through ``a`` and ``nonlinearity``; ``normal_`` takes ``(tensor, std, generator)`` where torch
-takes ``(tensor, mean, std, generator)``, so a second positional argument is the *std* here and
-the *mean* in torch. Pass arguments by keyword to be safe with both.
+**Signatures and draws.** The functions sharing a name with ``torch.nn.init`` take its
+signature — ``normal_(tensor, mean, std, generator)``, ``kaiming_normal_(tensor, a, mode,
+nonlinearity, generator)``, ``kaiming_uniform_`` likewise, ``orthogonal_(tensor, gain,
+generator)`` — and, by default (``draw="torch"``), make *the same draws* as torch's for the same
+generator, in the tensor's dtype. ``draw="float64"`` draws in float64 and casts instead, so
+float32 and float64 tensors get the same numbers from the same generator: the registry
+(:data:`relulab.init.SCHEMES`), and through it the engine's batched networks and
+:func:`~relulab.init.init_model_`, draws that way. ``kaiming_*`` also take ``gain=`` (keyword
+only) to give the gain directly. Schemes of weight *and* bias — :func:`torch_default_`,
+:func:`rai_`, :func:`raai_` and :func:`~relulab.init.correlated_` — share one convention:
+``(weight, bias, *, scheme parameters…, generator=None)``. RAI, RAAI and the correlated rows are
+always drawn in float64.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import torch
 from torch import Tensor
@@ -42,6 +48,8 @@ from torch import Tensor
 from relulab.init.correlated import correlated_
 
 __all__ = [
+    "DRAWS",
+    "InitNotApplicableError",
     "fans",
     "normal_",
     "torch_default_",
@@ -55,6 +63,22 @@ __all__ = [
 ]
 
 RAI_STD = 0.6007  # Lu et al. 2020
+
+Draw = Literal["torch", "float64"]
+
+#: How a per-tensor initialiser draws: like ``torch.nn.init`` in the tensor's dtype, or in
+#: float64 and cast (the registry's way: float32 and float64 tensors get the same numbers).
+DRAWS: tuple[str, ...] = ("torch", "float64")
+
+
+class InitNotApplicableError(ValueError):
+    """An initialiser that cannot apply to this layer or model (e.g. it sets biases and the
+    layer has none). ``relulab diagnose`` skips such an init with a note."""
+
+
+def _check_draw(draw: str) -> None:
+    if draw not in DRAWS:
+        raise ValueError(f"draw must be 'torch' or 'float64', got {draw!r}")
 
 
 def fans(tensor: Tensor) -> tuple[int, int]:
@@ -86,29 +110,52 @@ def _fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _kaiming_gain(a: float, nonlinearity: str, gain: float | None) -> float:
+    """torch's ``calculate_gain(nonlinearity, a)``, or ``gain`` when given directly."""
+    if gain is None:
+        return torch.nn.init.calculate_gain(nonlinearity, a)
+    if a != 0 or nonlinearity != "leaky_relu":
+        raise ValueError("give the gain either directly (gain=) or through a and nonlinearity")
+    return gain
+
+
 @torch.no_grad()
-def _fill_normal(tensor: Tensor, std: float, generator: torch.Generator | None) -> Tensor:
+def _fill_normal(
+    tensor: Tensor, std: float, generator: torch.Generator | None, mean: float = 0.0
+) -> Tensor:
+    """The float64 draw: :math:`N(\\text{mean}, \\text{std}^2)` in float64, cast."""
     draw = torch.randn(tensor.shape, generator=generator, dtype=torch.float64) * std
+    if mean:
+        draw = draw + mean
     return tensor.copy_(draw.to(tensor.dtype))
 
 
 @torch.no_grad()
 def _fill_uniform(tensor: Tensor, bound: float, generator: torch.Generator | None) -> Tensor:
+    """The float64 draw: :math:`U(\\pm\\text{bound})` in float64, cast."""
     draw = (torch.rand(tensor.shape, generator=generator, dtype=torch.float64) * 2 - 1) * bound
     return tensor.copy_(draw.to(tensor.dtype))
 
 
-def normal_(tensor: Tensor, std: float = 1.0, generator: torch.Generator | None = None) -> Tensor:
-    r"""Fill ``tensor`` with :math:`N(0, \text{std}^2)` draws (seed ``004_…`` appendix E uses
-    std² = 2e-4: small initial weights).
+def normal_(
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    generator: torch.Generator | None = None,
+    *,
+    draw: Draw = "torch",
+) -> Tensor:
+    r"""Fill ``tensor`` with :math:`N(\text{mean}, \text{std}^2)` draws (seed ``004_…`` appendix
+    E uses mean 0, std² = 2e-4: small initial weights).
 
-    Differs from ``torch.nn.init.normal_(tensor, mean=0.0, std=1.0, generator=None)``: no
-    ``mean`` (always 0), so the second positional argument is the std; drawn in float64.
+    The signature and, with ``draw="torch"``, the draws of ``torch.nn.init.normal_``.
 
     Args:
         tensor: the tensor to fill in place.
+        mean: the mean.
         std: the standard deviation.
         generator: the random generator (default: torch's global one).
+        draw: ``"torch"`` (torch's draws, in the tensor's dtype) or ``"float64"``.
 
     Returns:
         ``tensor``.
@@ -118,32 +165,49 @@ def normal_(tensor: Tensor, std: float = 1.0, generator: torch.Generator | None 
         >>> bool(w.abs().max() < 0.1)
         True
     """
-    return _fill_normal(tensor, std, generator)
+    _check_draw(draw)
+    if draw == "torch":
+        return torch.nn.init.normal_(tensor, mean, std, generator)
+    return _fill_normal(tensor, std, generator, mean)
 
 
 def torch_default_(
-    weight: Tensor, bias: Tensor | None = None, generator: torch.Generator | None = None
+    weight: Tensor,
+    bias: Tensor | None = None,
+    *,
+    generator: torch.Generator | None = None,
+    draw: Draw = "torch",
 ) -> Tensor:
     r"""The distribution ``nn.Linear``/``nn.Conv`` reset to: weights and biases
     :math:`U(\pm 1/\sqrt{n_{in}})` — variance :math:`1/(3 n_{in})`, *not* He init (torch's
     ``reset_parameters`` calls ``kaiming_uniform_(a=√5)``, which is this bound). No torch
-    namesake.
+    namesake; with ``draw="torch"`` the draws are those of the layers' ``reset_parameters``
+    (``kaiming_uniform_(weight, a=√5)``, then the bias) from the same generator.
 
     Args:
         weight: the weight ``(out, in, *kernel)``, filled in place.
         bias: the bias ``(out,)``, filled in place after the weight, or ``None``.
         generator: the random generator.
+        draw: ``"torch"`` or ``"float64"``.
 
     Returns:
         ``weight``.
 
     Example:
         >>> layer = torch.nn.Linear(100, 3)
-        >>> _ = torch_default_(layer.weight, layer.bias, torch.Generator().manual_seed(0))
+        >>> _ = torch_default_(layer.weight, layer.bias, generator=torch.Generator().manual_seed(0))
         >>> bool(layer.weight.abs().max() <= 0.1)
         True
     """
-    bound = 1 / math.sqrt(fans(weight)[0])
+    _check_draw(draw)
+    fan_in = fans(weight)[0]
+    if draw == "torch":
+        torch.nn.init.kaiming_uniform_(weight, a=math.sqrt(5), generator=generator)
+        if bias is not None:
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            torch.nn.init.uniform_(bias, -bound, bound, generator)
+        return weight
+    bound = 1 / math.sqrt(fan_in)
     _fill_uniform(weight, bound, generator)
     if bias is not None:
         _fill_uniform(bias, bound, generator)
@@ -152,23 +216,29 @@ def torch_default_(
 
 def kaiming_normal_(
     tensor: Tensor,
+    a: float = 0.0,
     mode: str = "fan_in",
-    gain: float = math.sqrt(2.0),
+    nonlinearity: str = "leaky_relu",
     generator: torch.Generator | None = None,
+    *,
+    gain: float | None = None,
+    draw: Draw = "torch",
 ) -> Tensor:
-    r"""He normal (He et al. 2015): :math:`N(0, g^2/n)`, :math:`n` the fan of ``mode``; with
-    the default :math:`g = \sqrt 2` every ReLU layer keeps the second moment of its input.
+    r"""He normal (He et al. 2015): :math:`N(0, g^2/n)`, :math:`n` the fan of ``mode``; with the
+    default gain :math:`g = \sqrt{2/(1 + a^2)} = \sqrt 2` every ReLU layer keeps the second
+    moment of its input.
 
-    Differs from ``torch.nn.init.kaiming_normal_(tensor, a=0, mode="fan_in",
-    nonlinearity="leaky_relu", generator=None)``: the gain is passed directly (torch's
-    :math:`\sqrt{2/(1+a^2)}` for ``a``, ``nonlinearity``), so the second positional argument is
-    ``mode`` here and ``a`` in torch; drawn in float64.
+    The signature and, with ``draw="torch"``, the draws of ``torch.nn.init.kaiming_normal_``;
+    ``gain=`` gives :math:`g` directly instead of through ``a`` and ``nonlinearity``.
 
     Args:
         tensor: the weight ``(out, in, *kernel)``, filled in place.
+        a: the negative slope of the leaky ReLU after this layer (``nonlinearity="leaky_relu"``).
         mode: ``"fan_in"`` (preserve forward variance) or ``"fan_out"`` (backward).
-        gain: :math:`g`.
+        nonlinearity: as ``torch.nn.init.calculate_gain``: ``"relu"``, ``"leaky_relu"``, …
         generator: the random generator.
+        gain: :math:`g` directly (then leave ``a`` and ``nonlinearity`` at their defaults).
+        draw: ``"torch"`` or ``"float64"``.
 
     Returns:
         ``tensor``.
@@ -178,27 +248,41 @@ def kaiming_normal_(
         >>> round(float(w.var() * 300), 1)
         2.0
     """
-    return _fill_normal(tensor, gain / math.sqrt(_fan(tensor, mode)), generator)
+    _check_draw(draw)
+    if tensor.numel() == 0:
+        return tensor
+    std = _kaiming_gain(a, nonlinearity, gain) / math.sqrt(_fan(tensor, mode))
+    if draw == "float64":
+        return _fill_normal(tensor, std, generator)
+    if gain is None:
+        return torch.nn.init.kaiming_normal_(tensor, a, mode, nonlinearity, generator)
+    with torch.no_grad():
+        return tensor.normal_(0, std, generator=generator)
 
 
-@torch.no_grad()
 def kaiming_uniform_(
     tensor: Tensor,
+    a: float = 0.0,
     mode: str = "fan_in",
-    gain: float = math.sqrt(2.0),
+    nonlinearity: str = "leaky_relu",
     generator: torch.Generator | None = None,
+    *,
+    gain: float | None = None,
+    draw: Draw = "torch",
 ) -> Tensor:
     r"""He uniform (He et al. 2015): :math:`U(\pm g\sqrt{3/n})`, the same variance
     :math:`g^2/n` as :func:`kaiming_normal_`.
 
-    Differs from ``torch.nn.init.kaiming_uniform_(tensor, a=0, mode="fan_in",
-    nonlinearity="leaky_relu", generator=None)`` as :func:`kaiming_normal_` does.
+    The signature and, with ``draw="torch"``, the draws of ``torch.nn.init.kaiming_uniform_``.
 
     Args:
         tensor: the weight, filled in place.
+        a: the negative slope of the following leaky ReLU.
         mode: ``"fan_in"`` or ``"fan_out"``.
-        gain: :math:`g`.
+        nonlinearity: as ``torch.nn.init.calculate_gain``.
         generator: the random generator.
+        gain: :math:`g` directly.
+        draw: ``"torch"`` or ``"float64"``.
 
     Returns:
         ``tensor``.
@@ -208,16 +292,31 @@ def kaiming_uniform_(
         >>> bool(w.abs().max() <= 1.0)  # bound √2·√(3/6) = 1
         True
     """
-    return _fill_uniform(tensor, gain * math.sqrt(3.0 / _fan(tensor, mode)), generator)
+    _check_draw(draw)
+    if tensor.numel() == 0:
+        return tensor
+    g = _kaiming_gain(a, nonlinearity, gain)
+    fan = _fan(tensor, mode)
+    if draw == "float64":
+        return _fill_uniform(tensor, g * math.sqrt(3.0 / fan), generator)
+    if gain is None:
+        return torch.nn.init.kaiming_uniform_(tensor, a, mode, nonlinearity, generator)
+    bound = math.sqrt(3.0) * (g / math.sqrt(fan))
+    with torch.no_grad():
+        return tensor.uniform_(-bound, bound, generator=generator)
 
 
-def lecun_normal_(tensor: Tensor, generator: torch.Generator | None = None) -> Tensor:
+def lecun_normal_(
+    tensor: Tensor, generator: torch.Generator | None = None, *, draw: Draw = "torch"
+) -> Tensor:
     r"""LeCun normal (LeCun et al. 1998): :math:`N(0, 1/n_{in})`, untruncated. torch has no
-    namesake; JAX/Flax's ``lecun_normal`` is a *truncated* normal of the same variance.
+    namesake (the draw ``"torch"`` is ``tensor.normal_(0, std)``); JAX/Flax's ``lecun_normal``
+    is a *truncated* normal of the same variance.
 
     Args:
         tensor: the weight, filled in place.
         generator: the random generator.
+        draw: ``"torch"`` or ``"float64"``.
 
     Returns:
         ``tensor``.
@@ -227,22 +326,32 @@ def lecun_normal_(tensor: Tensor, generator: torch.Generator | None = None) -> T
         >>> round(float(w.var() * 300), 1)
         1.0
     """
-    return _fill_normal(tensor, 1.0 / math.sqrt(fans(tensor)[0]), generator)
+    _check_draw(draw)
+    std = 1.0 / math.sqrt(fans(tensor)[0])
+    if draw == "float64":
+        return _fill_normal(tensor, std, generator)
+    with torch.no_grad():
+        return tensor.normal_(0, std, generator=generator)
 
 
 @torch.no_grad()
 def orthogonal_(
-    tensor: Tensor, gain: float = 1.0, generator: torch.Generator | None = None
+    tensor: Tensor,
+    gain: float = 1.0,
+    generator: torch.Generator | None = None,
+    *,
+    draw: Draw = "torch",
 ) -> Tensor:
     r"""Orthogonal rows or columns (whichever are fewer), times ``gain`` (Saxe et al. 2014): the
     Q factor of the QR decomposition of a Gaussian matrix with the sign fix of Mezzadri (2007),
-    so Q is Haar-distributed. The signature is ``torch.nn.init.orthogonal_``'s; the numbers
-    differ (float64 draw).
+    so Q is Haar-distributed. The signature and, with ``draw="torch"``, the draws of
+    ``torch.nn.init.orthogonal_``.
 
     Args:
         tensor: at least 2-D; flattened to ``(out, rest)``.
         gain: the scale.
         generator: the random generator.
+        draw: ``"torch"`` or ``"float64"``.
 
     Returns:
         ``tensor``.
@@ -252,6 +361,9 @@ def orthogonal_(
         >>> torch.allclose(w @ w.T, torch.eye(3, dtype=torch.float64))
         True
     """
+    _check_draw(draw)
+    if draw == "torch":
+        return torch.nn.init.orthogonal_(tensor, gain, generator)
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     flat = torch.randn(max(rows, cols), min(rows, cols), generator=generator, dtype=torch.float64)
@@ -295,10 +407,24 @@ def rai_matrix(
     return matrix, positions
 
 
-@torch.no_grad()
-def _assign_rai(weight: Tensor, bias: Tensor | None, matrix: Tensor) -> None:
+def _check_weight_and_bias(scheme: str, weight: Tensor, bias: Tensor | None) -> None:
+    if not isinstance(weight, Tensor) or weight.dim() < 2:
+        shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+        raise ValueError(f"{scheme} needs a weight of ≥ 2 dimensions (out, in, …), got {shape}")
     if bias is None:
-        raise ValueError("RAI/RAAI set the bias too: the layer needs one (bias=True)")
+        raise InitNotApplicableError(
+            f"{scheme} draws the weights and the bias together: the layer needs a bias (bias=True)"
+        )
+    if not isinstance(bias, Tensor) or tuple(bias.shape) != (weight.shape[0],):
+        shape = tuple(bias.shape) if isinstance(bias, Tensor) else type(bias).__name__
+        raise ValueError(
+            f"{scheme}: the bias must have shape ({weight.shape[0]},) to match the weight "
+            f"{tuple(weight.shape)}, got {shape}"
+        )
+
+
+@torch.no_grad()
+def _assign_rai(weight: Tensor, bias: Tensor, matrix: Tensor) -> None:
     weight.copy_(matrix[:, :-1].reshape(weight.shape).to(weight.dtype))
     bias.copy_(matrix[:, -1].to(bias.dtype))
 
@@ -306,31 +432,33 @@ def _assign_rai(weight: Tensor, bias: Tensor | None, matrix: Tensor) -> None:
 def rai_(
     weight: Tensor,
     bias: Tensor | None,
-    generator: torch.Generator | None = None,
+    *,
     std: float = RAI_STD,
     alpha: float = 2.0,
+    generator: torch.Generator | None = None,
 ) -> Tensor:
     r"""Random asymmetric initialisation (Lu et al. 2020) of one layer's weight and bias:
     :math:`V \sim N(0, \text{std}^2/n_{in})` of shape :math:`n_{out} \times (n_{in}+1)`, one
     entry per row replaced by :math:`\mathrm{Beta}(\alpha, 1)` (:func:`rai_matrix`);
-    :math:`W = V_{:, :-1}`, :math:`b = V_{:, -1}`. No torch namesake.
+    :math:`W = V_{:, :-1}`, :math:`b = V_{:, -1}`. No torch namesake; drawn in float64.
 
     Args:
         weight: the weight ``(out, in, *kernel)``, filled in place.
-        bias: the bias, filled in place (required).
-        generator: the random generator.
+        bias: the bias ``(out,)``, filled in place (required).
         std: 0.6007, Lu et al.'s constant.
         alpha: the Beta parameter (2).
+        generator: the random generator.
 
     Returns:
         ``weight``.
 
     Example:
         >>> layer = torch.nn.Linear(10, 4)
-        >>> _ = rai_(layer.weight, layer.bias, torch.Generator().manual_seed(0))
+        >>> _ = rai_(layer.weight, layer.bias, generator=torch.Generator().manual_seed(0))
         >>> bool((torch.cat([layer.weight, layer.bias[:, None]], 1) > 0.0).any(dim=1).all())
         True
     """
+    _check_weight_and_bias("rai_", weight, bias)
     fan_in, _ = fans(weight)
     fan_out = weight.shape[0]
     gaussian = torch.randn(fan_out, fan_in + 1, generator=generator, dtype=torch.float64)
@@ -342,16 +470,17 @@ def rai_(
 def raai_(
     weight: Tensor,
     bias: Tensor | None,
-    generator: torch.Generator | None = None,
+    *,
     sigma_w2: float = 0.92,
     k: float = -1.0,
     alpha: float = 2.0,
     parameterisation: str = "additive",
+    generator: torch.Generator | None = None,
 ) -> Tensor:
     r"""Random asymmetric anti-correlated initialisation (seed ``003_…`` §3): the rows
     ``[w, b]`` into every node drawn anti-correlated by :func:`~relulab.init.correlated_`
     (:math:`\sigma_w^2`, ``k``), then RAI's Beta replacement (:func:`rai_matrix`). No torch
-    namesake.
+    namesake; drawn in float64.
 
     Defaults [I]: :math:`\sigma_w^2 = 0.92`, the seed's Table 1 read with columns σ_w², σ_b²,
     chaotic phase, dead-node probability (its headers were lost); ``k = −1`` under the
@@ -360,30 +489,31 @@ def raai_(
 
     Args:
         weight: the weight ``(out, in, *kernel)``, filled in place.
-        bias: the bias, filled in place (required).
-        generator: the random generator.
+        bias: the bias ``(out,)``, filled in place (required).
         sigma_w2: :math:`\sigma_w^2`.
         k: the correlation strength, read by ``parameterisation``.
         alpha: the Beta parameter.
         parameterisation: the reading of ``k`` (see :mod:`relulab.theory.correlated`).
+        generator: the random generator.
 
     Returns:
         ``weight``.
 
     Example:
         >>> layer = torch.nn.Linear(10, 4)
-        >>> _ = raai_(layer.weight, layer.bias, torch.Generator().manual_seed(0))
+        >>> _ = raai_(layer.weight, layer.bias, generator=torch.Generator().manual_seed(0))
         >>> layer.weight.shape
         torch.Size([4, 10])
     """
+    _check_weight_and_bias("raai_", weight, bias)
     fan_in, _ = fans(weight)
     fan_out = weight.shape[0]
     rows = correlated_(
         torch.empty(fan_out, fan_in + 1, dtype=torch.float64),
-        sigma_w2,
+        sigma_w2=sigma_w2,
         k=k,
-        generator=generator,
         parameterisation=parameterisation,
+        generator=generator,
     )
     matrix, _ = rai_matrix(fan_out, fan_in, rows, generator, alpha)
     _assign_rai(weight, bias, matrix)

@@ -2,13 +2,16 @@ r"""Activation statistics of ReLU-family units: one definition each, for the pro
 
 Axes. A tensor of pre-activations :math:`z` (or activations :math:`h`) has one *unit* axis (a
 Linear output, a conv channel) and *sample* axes (the data points and, for convolutions, the
-spatial positions); every function names its sample axes explicitly (``sample_dims``), and
-the unit axis is the **last axis left once the sample axes are reduced**. The two layouts in use:
+spatial positions, for sequences the tokens); every function names its sample axes explicitly
+(``sample_dims``), and the unit axis is the **last axis left once the sample axes are
+reduced**. The layouts in use:
 
 * the engine's batched tensors ``(S, N, units)`` — network, sample, unit:
   ``sample_dims=BATCHED_SAMPLE_DIMS`` ``= (1,)``, results per network and unit ``(S, units)``;
-* a plain module's tensors ``(N, units, *positions)``: ``sample_dims=module_sample_dims(z)``
-  ``= (0, 2, 3, …)``, results per unit ``(units,)``.
+* a convolution's tensors ``(N, units, *positions)``: ``sample_dims=module_sample_dims(z)``
+  ``= (0, 2, 3, …)``, results per unit ``(units,)``;
+* any tensor with its units on a given axis — a Linear layer's last axis at any rank, e.g. a
+  sequence ``(N, T, d)``: ``sample_dims=sample_dims_except(z, unit_axis)``, results per unit.
 
 Every statistic is a function of per-unit reductions over the samples — sample mean and
 variance, maximum and minimum — so it is computed either from the whole tensor or from sums
@@ -21,7 +24,11 @@ neuron*; seed ``002_…`` Luther & Seung, *Sample variance decay*; seed ``004_�
 
 * **unit states** (seed 001; seed 004 §5.3, Fig. 3C): *dead* if :math:`z \le 0` on every
   sample (the unit never fires and gets no gradient), *always on* if :math:`z > 0` on every
-  sample (it is linear on the data; seed 001 says *hyperactive*), *balanced* (gating) otherwise;
+  sample (it is linear on the data; seed 001 says *hyperactive*), *balanced* (gating) otherwise.
+  These names belong to activations with zero gradient for :math:`z \le 0` (ReLU, ReLU−b,
+  ReLU6); for leaky and smooth ones (leaky ReLU, ELU, GELU, SiLU, tanh) the same masks are
+  the *sign states* — never positive, always positive, mixed sign
+  (:meth:`UnitStates.sign_fractions`): a leaky unit that never crosses zero still gets gradient;
 * **Δ** (seed 000, §Representation collapse): the std over units of the per-unit sample mean;
 * **sample mean / variance split** (seed 002 §2.2, eq. 9):
   :math:`m^2 = \sum_i \langle z_i\rangle^2`, :math:`v^2 = \sum_i \mathrm{Var}_t z_i`,
@@ -56,6 +63,7 @@ __all__ = [
     "r_squared",
     "sample_moments",
     "sample_moments_from_sums",
+    "sample_dims_except",
     "sample_variance_fraction",
     "squared_mean_and_variance",
     "unit_states",
@@ -83,6 +91,26 @@ def module_sample_dims(tensor: Tensor) -> tuple[int, ...]:
         (0, 2, 3)
     """
     return (0,) + tuple(range(2, tensor.dim()))
+
+
+def sample_dims_except(tensor: Tensor, unit_axis: int) -> tuple[int, ...]:
+    """Sample axes of an activation whose units lie on ``unit_axis``: every other axis.
+
+    Args:
+        tensor: an activation of at least 2 dimensions.
+        unit_axis: the unit axis (negative counts from the end).
+
+    Returns:
+        The other axes, ascending.
+
+    Example:
+        >>> sample_dims_except(torch.zeros(8, 10, 64), -1)  # a sequence (N, T, d): units d
+        (0, 1)
+        >>> sample_dims_except(torch.zeros(8, 16, 5, 5), 1)  # a convolution: module_sample_dims
+        (0, 2, 3)
+    """
+    axis = unit_axis % tensor.dim()
+    return tuple(d for d in range(tensor.dim()) if d != axis)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,6 +153,25 @@ class UnitStates:
             "dead_fraction": dead,
             "always_on_fraction": always_on,
             "balanced_fraction": 1.0 - dead - always_on,
+        }
+
+    def sign_fractions(self, dtype: torch.dtype = torch.float64) -> dict[str, Tensor]:
+        """The same masks named for what they are on an activation with gradient below zero
+        (leaky ReLU, ELU, GELU, SiLU, tanh): ``never_positive_fraction`` (:math:`z \\le 0` on
+        every sample — not dead: such a unit still gets gradient), ``always_positive_fraction``
+        and ``mixed_sign_fraction``.
+
+        Example:
+            >>> states = UnitStates(torch.tensor([True, False]), torch.tensor([False, False]))
+            >>> fractions = states.sign_fractions()
+            >>> float(fractions["never_positive_fraction"]), float(fractions["mixed_sign_fraction"])
+            (0.5, 0.5)
+        """
+        fractions = self.fractions(dtype)
+        return {
+            "never_positive_fraction": fractions["dead_fraction"],
+            "always_positive_fraction": fractions["always_on_fraction"],
+            "mixed_sign_fraction": fractions["balanced_fraction"],
         }
 
 

@@ -1,18 +1,30 @@
-r"""Diagnostics of the ReLU-family activations of any ``nn.Module``, through forward hooks.
+r"""Diagnostics of the activations of any ``nn.Module``, one *layer* per activation **call**.
 
-Every activation module (``nn.ReLU``, :class:`relulab.nn.ReLUMinusB`, ``nn.LeakyReLU``,
-``nn.ReLU6``, ``nn.PReLU``) is a *layer*; its input :math:`z` is the pre-activation, its output
-:math:`h`. A *unit* is a feature on axis 1 (a Linear output, a conv channel); statistics run over
-samples and, for convolutions, spatial positions. The hooks accumulate per-unit sums, maxima and
-minima batch by batch; every statistic is then computed by the one function of
-:mod:`relulab.nn.statistics` that the engine uses too. Definitions, over the probed data:
+Every call of an activation — a module (``nn.ReLU``, :class:`relulab.nn.ReLUMinusB`,
+``nn.LeakyReLU``, ``nn.GELU``, ``nn.SiLU``, ``nn.Tanh``, …) or a function (``F.relu``,
+``torch.relu``, ``x.relu_()``, ``F.gelu``, ``F.silu``, ``torch.tanh``, …, as
+``nn.TransformerEncoderLayer`` calls its activation) — is a layer, named ``{module path}#{k}``
+or ``{caller path}:{function}#{k}`` (:mod:`relulab.probe.calls`). Its input :math:`z`, taken
+before any in-place write, is the pre-activation; its output :math:`h`. A *unit* is a feature
+on the unit axis, which follows the layer that produced :math:`z`: the **last** axis of a
+Linear output at any rank (a sequence ``(N, T, d)`` has d units), axis **1** of a convolution;
+statistics run over every other axis. Per-unit sums, maxima and minima are accumulated call
+by call (no tensor is kept but the first rows of :math:`h` for the rank); every statistic is
+then computed by the one function of :mod:`relulab.nn.statistics` the engine uses too.
 
-* **dead**: :math:`z \le 0` for every sample and position (the unit never fires and gets no
-  gradient); **always on**: :math:`z > 0` everywhere (the unit is linear on the data);
-  **balanced**: the rest. (Other tools call "dead" a small *mean* activation; this one does not.)
-* **kinks** (Linear → activation pairs): the signed distance of unit :math:`j`'s hyperplane from
-  the origin, :math:`-b_j/\lVert w_j\rVert` (seed ``001_…``'s :math:`x_t = -b_1/w_1` in d dims;
-  seed ``004_…`` §5.3).
+Definitions, over the probed data:
+
+* **unit states** of a *rectifier* (ReLU, ReLU−b, ReLU6: zero output and gradient for
+  :math:`z \le 0`): **dead** — :math:`z \le 0` on every sample and position (the unit never
+  fires and gets no gradient); **always on** — :math:`z > 0` everywhere (linear on the data);
+  **balanced** — the rest. For leaky and smooth activations (leaky ReLU, PReLU, ELU, SELU, GELU,
+  SiLU, tanh, …) a unit with :math:`z \le 0` everywhere still gets gradient, so the same masks
+  are reported as sign states: ``never_positive_fraction``, ``always_positive_fraction``,
+  ``mixed_sign_fraction`` — never as ``dead_fraction``. (Other tools call "dead" a small *mean*
+  activation; this one does not.)
+* **kinks** (a call whose input is exactly a Linear layer's output): the signed distance of unit
+  :math:`j`'s hyperplane from the origin, :math:`-b_j/\lVert w_j\rVert` (seed ``001_…``'s
+  :math:`x_t = -b_1/w_1` in d dims; seed ``004_…`` §5.3).
 * **Δ** (seed ``000_…``, §Representation collapse): the std over units of the per-unit sample
   mean of :math:`h`.
 * **sample-mean/variance ratio** (seed ``002_…`` §2.2, eq. 9):
@@ -20,112 +32,99 @@ minima batch by batch; every statistic is then computed by the one function of
   the total second moment :math:`\langle z^2\rangle = m^2 + v^2` into squared sample mean
   :math:`m^2` and sample variance :math:`v^2` (per unit, averaged), reported as
   ``sample_variance_fraction`` :math:`v^2/(m^2+v^2)`.
-* **gradient second moment** (with ``targets`` and ``loss_fn``):
-  :math:`\langle(\partial L/\partial h)^2\rangle` per layer, averaged over units and samples.
+* **gradient second moment** (with ``targets`` and ``loss_fn``): per sample,
+  :math:`\langle(\partial \ell_t/\partial h_t)^2\rangle` averaged over units, positions and
+  samples, :math:`\ell_t` the loss of sample :math:`t` alone — independent of the batch size
+  (a mean-reduced batch loss :math:`L = \frac1B\sum_t \ell_t` gives
+  :math:`\partial \ell_t/\partial h_t = B\,\partial L/\partial h_t`; a summed one is
+  already per sample).
 * **effective rank** (seed ``004_…`` §3, eq. 1): :math:`\exp(-\sum_i \bar s_i \ln \bar s_i)`,
   :math:`\bar s = s/\sum s`, :math:`s` the singular values of the samples × features matrix of
-  :math:`h` (flattened per sample), *uncentred* and *centred* (centring caps it at N − 1).
-* **R²** on given features (seed ``004_…`` appendix D): the in-sample :math:`R^2` of a least-squares
-  fit (with intercept) from :math:`h` to each feature column, averaged over columns.
+  :math:`h` (each sample's activation flattened), *uncentred* and *centred* (centring caps it
+  at N − 1).
+* **R²** on given features (seed ``004_…`` appendix D): the in-sample :math:`R^2` of a
+  least-squares fit (with intercept) from :math:`h` to each feature column, averaged over
+  columns.
+
+**Modes.** ``mode="train"`` (the default) runs the forward pass a training step runs:
+normalisation layers use the batch's statistics and dropout is active — the units that are
+dead *for the optimiser*; ``mode="eval"`` runs it as inference does (running statistics, no
+dropout), for a trained model. Either way the model is left exactly as it was found: every
+module's training flag, every buffer (BatchNorm's running statistics), ``requires_grad``,
+parameters' ``.grad``, hooks, and torch's global random state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from relulab.nn.activations import ReLUMinusB
 from relulab.nn.run import run_model
 from relulab.nn.statistics import (
     delta_from_means,
     effective_rank,
     mean_variance_ratio,
-    module_sample_dims,
     r_squared,
     sample_moments_from_sums,
     sample_variance_fraction,
     squared_mean_and_variance,
     unit_states_from_extremes,
 )
-
-__all__ = ["ACTIVATION_TYPES", "LayerProbe", "ProbeResult", "probe"]
-
-ACTIVATION_TYPES: tuple[type[nn.Module], ...] = (
-    nn.ReLU,
-    ReLUMinusB,
-    nn.LeakyReLU,
-    nn.ReLU6,
-    nn.PReLU,
+from relulab.probe.calls import (
+    ACTIVATION_FUNCTIONS,
+    ACTIVATION_MODULES,
+    CallRecorder,
+    LayerAccumulator,
 )
-LINEAR_TYPES = (nn.Linear,)
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
-@dataclass
-class _Accumulator:
-    """Running per-unit sums over batches (float64, CPU)."""
+__all__ = ["ACTIVATION_TYPES", "MODES", "LayerProbe", "ProbeResult", "preserved", "probe"]
 
-    count: int = 0
-    positions: int = 0
-    z_sum: Tensor | None = None
-    z_sq_sum: Tensor | None = None
-    z_max: Tensor | None = None
-    z_min: Tensor | None = None
-    h_sum: Tensor | None = None
-    grad_sq_sum: float = 0.0
-    grad_count: int = 0
-    kept: list[Tensor] = field(default_factory=list)
-    kept_rows: int = 0
+#: The activation module types probed without being asked (plus ``activation_types``).
+ACTIVATION_TYPES: tuple[type[nn.Module], ...] = tuple(ACTIVATION_MODULES)
 
-    def add(self, z: Tensor, h: Tensor, keep_rows: int) -> None:
-        z64, h64 = z.detach().double().cpu(), h.detach().double().cpu()
-        dims = module_sample_dims(z64)
-        first = self.z_sum is None
-        self.count += z64.shape[0]
-        self.positions = int(np.prod(z64.shape[2:])) if z64.dim() > 2 else 1
-        sums = (
-            z64.sum(dim=dims),
-            z64.square().sum(dim=dims),
-            z64.amax(dim=dims),
-            z64.amin(dim=dims),
-            h64.sum(dim=dims),
-        )
-        if first:
-            self.z_sum, self.z_sq_sum, self.z_max, self.z_min, self.h_sum = sums
-        else:
-            self.z_sum += sums[0]
-            self.z_sq_sum += sums[1]
-            self.z_max = torch.maximum(self.z_max, sums[2])
-            self.z_min = torch.minimum(self.z_min, sums[3])
-            self.h_sum += sums[4]
-        if self.kept_rows < keep_rows:
-            take = h64[: keep_rows - self.kept_rows].reshape(
-                min(h64.shape[0], keep_rows - self.kept_rows), -1
-            )
-            self.kept.append(take)
-            self.kept_rows += take.shape[0]
+#: The forward modes: ``"train"`` (batch statistics, dropout on) and ``"eval"``.
+MODES: tuple[str, ...] = ("train", "eval")
+
+RECTIFIER_STATES = ("dead_fraction", "always_on_fraction", "balanced_fraction")
+SIGN_STATES = ("never_positive_fraction", "always_positive_fraction", "mixed_sign_fraction")
 
 
 @dataclass
 class LayerProbe:
-    r"""Everything measured at one activation layer.
+    r"""Everything measured at one activation call.
 
     Attributes:
-        index: the layer's position among the model's activation modules.
-        name: the module's name in the model.
-        kind: its class name (``ReLU``, ``ReLUMinusB``, …).
-        units: the number of units (features on axis 1).
+        index: the call's position among the model's activation calls (first-call order).
+        name: ``{module path}#{k}`` for a module, ``{caller path}:{function}#{k}`` for a
+            function (:mod:`relulab.probe.calls`).
+        kind: the module's class name (``ReLU``, ``GELU``, …) or ``F.{function}``.
+        units: the number of units (features on :attr:`unit_axis`).
         metrics: metric name → value (module docstring).
-        kinks: per unit :math:`-b_j/\lVert w_j\rVert` when a Linear layer feeds the activation.
+        kinks: per unit :math:`-b_j/\lVert w_j\rVert` when the input is a Linear output.
+        module: the activation module's path, or the calling module's for a function.
+        call: k, the call's index among that module's (or caller's function's) calls in one
+            forward pass.
+        family: ``"rectifier"`` (dead units exist), ``"leaky"``, ``"smooth"`` or ``"other"``.
+        unit_axis: the unit axis of the call's input.
+        unit_axis_rule: how it was chosen: ``"producer"``, ``"moved"``, ``"default"``,
+            ``"given"`` (:func:`relulab.probe.calls.resolve_unit_axis`).
+        producer: the layer that produced the input (``"fc1 (linear)"``), if one matched.
 
     Example:
         >>> layer = probe(nn.Sequential(nn.Linear(2, 3), nn.ReLU()), torch.randn(20, 2)).layers[0]
-        >>> layer.kind, layer.units, layer.kinks.shape
-        ('ReLU', 3, (3,))
+        >>> layer.name, layer.kind, layer.units, layer.kinks.shape
+        ('1#0', 'ReLU', 3, (3,))
     """
 
     index: int
@@ -134,122 +133,129 @@ class LayerProbe:
     units: int
     metrics: dict[str, float]
     kinks: np.ndarray | None = None
+    module: str = ""
+    call: int = 0
+    family: str = "rectifier"
+    unit_axis: int = 1
+    unit_axis_rule: str = "default"
+    producer: str | None = None
 
 
 @dataclass
 class ProbeResult:
-    """The :class:`LayerProbe` of every activation layer, with tidy and wide tables and a plot.
+    """The :class:`LayerProbe` of every activation call, the mode they were measured in, tidy
+    and wide tables and a figure.
 
     Example:
         >>> result = probe(nn.Sequential(nn.Linear(2, 3), nn.ReLU()), torch.randn(20, 2))
         >>> sorted(result.frame.columns)
-        ['layer', 'metric', 'module', 'value']
-        >>> "dead_fraction" in result.table().columns
-        True
+        ['kind', 'layer', 'metric', 'module', 'name', 'value']
+        >>> result.mode, "dead_fraction" in result.table().columns
+        ('train', True)
     """
 
     layers: list[LayerProbe]
+    mode: str = "train"
 
     @property
     def frame(self) -> pd.DataFrame:
-        """Tidy: one row per layer and metric (``layer``, ``module``, ``metric``, ``value``)."""
+        """Tidy: one row per call and metric (``layer``, ``name``, ``module``, ``kind``,
+        ``metric``, ``value``)."""
+        columns = ["layer", "name", "module", "kind", "metric", "value"]
         rows = [
-            {"layer": layer.index, "module": layer.name, "metric": metric, "value": value}
+            (layer.index, layer.name, layer.module, layer.kind, metric, value)
             for layer in self.layers
             for metric, value in layer.metrics.items()
         ]
-        return pd.DataFrame(rows, columns=["layer", "module", "metric", "value"])
+        return pd.DataFrame(rows, columns=columns)
 
     def table(self) -> pd.DataFrame:
-        """Wide: one row per layer, one column per metric."""
-        return self.frame.pivot_table(
-            index=["layer", "module"], columns="metric", values="value", sort=False
-        ).reset_index()
+        """Wide: one row per call (``layer``, ``name``, ``kind``, ``units``), one column per
+        metric (NaN where a metric does not apply, e.g. ``dead_fraction`` of a GELU)."""
+        return pd.DataFrame(
+            [
+                {
+                    "layer": layer.index,
+                    "name": layer.name,
+                    "kind": layer.kind,
+                    "units": layer.units,
+                    **layer.metrics,
+                }
+                for layer in self.layers
+            ]
+        )
 
-    def plot(self, path: str) -> None:
-        """Per-layer panels: unit states, r, effective rank, Δ (and gradients if measured)."""
-        from relulab.report.plotting import plt, save_figure
+    def layer(self, name: str) -> LayerProbe:
+        """The :class:`LayerProbe` called ``name`` (e.g. ``"layer1.0.relu#1"``)."""
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise KeyError(f"no activation call {name!r}; calls: {', '.join(self.names)}")
+
+    @property
+    def names(self) -> list[str]:
+        """The calls' names, in order."""
+        return [layer.name for layer in self.layers]
+
+    def plot(self, path: str | Path | None = None) -> Figure:
+        """Per-call panels: unit states, r, effective rank, Δ (and gradients if measured).
+
+        Args:
+            path: if given, the figure is also written there (PNG).
+
+        Returns:
+            The matplotlib ``Figure`` (shown by a notebook; no pyplot state is touched).
+        """
+        from matplotlib.figure import Figure
 
         table = self.table()
         x = table["layer"].to_numpy()
         panels = [
-            ("unit states", ["dead_fraction", "always_on_fraction", "balanced_fraction"]),
+            ("unit states", [m for m in RECTIFIER_STATES[:2] + SIGN_STATES[:2] if m in table]),
             ("sample mean / variance ratio r", ["sample_mean_variance_ratio"]),
             ("effective rank", ["effective_rank_uncentred", "effective_rank_centred"]),
             ("Δ (std of unit means)", ["delta"]),
         ]
         if "gradient_second_moment" in table:
-            panels.append(("⟨(∂L/∂h)²⟩", ["gradient_second_moment"]))
-        fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2))
+            panels.append(("⟨(∂ℓ/∂h)²⟩ per sample", ["gradient_second_moment"]))
+        fig = Figure(figsize=(3.6 * len(panels), 3.6), layout="constrained")
+        axes = fig.subplots(1, len(panels), squeeze=False)[0]
         for ax, (title, metrics) in zip(axes, panels, strict=True):
             for metric in metrics:
-                ax.plot(x, table[metric], "o-", ms=3, label=metric.replace("_", " "))
-            ax.set(title=title, xlabel="activation layer")
-            if metric == "gradient_second_moment":
+                if metric in table:
+                    ax.plot(x, table[metric], "o-", ms=3, label=metric.replace("_", " "))
+            ax.set(title=title, xlabel=f"activation call ({self.mode} mode)")
+            if metrics == ["gradient_second_moment"]:
                 ax.set_yscale("log")
             if len(metrics) > 1:
-                ax.legend()
-        save_figure(fig, path)
+                ax.legend(fontsize=7)
+            if len(x) <= 24:
+                ax.set_xticks(x, table["name"], rotation=60, ha="right", fontsize=6)
+        if path is not None:
+            fig.savefig(path, format="png", metadata={"Software": None})
+        return fig
 
 
-def _activation_modules(
-    model: nn.Module, types: tuple[type[nn.Module], ...]
-) -> list[tuple[str, nn.Module]]:
-    found = [(name, m) for name, m in model.named_modules() if isinstance(m, types)]
-    if not found:
-        kinds = ", ".join(t.__name__ for t in types)
-        raise ValueError(
-            f"no ReLU-family activation module ({kinds}) found in the model; "
-            "activations called functionally (F.relu in forward) cannot be hooked: "
-            "use nn.ReLU modules"
-        )
-    return found
-
-
-def _preceding_linear(
-    model: nn.Module, activations: list[nn.Module], data: Tensor
-) -> dict[int, nn.Linear]:
-    """For each activation, the Linear layer called right before it (if its width matches)."""
-    calls: list[nn.Module] = []
-    watched = [m for m in model.modules() if isinstance(m, LINEAR_TYPES) or m in activations]
-    hooks = [m.register_forward_hook(lambda mod, i, o: calls.append(mod)) for m in watched]
-    try:
-        with torch.no_grad():
-            run_model(model, data[:2], tuple(data.shape))
-    finally:
-        for hook in hooks:
-            hook.remove()
-    pairs, last_linear = {}, None
-    for module in calls:
-        if isinstance(module, LINEAR_TYPES):
-            last_linear = module
-        elif last_linear is not None and id(module) not in pairs:
-            pairs[id(module)] = last_linear
-            last_linear = None
-    return pairs
-
-
-def _kinks(linear: nn.Linear) -> np.ndarray:
-    with torch.no_grad():
-        norms = linear.weight.detach().double().norm(dim=1)
-        bias = linear.bias.detach().double() if linear.bias is not None else torch.zeros_like(norms)
-        return (-bias / norms).cpu().numpy()
-
-
-def _layer_metrics(acc: _Accumulator, features: np.ndarray | None) -> dict[str, float]:
-    n = acc.count * acc.positions
-    mean, variance = sample_moments_from_sums(acc.z_sum, acc.z_sq_sum, n)
+def _layer_metrics(acc: LayerAccumulator, features: np.ndarray | None) -> dict[str, float]:
+    mean, variance = sample_moments_from_sums(acc.z_sum, acc.z_sq_sum, acc.count)
     states = unit_states_from_extremes(acc.z_min, acc.z_max)
-    fractions = {key: float(value) for key, value in states.fractions(torch.float64).items()}
+    named = (
+        states.fractions(torch.float64)
+        if acc.family == "rectifier"
+        else states.sign_fractions(torch.float64)
+    )
     m2, v2 = squared_mean_and_variance(mean, variance, reduce="mean")
-    metrics = {
-        **fractions,
-        "delta": float(delta_from_means(acc.h_sum / n)),
-        "squared_sample_mean": float(m2),
-        "sample_variance": float(v2),
-        "sample_variance_fraction": float(sample_variance_fraction(m2, v2)),
-        "sample_mean_variance_ratio": float(mean_variance_ratio(m2, v2)),
-    }
+    metrics = {key: float(value) for key, value in named.items()}
+    if acc.h_sum is not None:
+        metrics["delta"] = float(delta_from_means(acc.h_sum / acc.count))
+    metrics.update(
+        {
+            "squared_sample_mean": float(m2),
+            "sample_variance": float(v2),
+            "sample_variance_fraction": float(sample_variance_fraction(m2, v2)),
+            "sample_mean_variance_ratio": float(mean_variance_ratio(m2, v2)),
+        }
+    )
     if acc.kept:
         kept = torch.cat(acc.kept)
         metrics["effective_rank_uncentred"] = effective_rank(kept, centred=False)
@@ -258,7 +264,124 @@ def _layer_metrics(acc: _Accumulator, features: np.ndarray | None) -> dict[str, 
             metrics["r_squared"] = r_squared(kept.numpy(), features[: kept.shape[0]])
     if acc.grad_count:
         metrics["gradient_second_moment"] = acc.grad_sq_sum / acc.grad_count
+    if acc.kinks is not None:
+        metrics["kink_abs_median"] = float(np.median(np.abs(acc.kinks)))
     return metrics
+
+
+@contextmanager
+def preserved(model: nn.Module, devices: Sequence[int] = ()) -> Iterator[None]:
+    """Run a block and leave ``model`` as it was: every module's training flag, every buffer
+    (same tensor objects, same values — BatchNorm's running statistics and batch counts), and
+    torch's global random state (CPU and the given CUDA ``devices``); the fused fast path of
+    ``nn.TransformerEncoderLayer`` / ``nn.MultiheadAttention`` is off inside.
+
+    Example:
+        >>> bn = nn.BatchNorm1d(3)
+        >>> with preserved(bn):
+        ...     _ = bn.train()(torch.randn(8, 3) + 5)
+        >>> bn.training, float(bn.running_mean.abs().sum())
+        (True, 0.0)
+    """
+    flags = [(module, module.training) for module in model.modules()]
+    buffers = [
+        (module, name, buffer, buffer.detach().clone())
+        for module in model.modules()
+        for name, buffer in module.named_buffers(recurse=False)
+    ]
+    fastpath = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        with torch.random.fork_rng(devices=list(devices)):
+            yield
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fastpath)
+        for module, training in flags:
+            module.training = training
+        with torch.no_grad():
+            for module, name, buffer, saved in buffers:
+                if getattr(module, name, None) is not buffer:
+                    setattr(module, name, buffer)
+                buffer.copy_(saved)
+
+
+def _cuda_devices(model: nn.Module, data: Tensor) -> list[int]:
+    tensors = [data, *model.parameters(), *model.buffers()]
+    return sorted({t.device.index or 0 for t in tensors if t.is_cuda})
+
+
+def _loss_reduction(loss_fn: Callable, output: Any, target: Tensor) -> str:
+    """Whether ``loss_fn`` averages (``"mean"``) or sums over the samples of a batch: its
+    ``reduction`` attribute, else the loss of the batch repeated twice (the same or double)."""
+    reduction = getattr(loss_fn, "reduction", None)
+    if reduction in ("mean", "sum"):
+        return reduction
+    if reduction is not None:
+        raise ValueError(
+            f"loss_fn has reduction={reduction!r}; the probe needs a scalar loss "
+            "(reduction 'mean' or 'sum')"
+        )
+    unknown = ValueError(
+        "cannot tell whether loss_fn averages or sums over the samples; give a loss with "
+        "reduction='mean' or 'sum' (e.g. nn.MSELoss())"
+    )
+    if not isinstance(output, Tensor):
+        raise unknown
+    with torch.no_grad():
+        once = loss_fn(output.detach(), target)
+        twice = loss_fn(torch.cat([output.detach()] * 2), torch.cat([target] * 2))
+    if not isinstance(once, Tensor) or once.numel() != 1:
+        raise ValueError("loss_fn must return a scalar (reduction 'mean' or 'sum')")
+    ratio = float(twice) / float(once) if float(once) != 0 else float("nan")
+    if abs(ratio - 1) < 1e-4:
+        return "mean"
+    if abs(ratio - 2) < 1e-4:
+        return "sum"
+    raise unknown
+
+
+def _backward_inputs(model: nn.Module, leaf: Tensor | None) -> list[Tensor]:
+    inputs = [p for p in model.parameters() if p.requires_grad]
+    if leaf is not None:
+        inputs.insert(0, leaf)
+    if not inputs:
+        raise ValueError(
+            "cannot measure gradients: the data are not floating point and no parameter "
+            "requires grad"
+        )
+    return inputs
+
+
+def _run_batches(
+    model: nn.Module,
+    recorder: CallRecorder,
+    data: Tensor,
+    targets: Tensor | None,
+    loss_fn: Callable | None,
+    batch_size: int | None,
+) -> None:
+    step = batch_size or len(data)
+    reduction = None
+    for start in range(0, len(data), step):
+        batch = data[start : start + step]
+        size = batch.shape[0]
+        if loss_fn is None:
+            with torch.no_grad(), recorder.recording(size):
+                run_model(model, batch, tuple(data.shape))
+            continue
+        target = targets[start : start + step]
+        leaf = batch.detach().clone().requires_grad_(True) if batch.is_floating_point() else None
+        inputs = _backward_inputs(model, leaf)
+        with torch.enable_grad():
+            with recorder.recording(size, gradients=True):
+                output = run_model(model, batch if leaf is None else leaf.clone(), data.shape)
+            reduction = reduction or _loss_reduction(loss_fn, output, target)
+            # per sample: a mean over the batch scales every sample's gradient by 1/B
+            recorder.gradient_factor = float(size) if reduction == "mean" else 1.0
+            loss = loss_fn(output, target)
+            if not isinstance(loss, Tensor) or not loss.requires_grad:
+                raise ValueError("the loss does not depend on anything that requires grad")
+            torch.autograd.grad(loss, inputs, allow_unused=True)
 
 
 def probe(
@@ -269,24 +392,32 @@ def probe(
     features: np.ndarray | Tensor | None = None,
     batch_size: int | None = None,
     max_rank_samples: int = 2000,
-    activation_types: Sequence[type[nn.Module]] = ACTIVATION_TYPES,
+    activation_types: Sequence[type[nn.Module]] = (),
+    *,
+    mode: Literal["train", "eval"] = "train",
+    unit_axis: int | None = None,
 ) -> ProbeResult:
-    """Measure every ReLU-family activation of ``model`` on ``data`` (module docstring).
+    """Measure every activation call of ``model`` on ``data`` (module docstring).
 
-    Forward hooks on the activation modules accumulate per-unit sums, maxima and minima over
-    batches; the statistics are those of :mod:`relulab.nn.statistics`. The model's training
-    flag is restored and, with a loss, its gradients are cleared afterwards.
+    One forward pass per batch, with hooks on every module and a torch-function mode that
+    sees functional activations; per-unit sums, maxima and minima are accumulated call by
+    call, and the statistics are those of :mod:`relulab.nn.statistics`. The model is left as
+    it was found (mode, buffers, ``requires_grad``, ``.grad``, hooks, random state).
 
     Args:
-        model: any ``nn.Module`` whose activations are modules of ``activation_types``
-            (activations called functionally, e.g. ``F.relu``, cannot be hooked).
-        data: inputs ``(N, …)`` in the model's input shape.
-        targets: with ``loss_fn``, the targets; then the gradient second moment is measured.
-        loss_fn: e.g. ``nn.MSELoss()``.
-        features: ``(N, k)`` task features: adds the R² of each layer's representation.
-        batch_size: run ``data`` in batches of this size (default: all at once).
-        max_rank_samples: rows of each layer kept for effective rank and R².
-        activation_types: the module types that count as activations.
+        model: any ``nn.Module``.
+        data: inputs ``(N, …)`` in the model's input shape, samples first.
+        targets: with ``loss_fn``, the targets; then the per-sample gradient second moment is
+            measured (the parameters' ``.grad`` are not touched).
+        loss_fn: a scalar loss averaging or summing over samples, e.g. ``nn.MSELoss()``.
+        features: ``(N, k)`` task features: adds the R² of each call's representation.
+        batch_size: run ``data`` in batches of this size (default: all at once). In
+            ``"train"`` mode, normalisation layers then see batches of this size.
+        max_rank_samples: rows of each call's activation kept for effective rank and R².
+        activation_types: further module types to probe as activations (your own); the
+            built-in ones (:data:`ACTIVATION_TYPES`) are always probed.
+        mode: ``"train"`` (batch statistics, dropout on: what training sees) or ``"eval"``.
+        unit_axis: the unit axis of every call, instead of the producer rule.
 
     Returns:
         A :class:`ProbeResult`.
@@ -297,57 +428,51 @@ def probe(
         >>> 0.0 <= result.layers[0].metrics["dead_fraction"] <= 1.0
         True
     """
+    if mode not in MODES:
+        raise ValueError(f"mode must be 'train' or 'eval', got {mode!r}")
     if (targets is None) != (loss_fn is None):
         raise ValueError("give both targets and loss_fn to measure gradients, or neither")
+    if targets is not None and len(targets) != len(data):
+        raise ValueError(f"{len(targets)} targets for {len(data)} samples")
     if features is not None:
         features = np.asarray(features, dtype=np.float64).reshape(len(data), -1)
-    named = _activation_modules(model, tuple(activation_types))
-    modules = [m for _, m in named]
-    pairs = _preceding_linear(model, modules, data)
-    accumulators = [_Accumulator() for _ in named]
-    keep_rows = min(max_rank_samples, len(data))
-
-    def forward_hook(index: int) -> Callable:
-        def hook(module: nn.Module, inputs: tuple[Tensor, ...], output: Tensor) -> None:
-            accumulators[index].add(inputs[0], output, keep_rows)
-            if output.requires_grad:
-
-                def record(grad: Tensor, acc: _Accumulator = accumulators[index]) -> None:
-                    acc.grad_sq_sum += float(grad.detach().double().square().sum())
-                    acc.grad_count += grad.numel()
-
-                output.register_hook(record)
-
-        return hook
-
-    hooks = [m.register_forward_hook(forward_hook(i)) for i, m in enumerate(modules)]
-    was_training = model.training
-    try:
-        step = batch_size or len(data)
-        for start in range(0, len(data), step):
-            batch = data[start : start + step]
-            if loss_fn is None:
-                with torch.no_grad():
-                    run_model(model, batch)
-            else:
-                loss = loss_fn(run_model(model, batch), targets[start : start + step])
-                loss.backward()
-    finally:
-        for hook in hooks:
-            hook.remove()
-        model.train(was_training)
-        if loss_fn is not None:
-            model.zero_grad(set_to_none=True)
-    layers = []
-    for index, ((name, module), acc) in enumerate(zip(named, accumulators, strict=True)):
-        if acc.z_sum is None:
-            continue  # defined but never called in forward
-        linear = pairs.get(id(module))
-        kinks = _kinks(linear) if linear is not None else None
-        metrics = _layer_metrics(acc, features)
-        if kinks is not None:
-            metrics["kink_abs_median"] = float(np.median(np.abs(kinks)))
-        layers.append(
-            LayerProbe(index, name, type(module).__name__, int(acc.z_sum.numel()), metrics, kinks)
+    recorder = CallRecorder(
+        model, tuple(activation_types), unit_axis, min(max_rank_samples, len(data))
+    )
+    with preserved(model, _cuda_devices(model, data)):
+        model.train(mode == "train")
+        recorder.attach()
+        try:
+            _run_batches(model, recorder, data, targets, loss_fn, batch_size)
+        finally:
+            recorder.detach()
+    if not recorder.layers:
+        raise ValueError(_no_activation_message(model))
+    layers = [
+        LayerProbe(
+            index=acc.index,
+            name=acc.name,
+            kind=acc.kind,
+            units=acc.units,
+            metrics=_layer_metrics(acc, features),
+            kinks=acc.kinks,
+            module=acc.module,
+            call=acc.call,
+            family=acc.family,
+            unit_axis=acc.unit_axis,
+            unit_axis_rule=acc.unit_axis_rule,
+            producer=acc.producer,
         )
-    return ProbeResult(layers)
+        for acc in recorder.layers.values()
+    ]
+    return ProbeResult(layers, mode)
+
+
+def _no_activation_message(model: nn.Module) -> str:
+    modules = ", ".join(t.__name__ for t in ACTIVATION_TYPES)
+    functions = ", ".join(sorted({short for short, _ in ACTIVATION_FUNCTIONS.values()}))
+    return (
+        f"no ReLU-family or smooth activation was called by the {type(model).__name__} model: "
+        f"neither a module ({modules}) nor a function ({functions}); pass "
+        "activation_types= for your own activation modules"
+    )

@@ -1,8 +1,12 @@
 """Diagnose a user's model: build it from a factory, feed it data, probe it under several inits.
 
-``module.path:factory`` names a callable returning an ``nn.Module``. Data come from a ``.npy``
-or ``.pt`` file, or are Gaussian :math:`N(0, 1)` samples shaped for the model's first layer
-(``--input-shape`` for convolutions; 3×32×32 by default [I]).
+``module.path:factory`` names a callable returning an ``nn.Module``; like ``python -m``, the
+current directory is searched first, so ``relulab diagnose mypkg.models:make_net`` finds
+``./mypkg``. Data come from a ``.npy`` or ``.pt`` file, or are Gaussian :math:`N(0, 1)` samples
+shaped for the model's first layer (``--input-shape`` for convolutions; 3×32×32 by default [I]).
+Each init is applied to a fresh model and probed in the given mode (``train`` by default: what
+the first training steps see); an init that cannot apply to the model (e.g. ``scale_bias`` or
+``rai`` on bias-free layers) is skipped with a one-line note.
 
 Whatever the user hands over may be broken; each such case is a ``ValueError`` with one clear
 message: a module that fails to import (syntax error, an exception at import time), a factory
@@ -14,7 +18,11 @@ samples, or non-finite values.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -26,15 +34,43 @@ from relulab import init
 from relulab.errors import describe_error
 from relulab.probe import probe
 
-__all__ = ["KEY_METRICS", "build_model", "default_shape", "diagnose", "load_data"]
+__all__ = [
+    "KEY_METRICS",
+    "Diagnosis",
+    "build_model",
+    "comparison_table",
+    "default_shape",
+    "diagnose",
+    "key_metrics",
+    "load_data",
+]
 
+#: The metrics ``relulab diagnose`` tabulates, those the probed calls have, in this order
+#: (unit states of rectifiers, then sign states of leaky and smooth activations).
 KEY_METRICS = (
     "dead_fraction",
     "always_on_fraction",
+    "never_positive_fraction",
+    "always_positive_fraction",
     "sample_mean_variance_ratio",
     "effective_rank_centred",
     "delta",
 )
+
+
+@contextmanager
+def _current_directory_on_path() -> Iterator[None]:
+    """The current directory first on ``sys.path`` while importing and building the user's
+    model, as ``python -m`` has it."""
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        yield
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
 
 
 def build_model(spec: str) -> Callable[[], nn.Module]:
@@ -48,9 +84,13 @@ def build_model(spec: str) -> Callable[[], nn.Module]:
     if not sep or not module_name or not attribute:
         raise ValueError(f"expected module.path:factory, got {spec!r}")
     try:
-        module = importlib.import_module(module_name)
+        with _current_directory_on_path():
+            module = importlib.import_module(module_name)
     except ImportError as error:
-        raise ValueError(f"cannot load {spec!r}: {error}") from None
+        raise ValueError(
+            f"cannot load {spec!r}: {error} (searched the current directory {os.getcwd()} "
+            "and sys.path; run from the directory that holds the package or set PYTHONPATH)"
+        ) from None
     except (Exception, SystemExit) as error:  # the user's module failed while importing
         raise ValueError(
             f"cannot load {spec!r}: importing {module_name} failed ({describe_error(error)})"
@@ -63,7 +103,8 @@ def build_model(spec: str) -> Callable[[], nn.Module]:
 
     def make() -> nn.Module:
         try:
-            model = factory()
+            with _current_directory_on_path():
+                model = factory()
         except (Exception, SystemExit) as error:
             raise ValueError(
                 f"calling {spec}() failed ({describe_error(error)}); the factory must build "
@@ -167,28 +208,80 @@ def _check_samples(array: torch.Tensor, file: Path) -> None:
         )
 
 
-def _apply_init(
-    model: nn.Module, name: str, data: torch.Tensor, generator: torch.Generator
-) -> None:
-    if name != "default":
-        init.apply_init_(model, name, data, generator)
+@dataclass
+class Diagnosis:
+    """What ``diagnose`` measured.
+
+    Attributes:
+        frame: tidy, one row per init, call and metric (``init``, ``layer``, ``name``,
+            ``module``, ``kind``, ``metric``, ``value``).
+        mode: the forward mode probed in (``"train"`` or ``"eval"``).
+        names: per layer index, the call's label (``layer1.0.relu#1 (ReLU)``).
+        skipped: per init that could not apply, why (one line).
+    """
+
+    frame: pd.DataFrame
+    mode: str
+    names: dict[int, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def inits(self) -> list[str]:
+        """The inits probed, in order."""
+        return list(dict.fromkeys(self.frame["init"]))
 
 
 def diagnose(
-    factory: Callable[[], nn.Module], data: torch.Tensor, inits: list[str], seed: int = 0
-) -> pd.DataFrame:
-    """Probe a fresh model per init; a tidy frame with an ``init`` column."""
-    frames = []
+    factory: Callable[[], nn.Module],
+    data: torch.Tensor,
+    inits: list[str],
+    seed: int = 0,
+    mode: str = "train",
+) -> Diagnosis:
+    """Probe a fresh model per init (in ``mode``); an init that cannot apply to the model
+    (:class:`~relulab.init.InitNotApplicableError`) is skipped and noted.
+
+    Example:
+        >>> from relulab.nn.examples import deep_mlp
+        >>> found = diagnose(lambda: deep_mlp(depth=2, width=8), torch.randn(32, 64),
+        ...                  ["default", "kaiming_normal"])
+        >>> found.inits, found.mode, found.names[0]
+        (['default', 'kaiming_normal'], 'train', '1#0 (ReLU)')
+    """
+    frames, skipped, names = [], {}, {}
     for name in inits:
         model = factory()
-        _apply_init(model, name, data, torch.Generator().manual_seed(seed))
-        frame = probe(model.eval(), data).frame
+        try:
+            if name != "default":
+                init.apply_init_(model, name, data, torch.Generator().manual_seed(seed))
+        except init.InitNotApplicableError as error:
+            skipped[name] = str(error)
+            continue
+        result = probe(model, data, mode=mode)
+        names.update({layer.index: f"{layer.name} ({layer.kind})" for layer in result.layers})
+        frame = result.frame
         frame.insert(0, "init", name)
         frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+    if not frames:
+        raise ValueError(
+            "no init applies to this model: "
+            + "; ".join(f"{name}: {why}" for name, why in skipped.items())
+        )
+    return Diagnosis(pd.concat(frames, ignore_index=True), mode, names, skipped)
+
+
+def key_metrics(frame: pd.DataFrame) -> list[str]:
+    """The :data:`KEY_METRICS` present in a probe frame, in order.
+
+    Example:
+        >>> key_metrics(pd.DataFrame({"metric": ["delta", "never_positive_fraction"]}))
+        ['never_positive_fraction', 'delta']
+    """
+    present = set(frame["metric"])
+    return [metric for metric in KEY_METRICS if metric in present]
 
 
 def comparison_table(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Rows: activation layers; columns: inits; values: one metric."""
+    """Rows: activation calls; columns: inits; values: one metric."""
     chosen = frame[frame["metric"] == metric]
     return chosen.pivot_table(index="layer", columns="init", values="value", sort=False)

@@ -24,6 +24,12 @@ __all__ = ["axis_scale", "coinciding_lines", "identical_inits", "write_diagnose_
 FIGURE_FILENAME = "probe.png"
 _MARKERS = "osD^vP*Xh<>"
 DECADES_FOR_LOG = 2.0
+MODE_TEXT = {
+    "train": "train mode — normalisation layers use each batch's statistics and dropout is on, "
+    "as in a training step",
+    "eval": "eval mode — normalisation layers use their running statistics and dropout is off, "
+    "as at inference",
+}
 
 
 def identical_inits(tables: Mapping[str, pd.DataFrame], rtol: float = 1e-6) -> list[list[str]]:
@@ -153,7 +159,7 @@ def _probe_figure(
         step = max(1, math.ceil(len(labels) / 16))
         ax.set_xticks(positions[::step], labels[::step], rotation=40, ha="right", fontsize=7)
         ax.set_title(metric.replace("_", " "), pad=14 if coincide else 6)
-        ax.set_xlabel("activation module")
+        ax.set_xlabel("activation call")
     for ax in flat[len(tables) :]:
         ax.axis("off")
     legend_host = flat[len(tables)] if len(tables) < len(flat) else None
@@ -171,6 +177,8 @@ def write_diagnose_report(
     data_shape: tuple[int, ...],
     tables: dict[str, pd.DataFrame],
     layer_names: Mapping[Any, str] | None = None,
+    mode: str = "train",
+    skipped: Mapping[str, str] | None = None,
 ) -> Path:
     """Write ``report.html`` of ``relulab diagnose``: one figure (a panel per metric) and one
     table per metric.
@@ -180,8 +188,10 @@ def write_diagnose_report(
         model: the ``module.path:factory`` spec, shown as the title.
         inits: the initialisers compared, in order.
         data_shape: the shape of the probed data.
-        tables: per metric, rows = activation layers, columns = inits.
-        layer_names: per layer index, the label to show (the module's name in the model).
+        tables: per metric, rows = activation calls, columns = inits.
+        layer_names: per layer index, the label to show (the call's name and kind).
+        mode: the forward mode probed in (``"train"`` or ``"eval"``), stated in the report.
+        skipped: per init that could not apply to the model, why.
 
     Returns:
         The path of the written report.
@@ -192,10 +202,11 @@ def write_diagnose_report(
     _probe_figure(tables, groups, layer_names, out_dir / FIGURE_FILENAME)
     figure = SimpleNamespace(
         filename=FIGURE_FILENAME,
-        caption="One panel per probe, the model's activation modules in forward order on the "
-        "x axis (name in the model and type). Axes are logarithmic where the values span two "
-        "decades or more. Inits whose probes agree everywhere are drawn once and named together; "
-        "a panel's title names the inits whose lines coincide in it.",
+        caption="One panel per probe, the model's activation calls in forward order on the "
+        "x axis (module path and call index, or caller and function, with the type). Axes "
+        "are logarithmic where the values span two decades or more. Inits whose probes agree "
+        "everywhere are drawn once and named together; a panel's title names the inits whose "
+        "lines coincide in it.",
     )
     return write_page(
         out_dir / REPORT_FILENAME,
@@ -203,6 +214,9 @@ def write_diagnose_report(
         model=model,
         inits=inits,
         data_shape=data_shape,
+        mode=mode,
+        mode_text=MODE_TEXT.get(mode, mode),
+        skipped=dict(skipped or {}),
         figures=embedded_figures(out_dir, [figure]),
         identical=[group for group in groups if len(group) > 1],
         tables={
