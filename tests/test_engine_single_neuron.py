@@ -146,3 +146,77 @@ def test_bad_shapes_are_rejected():
         BatchedSingleNeuron(x, y[:-1], [1.0], [0.0], [1.0], [0.0])
     with pytest.raises(ValueError, match="lr must be"):
         BatchedAdam(_batched(x, y).params, [0.1, 0.2])
+
+
+def _random_neurons(x, y, n, activation, parameterisation, method, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    draw = lambda: torch.randn(n, generator=generator, dtype=x.dtype) * 1.5  # noqa: E731
+    w1, b1, w2, b2 = draw(), draw(), draw(), draw()
+    w1[:3] = 0.0  # flat neurons: z = b1 (standard) or 0 (reparam) on every input
+    b1[3] = -w1[3] * x[7]  # kink exactly on an input
+    b1[4] = 1e6  # kink far outside the data
+    return BatchedSingleNeuron(
+        x, y, w1, b1, w2, b2, activation=activation, parameterisation=parameterisation,
+        method=method,
+    )
+
+
+@pytest.mark.parametrize("activation", ["relu", "linear", "leaky_relu"])
+@pytest.mark.parametrize("parameterisation", ["standard", "reparam"])
+@pytest.mark.parametrize("sampling", ["grid", "unsorted", "per-network targets"])
+def test_prefix_sums_equal_the_direct_pass(activation, parameterisation, sampling):
+    generator = torch.Generator().manual_seed(3)
+    n_networks = 64
+    if sampling == "grid":
+        x = torch.linspace(-1, 1, 201, dtype=torch.float64)
+    else:
+        x = torch.rand(300, generator=generator, dtype=torch.float64) * 2 - 1
+    y = torch.relu(x)
+    if sampling == "per-network targets":
+        y = torch.randn(n_networks, x.shape[0], generator=generator, dtype=torch.float64)
+    act = "leaky_relu" if activation == "leaky_relu" else activation
+    pair = [
+        _random_neurons(x, y, n_networks, act, parameterisation, method)
+        for method in ("direct", "prefix")
+    ]
+    assert [p.method for p in pair] == ["direct", "prefix"]
+    (loss_d, (grad_d,)), (loss_p, (grad_p,)) = (p.loss_and_grads() for p in pair)
+    torch.testing.assert_close(loss_p, loss_d, rtol=1e-11, atol=1e-13)
+    torch.testing.assert_close(grad_p, grad_d, rtol=1e-10, atol=1e-12)
+
+
+def test_prefix_sums_put_every_input_on_the_side_the_direct_pass_does_float32():
+    """In float32 a kink a rounding error away from an input must not move that input: the
+    prefix path checks the split with the direct pre-activation."""
+    x = torch.linspace(-1, 1, 1000)
+    n = 2000
+    b1 = -x[torch.arange(n) % 1000] * 0.7  # kinks on (or a rounding error from) inputs
+    pair = [
+        BatchedSingleNeuron(x, torch.relu(x), [0.7] * n, b1, [1.0] * n, [0.1] * n, method=m)
+        for m in ("direct", "prefix")
+    ]
+    (loss_d, (grad_d,)), (loss_p, (grad_p,)) = (p.loss_and_grads() for p in pair)
+    torch.testing.assert_close(loss_p, loss_d, rtol=2e-5, atol=1e-6)
+    torch.testing.assert_close(grad_p, grad_d, rtol=2e-4, atol=2e-5)
+
+
+def test_prefix_training_equals_direct_training_float64():
+    x, y = _inputs(torch.float64)
+    results = []
+    for method in ("direct", "prefix"):
+        problem = BatchedSingleNeuron(
+            x, y, [1.0] * 4, [c[0] for c in CONDITIONS], [1.0] * 4, [c[1] for c in CONDITIONS],
+            method=method,
+        )
+        train(problem, BatchedAdam(problem.params, [c[2] for c in CONDITIONS]), 500, 100)
+        results.append(problem.theta)
+    torch.testing.assert_close(results[1], results[0], rtol=1e-9, atol=1e-11)
+
+
+def test_prefix_method_needs_a_piecewise_linear_activation():
+    x, y = _inputs(torch.float32)
+    with pytest.raises(ValueError, match="piecewise-linear"):
+        BatchedSingleNeuron(x, y, [1.0], [0.0], [1.0], [0.0], activation="silu", method="prefix")
+    assert BatchedSingleNeuron(x, y, [1.0], [0.0], [1.0], [0.0], activation="silu").method == (
+        "direct"
+    )

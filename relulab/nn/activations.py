@@ -21,11 +21,17 @@ __all__ = ["Activation", "ReLUMinusB", "get_activation", "leaky_relu", "ACTIVATI
 
 @dataclass(frozen=True)
 class Activation:
-    """An elementwise function ``fn`` with its derivative ``grad`` (both Tensor → Tensor)."""
+    r"""An elementwise function ``fn`` with its derivative ``grad`` (both Tensor → Tensor).
+
+    ``slopes = (p, q)`` marks a piecewise-linear activation through the origin,
+    :math:`\sigma(z) = p\,\min(z, 0) + q\,\max(z, 0)` with :math:`\sigma'(0) = p` (ReLU,
+    leaky ReLU, linear); ``None`` for a smooth one. Engines use it for closed-form sums.
+    """
 
     name: str
     fn: Callable[[Tensor], Tensor]
     grad: Callable[[Tensor], Tensor]
+    slopes: tuple[float, float] | None = None
 
 
 def _relu_grad(z: Tensor) -> Tensor:
@@ -43,10 +49,10 @@ def _tanh_grad(z: Tensor) -> Tensor:
 
 
 _ACTIVATIONS: dict[str, Activation] = {
-    "relu": Activation("relu", torch.relu, _relu_grad),
+    "relu": Activation("relu", torch.relu, _relu_grad, slopes=(0.0, 1.0)),
     "silu": Activation("silu", torch.nn.functional.silu, _silu_grad),
     "tanh": Activation("tanh", torch.tanh, _tanh_grad),
-    "linear": Activation("linear", lambda z: z, torch.ones_like),
+    "linear": Activation("linear", lambda z: z, torch.ones_like, slopes=(1.0, 1.0)),
 }
 
 ACTIVATION_NAMES: tuple[str, ...] = tuple(_ACTIVATIONS)
@@ -59,6 +65,7 @@ def leaky_relu(slope: float) -> Activation:
         lambda z: torch.nn.functional.leaky_relu(z, slope),
         # built in z's dtype: a Python-scalar torch.where would round the slope to float32
         lambda z: torch.full_like(z, slope).masked_fill_(z > 0, 1.0),
+        slopes=(float(slope), 1.0),
     )
 
 
