@@ -156,7 +156,14 @@ def _random_neurons(x, y, n, activation, parameterisation, method, seed=0):
     b1[3] = -w1[3] * x[7]  # kink exactly on an input
     b1[4] = 1e6  # kink far outside the data
     return BatchedSingleNeuron(
-        x, y, w1, b1, w2, b2, activation=activation, parameterisation=parameterisation,
+        x,
+        y,
+        w1,
+        b1,
+        w2,
+        b2,
+        activation=activation,
+        parameterisation=parameterisation,
         method=method,
     )
 
@@ -205,7 +212,12 @@ def test_prefix_training_equals_direct_training_float64():
     results = []
     for method in ("direct", "prefix"):
         problem = BatchedSingleNeuron(
-            x, y, [1.0] * 4, [c[0] for c in CONDITIONS], [1.0] * 4, [c[1] for c in CONDITIONS],
+            x,
+            y,
+            [1.0] * 4,
+            [c[0] for c in CONDITIONS],
+            [1.0] * 4,
+            [c[1] for c in CONDITIONS],
             method=method,
         )
         train(problem, BatchedAdam(problem.params, [c[2] for c in CONDITIONS]), 500, 100)

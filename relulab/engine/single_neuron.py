@@ -175,7 +175,9 @@ class BatchedSingleNeuron:
         if method not in ("auto", "direct", "prefix"):
             raise ValueError(f"method must be 'auto', 'direct' or 'prefix', got {method!r}")
         if method == "prefix" and self.slopes is None:
-            raise ValueError(f"method 'prefix' needs a piecewise-linear activation, not {activation}")
+            raise ValueError(
+                f"method 'prefix' needs a piecewise-linear activation, not {activation}"
+            )
         use_prefix = method == "prefix" or (method == "auto" and self.slopes is not None)
         self.method = "prefix" if use_prefix else "direct"
         self._sums = _SortedPrefixSums(x, self.y) if use_prefix else None
@@ -236,7 +238,9 @@ class BatchedSingleNeuron:
         unique[:, 1:] = window[:, 1:] != window[:, :-1]
         split = start + (below & unique).sum(dim=1)
         flat = w1 == 0
-        constant_active = (b1 > 0) if self.parameterisation == "standard" else torch.zeros_like(flat)
+        constant_active = (
+            (b1 > 0) if self.parameterisation == "standard" else torch.zeros_like(flat)
+        )
         split = torch.where(flat, torch.zeros_like(split), split)
         upper_active = torch.where(flat, constant_active, rising)
         return split, upper_active
