@@ -95,7 +95,7 @@ class _SortedPrefixSums:
         self.y, self.xy, self.yy = prefix(ys), prefix(xs * ys), prefix(ys * ys)
 
     def between(self, lo: Tensor, hi: Tensor) -> dict[str, Tensor]:
-        """Sums over the sorted inputs ``lo ≤ n < hi`` (per network; ``lo``, ``hi`` of shape (S,))."""
+        """Sums over the sorted inputs ``lo ≤ n < hi``, per network (``lo``, ``hi``: (S,))."""
         sums = {"1": (hi - lo).double()}
         for name in ("x", "xx"):
             table = getattr(self, name)
