@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from relulab import cli
-from relulab.bench import workloads
+from relulab.bench import summary_rows, workloads
 from relulab.bench.peers import jax_available
 
 CPU = torch.device("cpu")
@@ -38,3 +38,11 @@ def test_bench_cli_rejects_bad_requests(tmp_path, capsys, args):
     assert cli.main(["bench", *args, "--out", str(out)]) == 2
     assert capsys.readouterr().err.startswith("relulab: error:")
     assert not out.exists()
+
+
+def test_w4_times_both_single_neuron_paths_and_they_agree():
+    result = workloads.w4_single_neuron(CPU, n_networks=50, n_points=100, steps=20)
+    assert result["prefix_vs_direct_max_abs_diff"] < 1e-4
+    assert result["direct_roofline_s"] > 0 and result["memory_bandwidth_bytes_per_s"] > 0
+    rows = summary_rows({"w4": result})
+    assert any("prefix / elementwise" in row[1] for row in rows)

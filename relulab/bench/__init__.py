@@ -21,7 +21,7 @@ from relulab.runner.environment import library_versions
 
 __all__ = ["WORKLOADS", "run_bench", "summary_rows", "top_operators", "write_bench"]
 
-WORKLOADS = ("w1", "w2", "w3")
+WORKLOADS = ("w1", "w2", "w3", "w4")
 
 
 def top_operators(run: Callable[[], object], limit: int = 8) -> list[dict[str, Any]]:
@@ -80,6 +80,9 @@ def run_bench(
     if "w3" in names:
         progress(f"W3 wide forward statistics ({'full' if full else 'scaled-down'}) …")
         results["w3"] = workloads.w3_wide(device, full=full)
+    if "w4" in names:
+        progress("W4 single neurons: elementwise pass vs roofline, prefix sums …")
+        results["w4"] = workloads.w4_single_neuron(device)
     return results
 
 
@@ -147,4 +150,32 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 "",
             )
         )
+    if w4 := results.get("w4"):
+        rows += [
+            (
+                "W4 neurons",
+                "elementwise network-steps/s",
+                f"{w4['direct_network_steps_per_s']:,.0f}",
+                "",
+            ),
+            (
+                "W4 neurons",
+                "elementwise, fraction of bandwidth roofline",
+                f"{w4['direct_fraction_of_roofline']:.1%}",
+                "",
+            ),
+            (
+                "W4 neurons",
+                "prefix-sum network-steps/s",
+                f"{w4['prefix_network_steps_per_s']:,.0f}",
+                "",
+            ),
+            ("W4 neurons", "prefix / elementwise", f"{w4['prefix_vs_direct']:.1f}×", ""),
+            (
+                "W4 neurons",
+                "prefix / elementwise roofline",
+                f"{w4['prefix_vs_direct_roofline']:.1f}×",
+                "",
+            ),
+        ]
     return rows

@@ -8,6 +8,9 @@
   ratio to the naive loop.
 * **W3 wide forward statistics** — depth-50 ReLU MLPs, 30 networks, 100 samples, Kaiming
   weights drawn fresh per layer; width 1000 by default, 3000 with ``full``.
+* **W4 single neurons at the seed's scale** — 3721 single ReLU neurons (a 61×61 map of seed
+  ``001_…``) on 1000 grid points, Adam: the elementwise pass against its memory-bandwidth
+  roofline (bandwidth measured now, by a large copy) and the closed-form prefix-sum path.
 
 FLOP counts are of the matrix products only (2 FLOP per multiply–add): a lower bound on the
 work, so the fractions of peak are conservative.
@@ -28,6 +31,7 @@ from relulab.engine import (
     BatchedMLP,
     BatchedResidualToy,
     BatchedSGD,
+    BatchedSingleNeuron,
     MLPSpec,
     ResidualToySpec,
     SupervisedProblem,
@@ -36,7 +40,7 @@ from relulab.engine import (
 from relulab.engine.forward import forward_statistics
 from relulab.tasks.hierarchical import hierarchical_task
 
-__all__ = ["matmul_peak", "w1_tiny", "w2_medium", "w3_wide"]
+__all__ = ["matmul_peak", "memory_bandwidth", "w1_tiny", "w2_medium", "w3_wide", "w4_single_neuron"]
 
 
 def _synchronise(device: torch.device) -> None:
@@ -210,4 +214,66 @@ def w3_wide(
         "target_fraction_of_peak": 0.7,
         "meets_peak_target": flops / stats.timings["propagate_s"] / peak >= 0.7,
         "last_layer_mean_ratio": float(stats.ratio[:, -1].mean()),
+    }
+
+
+def memory_bandwidth(device: torch.device, n_bytes: int = 1 << 28, repeats: int = 5) -> float:
+    """Best ``copy_`` throughput (bytes read + written per second) on ``n_bytes`` float32
+    buffers, measured now: the roofline of a memory-bound elementwise pass."""
+    source = torch.ones(n_bytes // 4, device=device)
+    target = torch.empty_like(source)
+    target.copy_(source)
+    best = math.inf
+    for _ in range(repeats):
+        _synchronise(device)
+        started = time.perf_counter()
+        target.copy_(source)
+        _synchronise(device)
+        best = min(best, time.perf_counter() - started)
+    return 2 * n_bytes / best
+
+
+#: Full passes over the S×N float32 array that one elementwise single-neuron step makes at
+#: least (z, σ(z), residual, loss, δ, σ'(z), e, four gradient reductions): a lower bound on
+#: its memory traffic, so the fraction of the roofline is conservative.
+SINGLE_NEURON_PASSES = 12
+
+
+def w4_single_neuron(
+    device: torch.device, n_networks: int = 3721, n_points: int = 1000, steps: int = 200
+) -> dict[str, Any]:
+    """W4: seed 001's maps — the elementwise pass vs its roofline, and the prefix-sum path."""
+    x = torch.linspace(-1.0, 1.0, n_points, device=device)
+    generator = torch.Generator().manual_seed(0)
+    b1, b2 = (torch.rand(n_networks, generator=generator) * 5 - 2.5 for _ in range(2))
+    timings, finals = {}, {}
+    for method in ("direct", "prefix"):
+        problem = BatchedSingleNeuron(
+            x, torch.relu(x), [1.0] * n_networks, b1, [1.0] * n_networks, b2, method=method
+        )
+        train(problem, BatchedAdam(problem.params, 0.01), 2, 2)  # warm-up
+        problem = BatchedSingleNeuron(
+            x, torch.relu(x), [1.0] * n_networks, b1, [1.0] * n_networks, b2, method=method
+        )
+        timings[method] = _timed_train(problem, BatchedAdam(problem.params, 0.01), steps, device)
+        finals[method] = problem.theta.detach().cpu()
+    bandwidth = memory_bandwidth(device)
+    bytes_per_step = SINGLE_NEURON_PASSES * n_networks * n_points * 4
+    roofline_s = bytes_per_step * (steps + 1) / bandwidth
+    return {
+        "networks": n_networks,
+        "points": n_points,
+        "steps": steps,
+        "device": str(device),
+        "direct_s": timings["direct"],
+        "prefix_s": timings["prefix"],
+        "direct_network_steps_per_s": n_networks * steps / timings["direct"],
+        "prefix_network_steps_per_s": n_networks * steps / timings["prefix"],
+        "memory_bandwidth_bytes_per_s": bandwidth,
+        "direct_roofline_s": roofline_s,
+        "direct_fraction_of_roofline": roofline_s / timings["direct"],
+        "prefix_vs_direct": timings["direct"] / timings["prefix"],
+        "prefix_vs_direct_roofline": roofline_s / timings["prefix"],
+        "prefix_vs_direct_max_abs_diff": float((finals["prefix"] - finals["direct"]).abs().max()),
+        "paper_maps_estimate_s": 2 * 5000 * timings["prefix"] / steps,
     }
