@@ -28,7 +28,7 @@ def _ordered_union(lists: list[list[str]]) -> list[str]:
 
 
 def _point_view(out_dir: Path, point: Mapping[str, Any], claim_ids: list[str]) -> dict[str, Any]:
-    report = f"{quote(point['name'])}/{REPORT_FILENAME}"
+    report = f"{quote(point['name'], safe='=,+')}/{REPORT_FILENAME}"
     has_report = point.get("finished") and (out_dir / point["name"] / REPORT_FILENAME).is_file()
     by_id = {claim["id"]: claim for claim in point.get("claims") or []}
     cells = []

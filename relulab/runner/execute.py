@@ -226,6 +226,7 @@ def _task(index: int, run: PreparedRun, unit: str, executor: Executor) -> UnitTa
         run=index,
         unit=unit,
         experiment=run.experiment.name,
+        module=run.experiment.plan.__module__,
         config=run.config,
         device=str(run.device),
         dtype=getattr(run.config, "dtype", "float32"),

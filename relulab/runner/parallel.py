@@ -5,15 +5,19 @@ The driver process plans the work, hands each unfinished unit to an executor as 
 ``runs.sqlite``, so a store's transactional, resumable behaviour does not depend on where the
 units ran. A task carries what a worker needs to rebuild the unit (the experiment's name and
 its config, a picklable frozen dataclass) rather than the unit itself (a closure): the worker
-plans the experiment again and runs the unit of that name.
+plans the experiment again and runs the unit of that name. An experiment missing from a fresh
+worker's registry (one registered at run time) is found as ``EXPERIMENT`` of the module that
+defines its ``plan``.
 
 Executors (:func:`make_executor`):
 
 * ``serial`` — ``--jobs 1``: the units run one after another in the driver, as they always did;
   a failing unit ends its run (the run's other units are skipped, other runs go on).
-* ``pool`` — ``--jobs N``: ``N`` worker processes (``concurrent.futures`` with the ``spawn``
-  start method: torch is not fork-safe). A failing unit is reported; every other unit still
-  runs. A worker whose driver dies exits within a second.
+* ``pool`` — ``--jobs N``: ``N`` worker processes (``concurrent.futures``; started by a fork
+  server that imported torch without running it, or spawned where there is none — never
+  forked from the driver: torch is not fork-safe). A failing unit is reported; every other unit
+  still runs. A worker whose driver dies (``kill -9`` included) exits at once: it watches a
+  pipe whose other end only the driver holds.
 * ``ray`` — ``--executor ray [--address ADDR]``: each unit a Ray task, retried by Ray
   (``max_retries``, application errors included) before it is reported as failed.
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import importlib
 import multiprocessing
 import os
 import signal
@@ -55,7 +60,6 @@ __all__ = [
 
 EXECUTORS = ("local", "ray")
 RAY_RETRIES = 2  # a Ray task is tried 1 + RAY_RETRIES times before its unit counts as failed
-_PARENT_POLL_S = 1.0
 
 
 class ExecutorUnavailableError(RuntimeError):
@@ -69,6 +73,7 @@ class UnitTask:
     run: int  # index of the run among those executed together
     unit: str
     experiment: str
+    module: str  # where the experiment is defined (its EXPERIMENT), for workers that lack it
     config: Any  # the experiment's frozen config dataclass
     device: str
     dtype: str
@@ -90,11 +95,21 @@ class Outcome:
 _PLANS: dict[tuple[int, Any], tuple[Any, dict[str, Any]]] = {}
 
 
+def _experiment(task: UnitTask) -> Any:
+    """The experiment from the registry, or else its module's ``EXPERIMENT``: one registered at
+    run time (a test's, a user's own) is not in a fresh worker's registry."""
+    from relulab.experiments import REGISTRY, get_experiment
+
+    if task.experiment not in REGISTRY:
+        defined = getattr(importlib.import_module(task.module), "EXPERIMENT", None)
+        if getattr(defined, "name", None) == task.experiment:
+            return defined
+    return get_experiment(task.experiment)
+
+
 def _unit(task: UnitTask) -> Any:
     """The unit ``task.unit`` of the experiment's plan (the last plan is cached per process)."""
-    from relulab.experiments import get_experiment
-
-    experiment = get_experiment(task.experiment)
+    experiment = _experiment(task)
     key = (id(experiment), task.config)  # the cached value keeps the experiment alive
     if key not in _PLANS:
         _PLANS.clear()  # one config at a time is plenty; plans may hold data
@@ -167,17 +182,28 @@ class SerialExecutor:
         self.close(abort=kind is not None)
 
 
-def _exit_with_parent(parent: int) -> None:
-    """A worker outlives no killed driver: poll the parent PID, exit when it changes."""
-    while True:
-        time.sleep(_PARENT_POLL_S)
-        if os.getppid() != parent:
-            os._exit(1)
+def _exit_with_driver(lifeline: Any) -> None:
+    """Block on the driver's end of a pipe; when it closes (the driver ended, however it died),
+    end this worker at once."""
+    with contextlib.suppress(EOFError, OSError):
+        while True:
+            lifeline.recv()
+    os._exit(1)
 
 
-def _worker_start(parent: int) -> None:
+def _worker_start(lifeline: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
-    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+    threading.Thread(target=_exit_with_driver, args=(lifeline,), daemon=True).start()
+
+
+def _start_context() -> multiprocessing.context.BaseContext:
+    """``forkserver`` (one server imports torch and relulab once, workers fork from it before
+    torch ran anything) where it exists, else ``spawn``; never plain ``fork``."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
 
 
 def _pool_compute(task: UnitTask) -> tuple[Any, int, float]:
@@ -194,6 +220,7 @@ class PoolExecutor:
         self.jobs = jobs
         self.threads = threads if threads is not None else max(1, max_threads() // jobs)
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._lifeline: Any = None
         self._running: dict[concurrent.futures.Future, UnitTask] = {}
 
     def unit_threads(self) -> int:
@@ -204,11 +231,13 @@ class PoolExecutor:
 
     def _started(self) -> concurrent.futures.ProcessPoolExecutor:
         if self._pool is None:
+            context = _start_context()
+            lifeline, self._lifeline = context.Pipe(duplex=False)  # workers read, we hold
             self._pool = concurrent.futures.ProcessPoolExecutor(
                 max_workers=self.jobs,
-                mp_context=multiprocessing.get_context("spawn"),
+                mp_context=context,
                 initializer=_worker_start,
-                initargs=(os.getpid(),),
+                initargs=(lifeline,),
             )
         return self._pool
 
@@ -252,10 +281,8 @@ class PoolExecutor:
         if self._pool is None:
             return
         self._pool.shutdown(wait=not abort, cancel_futures=True)
-        if abort:  # the driver's only multiprocessing children are this pool's workers
-            for child in multiprocessing.active_children():
-                child.terminate()
-        self._pool = None
+        self._lifeline.close()  # idle workers (and, with abort, busy ones) end now
+        self._pool = self._lifeline = None
 
     def __enter__(self) -> PoolExecutor:
         return self
