@@ -336,7 +336,10 @@ def execute_runs(
             return task.run not in sessions  # its run ended (a serial executor's failure)
 
         show = (executor.kind != "serial") if progress is None else progress
+        if show and isinstance(executor, SerialExecutor):
+            executor.quiet = True  # one live display at a time: ours, not the units' own bars
         with _progress_bar(len(tasks), quiet or not show) as advance:
+            advance(0, executor.activity(label))
             for outcome in executor.outcomes(tasks, skip):
                 if outcome is None:
                     advance(0, executor.activity(label))

@@ -273,6 +273,8 @@ class PoolExecutor:
 
     def activity(self, label: Callable[[UnitTask], str]) -> str:
         """The units the workers are computing now."""
+        if self._pool is None:
+            return f"starting {self.jobs} workers"
         running = [label(task) for future, task in self._running.items() if future.running()]
         return "running " + ", ".join(running) if running else ""
 
