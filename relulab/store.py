@@ -51,10 +51,13 @@ __all__ = [
     "UnknownUnitError",
     "STORE_FILENAME",
     "SCHEMA_VERSION",
+    "SWEEP_FILENAME",
     "load",
+    "load_sweep",
 ]
 
 STORE_FILENAME = "runs.sqlite"
+SWEEP_FILENAME = "sweep.json"  # a sweep directory's record of its grid and points
 SCHEMA_VERSION = "2"
 _READABLE_SCHEMAS = ("1", "2")
 _MAGIC_KEY = "relulab_store_schema"
@@ -634,3 +637,43 @@ def load(run_dir: str | Path) -> pd.DataFrame:
         path = path / STORE_FILENAME
     with RunStore.open(path) as store:
         return store.networks()
+
+
+def load_sweep(sweep_dir: str | Path) -> pd.DataFrame:
+    """All networks of a sweep directory as one DataFrame: one row per network, with the
+    ``point`` (its directory) and the point's swept settings as columns.
+
+    A setting whose name is already a column of the networks (a condition of the same name) is
+    called ``sweep_NAME`` instead. Points without a store yet are left out; an unfinished point
+    contributes the networks of its finished units.
+
+    Args:
+        sweep_dir: a directory written by ``relulab sweep``.
+
+    Returns:
+        The networks of every point (see :func:`load`) with the point's settings.
+
+    Example:
+        >>> frame = relulab.store.load_sweep("runs/aniso-sweep")   # doctest: +SKIP
+        >>> frame.groupby("d")["final_sigma1_over_sigma2"].mean()   # doctest: +SKIP
+    """
+    directory = Path(sweep_dir)
+    try:
+        record = json.loads((directory / SWEEP_FILENAME).read_text(encoding="utf-8"))
+        points = [(point["name"], dict(point["settings"])) for point in record["points"]]
+    except FileNotFoundError:
+        raise StoreError(f"{directory} is not a relulab sweep (no {SWEEP_FILENAME})") from None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise StoreError(f"{directory / SWEEP_FILENAME} is unreadable ({error})") from None
+    frames = []
+    for name, settings in points:
+        if not (directory / name / STORE_FILENAME).is_file():
+            continue
+        frame = load(directory / name)
+        for position, (key, value) in enumerate(settings.items(), start=1):
+            column = f"sweep_{key}" if key in frame.columns else key
+            value = tuple(value) if isinstance(value, list) else value
+            frame.insert(position - 1, column, [value] * len(frame))
+        frame.insert(0, "point", name)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

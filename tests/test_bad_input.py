@@ -117,6 +117,8 @@ def workspace(tmp_path_factory):
     (work / "dir.npy").mkdir()
     _data(work)
     modules = _modules(root)
+    (work / "sweep_other").mkdir()
+    (work / "sweep_other" / "sweep.json").write_text('{"experiment": "anisotropy", "points": []}')
     with locked(work / "busy"):  # a live writer holds this run directory
         yield work, modules
 
@@ -228,6 +230,106 @@ CASES = {
     "report-tampered": (["report", "tampered"], "checksum"),
     "report-busy": (["report", "busy"], "in use by PID"),
     "report-reproduce-with-damaged-run": (["report", "reproduce_damaged"], "damaged"),
+    # run/reproduce: executors
+    "run-jobs-0": (["run", "anisotropy", "--jobs", "0"], "argument --jobs"),
+    "run-jobs-text": (["run", "anisotropy", "--jobs", "all"], "argument --jobs"),
+    "run-executor-unknown": (["run", "anisotropy", "--executor", "dask"], "argument --executor"),
+    "run-address-without-ray": (["run", "anisotropy", "--address", "x:1"], "--executor ray only"),
+    "reproduce-jobs-huge": (["reproduce", "--jobs", "100000"], "argument --jobs"),
+    # sweep
+    "sweep-no-experiment": (["sweep"], "required"),
+    "sweep-no-out": (["sweep", "anisotropy", "--grid", "d=4,6"], "required"),
+    "sweep-no-grid": (["sweep", "anisotropy", "--out", "sw"], "at least one --grid"),
+    "sweep-unknown-experiment": (["sweep", "nope", "--grid", "d=4", "--out", "sw"], "unknown"),
+    "sweep-unknown-preset": (
+        ["sweep", "anisotropy", "--preset", "huge", "--grid", "d=4", "--out", "sw"],
+        "unknown preset",
+    ),
+    "sweep-unknown-key": (
+        ["sweep", "anisotropy", "--grid", "wibble=1,2", "--out", "sw"],
+        "unknown config key",
+    ),
+    "sweep-bad-value": (
+        ["sweep", "anisotropy", "--grid", "d=4,many", "--out", "sw"],
+        "expected an integer",
+    ),
+    "sweep-invalid-point": (["sweep", "anisotropy", "--grid", "d=1,4", "--out", "sw"], "needed"),
+    "sweep-empty-grid": (["sweep", "anisotropy", "--grid", "d=", "--out", "sw"], "has no values"),
+    "sweep-empty-values": (["sweep", "anisotropy", "--grid", "d=,,", "--out", "sw"], "no values"),
+    "sweep-grid-no-equals": (["sweep", "anisotropy", "--grid", "d", "--out", "sw"], "key=v1"),
+    "sweep-duplicate-key": (
+        ["sweep", "anisotropy", "--grid", "d=4", "--grid", "d=6", "--out", "sw"],
+        "given twice",
+    ),
+    "sweep-duplicate-value": (
+        ["sweep", "anisotropy", "--grid", "d=4,4", "--out", "sw"],
+        "4 is given twice",
+    ),
+    "sweep-same-value": (
+        ["sweep", "anisotropy", "--grid", "crossover_ratio=2,2.0", "--out", "sw"],
+        "same setting",
+    ),
+    "sweep-grid-and-set": (
+        ["sweep", "anisotropy", "--grid", "d=4,6", "--set", "d=5", "--out", "sw"],
+        "both --grid and --set",
+    ),
+    "sweep-seed-twice": (
+        ["sweep", "anisotropy", "--grid", "seed=1,2", "--seed", "3", "--out", "sw"],
+        "seed is given twice",
+    ),
+    "sweep-memory": (
+        ["sweep", "anisotropy", "--grid", "n_samples=40,2000000000", "--out", "sw"],
+        "memory",
+    ),
+    "sweep-too-many-points": (
+        [
+            "sweep",
+            "anisotropy",
+            "--grid",
+            "seed=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39",
+            "--grid",
+            "d=4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39",
+            "--out",
+            "sw",
+        ],
+        "at most 1000",
+    ),
+    "sweep-out-foreign": (
+        ["sweep", "anisotropy", "--grid", "d=4", "--out", "thesis"],
+        "no relulab sweep",
+    ),
+    "sweep-out-run": (
+        ["sweep", "anisotropy", "--grid", "d=4", "--out", "run_other"],
+        "no relulab sweep",
+    ),
+    "sweep-out-file": (
+        ["sweep", "anisotropy", "--grid", "d=4", "--out", "afile"],
+        "not a directory",
+    ),
+    "sweep-out-busy": (["sweep", "anisotropy", "--grid", "d=4", "--out", "busy"], "in use by PID"),
+    "sweep-out-other-sweep": (
+        ["sweep", "prepost-ln", "--grid", "width=8", "--out", "sweep_other"],
+        "holds a sweep of 'anisotropy'",
+    ),
+    "sweep-point-name-too-long": (
+        [
+            "sweep",
+            "prepost-ln",
+            "--grid",
+            "alphas=1.0,2.0,3.0,4.0,5.0,6.0,7.0,8.0,9.0,10.0,11.0,12.0,13.0,14.0,15.0,16.0,17.0,18.0,19.0,20.0,21.0,22.0,23.0,24.0,25.0,26.0,27.0,28.0,29.0,30.0,31.0,32.0,33.0,34.0,35.0,36.0,37.0,38.0,39.0,40.0,41.0,42.0,43.0,44.0,45.0,46.0,47.0,48.0,49.0,50.0,51.0,52.0,53.0,54.0,55.0,56.0,57.0,58.0,59.0;1,2",
+            "--out",
+            "sw",
+        ],
+        "over 255 bytes",
+    ),
+    "sweep-jobs-0": (
+        ["sweep", "anisotropy", "--grid", "d=4", "--jobs", "0", "--out", "sw"],
+        "--jobs",
+    ),
+    "sweep-address-without-ray": (
+        ["sweep", "anisotropy", "--grid", "d=4", "--address", "x:1", "--out", "sw"],
+        "--executor ray only",
+    ),
     # bench (its workloads must never start: see the fixture below)
     "bench-unknown-workload": (["bench", "--workloads", "w9"], "unknown workload"),
     "bench-no-workload": (["bench", "--workloads", ","], "unknown workload"),
@@ -315,7 +417,7 @@ if PROC:
         }
     )
 
-COMMANDS = ("list", "run", "reproduce", "report", "bench", "theory", "diagnose")
+COMMANDS = ("list", "run", "reproduce", "report", "sweep", "bench", "theory", "diagnose")
 
 
 def test_every_command_is_covered():
@@ -350,3 +452,19 @@ def test_bad_input_is_refused_in_one_line_and_writes_nothing(in_workspace, capsy
     assert message in err, err
     assert "Traceback" not in err and out == ""
     assert _tree_digest(in_workspace) == before, "a refused request changed the directory"
+
+
+def test_executor_ray_without_ray_is_refused_in_one_line_and_writes_nothing(
+    in_workspace, capsys, monkeypatch
+):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    for argv in (
+        ["run", "anisotropy", "--executor", "ray", "--out", "r"],
+        ["sweep", "anisotropy", "--grid", "d=4,6", "--executor", "ray", "--out", "s"],
+        ["reproduce", "--only", "anisotropy", "--executor", "ray", "--out", "p"],
+    ):
+        before = _tree_digest(in_workspace)
+        assert cli.main(argv) == 2
+        out, err = capsys.readouterr()
+        assert err.count("\n") == 1 and "pip install 'relulab[ray]'" in err and out == ""
+        assert _tree_digest(in_workspace) == before

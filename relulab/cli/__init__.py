@@ -1,6 +1,7 @@
 """The ``relulab`` command line.
 
-``list``, ``run``, ``reproduce``, ``report`` (:mod:`relulab.cli.runs`), ``bench``
+``list``, ``run``, ``reproduce``, ``report`` (:mod:`relulab.cli.runs`), ``sweep``
+(:mod:`relulab.cli.sweep`), ``bench``
 (:mod:`relulab.cli.bench`), ``theory`` (:mod:`relulab.cli.theory`), ``diagnose``
 (:mod:`relulab.cli.diagnose`) and ``export`` (:mod:`relulab.cli.export`). Every bad request
 (unknown experiment, preset, config key or value, device, an output path that cannot be written
@@ -20,7 +21,7 @@ import sys
 from collections.abc import Sequence
 
 from relulab import __version__
-from relulab.cli import bench, diagnose, export, runs, theory
+from relulab.cli import bench, diagnose, export, runs, sweep, theory
 from relulab.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -41,6 +42,7 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--version", action="version", version=f"relulab {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     runs.add_parsers(commands)
+    sweep.add_parser(commands)
     bench.add_parser(commands)
     theory.add_parser(commands)
     diagnose.add_parser(commands)
@@ -50,6 +52,7 @@ def build_parser() -> OneLineParser:
 
 _COMMANDS = {
     **runs.COMMANDS,
+    "sweep": sweep.command,
     "bench": bench.command,
     "theory": theory.command,
     "diagnose": diagnose.command,

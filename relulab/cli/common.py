@@ -11,7 +11,7 @@ import argparse
 import math
 import sys
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import torch
 from rich.console import Console
@@ -23,10 +23,12 @@ __all__ = [
     "EXIT_USAGE",
     "OneLineParser",
     "UsageError",
+    "add_executor_options",
     "add_run_options",
     "apply_threads",
     "bounded_int",
     "console",
+    "executor_from",
     "finite_float",
     "positive_int",
     "seed_int",
@@ -38,6 +40,7 @@ EXIT_USAGE = 2
 EXIT_CLAIMS_DO_NOT_HOLD = 3  # --strict: a claim fails or is inconclusive
 EXIT_INTERRUPTED = 130
 SEED_LIMIT = 2**63
+MAX_JOBS = 1024
 
 
 class UsageError(Exception):
@@ -149,6 +152,48 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help=f"exit with code {EXIT_CLAIMS_DO_NOT_HOLD} when any claim does not hold (fails or "
         "is inconclusive), for pipelines that gate on a seed statement",
     )
+
+
+def add_executor_options(parser: argparse.ArgumentParser) -> None:
+    """``--jobs``, ``--executor``, ``--address`` (run, reproduce, sweep)."""
+    parser.add_argument(
+        "--jobs",
+        type=bounded_int(1, MAX_JOBS),
+        default=None,
+        metavar="N",
+        help="run N units at once in worker processes (default 1: one after another in this "
+        "process); with --executor ray, at most N units in flight. Results equal --jobs 1's "
+        "under the same --threads",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local (this machine; default) or ray (each unit a Ray task; needs relulab[ray])",
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        metavar="ADDR",
+        help="the Ray cluster to use (host:port, or auto); default RAY_ADDRESS, else a Ray "
+        "instance started for this command",
+    )
+
+
+def executor_from(args: argparse.Namespace) -> Any:
+    """The executor ``--executor/--jobs/--threads/--address`` ask for, connected; one-line
+    :class:`UsageError` when it cannot be had (Ray not installed, no cluster at ADDR) — before
+    anything is written."""
+    from relulab.runner.parallel import ExecutorUnavailableError, make_executor
+
+    try:
+        executor = make_executor(
+            args.executor, args.jobs, args.threads, args.address, quiet=args.quiet
+        )
+        executor.connect()
+    except (ValueError, ExecutorUnavailableError) as error:
+        raise UsageError(str(error)) from None
+    return executor
 
 
 def apply_threads(args: argparse.Namespace) -> None:

@@ -16,9 +16,11 @@ from rich.text import Text
 from relulab.cli.common import (
     EXIT_CLAIMS_DO_NOT_HOLD,
     UsageError,
+    add_executor_options,
     add_run_options,
     apply_threads,
     console,
+    executor_from,
 )
 from relulab.experiments import REGISTRY
 from relulab.files import check_output_dir, write_atomic
@@ -28,8 +30,10 @@ from relulab.runner import (
     DirectoryInUseError,
     PreparedRun,
     RunFailedError,
+    RunOutcome,
     check_not_in_use,
     execute,
+    execute_runs,
     is_scaffolding,
     locked,
     prepare_run,
@@ -67,6 +71,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--out", default=None, help="run directory (default runs/EXPERIMENT-PRESET)")
     add_run_options(run)
+    add_executor_options(run)
 
     reproduce = commands.add_parser(
         "reproduce",
@@ -79,6 +84,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "--only", default=None, metavar="NAMES", help="comma-separated experiment names to run"
     )
     add_run_options(reproduce)
+    add_executor_options(reproduce)
 
     report = commands.add_parser(
         "report",
@@ -166,7 +172,8 @@ def _command_run(args: argparse.Namespace) -> int:
     prepared = _prepare(args.experiment, args, args.overrides, out)
     out = prepared.out_dir
     apply_threads(args)
-    summary = execute(prepared, quiet=args.quiet)
+    with executor_from(args) as executor:
+        summary = execute(prepared, quiet=args.quiet, executor=executor)
     if not args.quiet:
         print_scorecard(summary)
         console().print(f"report: {out / REPORT_FILENAME}")
@@ -241,20 +248,24 @@ def _command_reproduce(args: argparse.Namespace) -> int:
     out = _check_reproduce_dir(f"runs/reproduce-{args.preset}" if args.out is None else args.out)
     prepared = [_prepare(name, args, [], out / name) for name in names]
     apply_threads(args)
-    with locked(out):
+    with executor_from(args) as executor, locked(out):
         # The index exists from the start (reports link back to it) and follows the progress.
         entries = [_index_entry(run.experiment.name, None, None) for run in prepared]
         _write_scorecard(out, entries, args.preset)
-        for position, run in enumerate(prepared):
-            try:
-                summary, error = execute(run, quiet=args.quiet), None
-            except (RunFailedError, StoreError, DirectoryInUseError) as failure:
-                summary, error = None, " ".join(str(failure).split())
-                sys.stderr.write(f"relulab: {run.experiment.name} failed: {error}\n")
-            if summary and not args.quiet:
-                print_scorecard(summary)
-            entries[position] = _index_entry(run.experiment.name, summary, error)
+
+        def finished(position: int, outcome: RunOutcome) -> None:
+            name = outcome.run.experiment.name
+            error = None if outcome.error is None else " ".join(str(outcome.error).split())
+            if error is not None:
+                sys.stderr.write(f"relulab: {name} failed: {error}\n")
+            elif not args.quiet:
+                print_scorecard(outcome.summary)
+            entries[position] = _index_entry(name, outcome.summary, error)
             _write_scorecard(out, entries, args.preset)
+
+        # Every unit of every experiment goes to the executor at once; each experiment's
+        # outputs are written as soon as its last unit is stored.
+        execute_runs(prepared, executor, quiet=args.quiet, on_finished=finished)
         index = _write_scorecard(out, entries, args.preset)
     if not args.quiet:
         console().print(f"index: {index}")

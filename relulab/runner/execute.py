@@ -11,34 +11,44 @@ atomically, and removed when a rebuild starts: it exists exactly when the output
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import math
 import sys
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from relulab.config import ConfigError, apply_overrides, config_to_dict, provenance
 from relulab.errors import describe_error
 from relulab.experiments import get_experiment
 from relulab.experiments.base import Experiment
-from relulab.experiments.context import RunContext
 from relulab.faults import fault_point
 from relulab.files import check_output_dir, remove_temporaries, write_atomic
 from relulab.report import write_run_report
 from relulab.runner.environment import library_versions, resolve_device
+from relulab.runner.parallel import (
+    PoolExecutor,
+    RayExecutor,
+    SerialExecutor,
+    UnitTask,
+    make_executor,
+)
 from relulab.runner.resources import check_memory
-from relulab.runner.rundir import check_not_in_use, check_run_dir, locked
+from relulab.runner.rundir import DirectoryInUseError, check_not_in_use, check_run_dir, locked
 from relulab.store import STORE_FILENAME, RunStore, StoreError
 
 __all__ = [
     "PreparedRun",
     "RunFailedError",
+    "RunOutcome",
+    "execute_runs",
     "describe_error",
     "prepare_run",
     "execute",
@@ -102,10 +112,9 @@ def _finite_or_none(value: float) -> float | None:
 
 
 def _warn_on_changed_environment(
-    store: RunStore, run: PreparedRun, warn: Callable[[str], None]
+    store: RunStore, run: PreparedRun, warn: Callable[[str], None], threads: int
 ) -> None:
     """Units computed under another thread count or device differ in the last bits: say so."""
-    threads = torch.get_num_threads()
     earlier = sorted({t for t in store.unit_threads().values() if t is not None})
     if not earlier:
         versions = store.meta()["versions"]
@@ -129,53 +138,248 @@ def _stderr_warning(message: str) -> None:
     sys.stderr.write(f"relulab: warning: {message}\n")
 
 
+@dataclass
+class RunOutcome:
+    """How one of several runs executed together ended: its summary, or the error that ended
+    it (a :class:`RunFailedError`, ``StoreError`` or ``DirectoryInUseError``)."""
+
+    run: PreparedRun
+    summary: dict[str, Any] | None = None
+    error: Exception | None = None
+
+
+Executor = SerialExecutor | PoolExecutor | RayExecutor
+
+
 def execute(
-    run: PreparedRun, quiet: bool = False, warn: Callable[[str], None] = _stderr_warning
+    run: PreparedRun,
+    quiet: bool = False,
+    warn: Callable[[str], None] = _stderr_warning,
+    executor: Executor | None = None,
 ) -> dict[str, Any]:
     """Run every unfinished unit, then write summary, figures and report; returns the summary.
+
+    Args:
+        run: from :func:`prepare_run`.
+        quiet: no progress display.
+        warn: where warnings go (default: one line each on stderr).
+        executor: where the units run (:func:`~relulab.runner.parallel.make_executor`;
+            default: one after another in this process).
 
     Raises:
         RunFailedError: a unit or the outputs failed; finished units stay stored, re-run to resume.
         DirectoryInUseError: another process is writing ``run.out_dir``.
         StoreError: the directory's store cannot be used.
     """
+    with contextlib.ExitStack() as stack:
+        if executor is None:
+            executor = stack.enter_context(make_executor(quiet=quiet))
+        (outcome,) = execute_runs([run], executor, quiet=quiet, warn=warn)
+    if outcome.error is not None:
+        raise outcome.error
+    assert outcome.summary is not None
+    return outcome.summary
+
+
+class _Session:
+    """One run directory being written: its lock, open store and the units still to compute."""
+
+    def __init__(self, run: PreparedRun, pending: list[str], store: RunStore, stack) -> None:
+        self.run = run
+        self.pending = pending
+        self.store = store
+        self.stack = stack
+        self.failures: list[tuple[str, BaseException]] = []
+
+    def close(self) -> None:
+        self.stack.close()
+
+
+def _open_session(run: PreparedRun, executor: Executor, warn: Callable[[str], None]) -> _Session:
     config_dict = config_to_dict(run.config)
-    dtype = getattr(torch, getattr(run.config, "dtype", "float32"))
-    context = RunContext(device=run.device, dtype=dtype, seed=run.config.seed, quiet=quiet)
-    with locked(run.out_dir):
+    stack = contextlib.ExitStack()
+    try:
+        stack.enter_context(locked(run.out_dir))
         remove_temporaries(run.out_dir)
         check_run_dir(run.out_dir, run.experiment.name, run.preset, config_dict)
-        with RunStore.create_or_resume(
-            run.out_dir / STORE_FILENAME,
-            run.experiment.name,
-            run.preset,
-            config_dict,
-            {**library_versions(), "device": str(run.device)},
-        ) as store:
-            done = store.done_units()
-            pending = [unit for unit in run.experiment.plan(run.config) if unit.name not in done]
-            if done and pending:
-                _warn_on_changed_environment(store, run, warn)
-            for unit in pending:
-                started = time.perf_counter()
-                try:
-                    result = unit.run(context)
-                except Exception as error:
-                    kept = len(store.done_units())
-                    advice = (
-                        f"{kept} finished unit(s) are kept in {run.out_dir}: re-run the same "
-                        "command to resume, or choose another --out for a different config"
-                        if kept
-                        else f"no unit had finished; {run.out_dir} may be reused by any config"
-                    )
-                    raise RunFailedError(
-                        f"{run.experiment.name}: unit {unit.name!r} failed "
-                        f"({describe_error(error)}); {advice}"
-                    ) from error
-                result.wall_s = time.perf_counter() - started
-                store.save_unit(unit.name, result, threads=torch.get_num_threads())
-                fault_point(f"unit-saved:{unit.name}")
-        return _rebuild_outputs(run.out_dir)
+        store = stack.enter_context(
+            RunStore.create_or_resume(
+                run.out_dir / STORE_FILENAME,
+                run.experiment.name,
+                run.preset,
+                config_dict,
+                {**library_versions(), "device": str(run.device)},
+            )
+        )
+        done = store.done_units()
+        pending = [unit.name for unit in run.experiment.plan(run.config) if unit.name not in done]
+        if done and pending:
+            _warn_on_changed_environment(store, run, warn, executor.unit_threads())
+    except BaseException:
+        stack.close()
+        raise
+    return _Session(run, pending, store, stack)
+
+
+def _task(index: int, run: PreparedRun, unit: str, executor: Executor) -> UnitTask:
+    return UnitTask(
+        run=index,
+        unit=unit,
+        experiment=run.experiment.name,
+        module=run.experiment.plan.__module__,
+        config=run.config,
+        device=str(run.device),
+        dtype=getattr(run.config, "dtype", "float32"),
+        seed=run.config.seed,
+        threads=executor.task_threads(),
+    )
+
+
+def _unit_failure(session: _Session) -> RunFailedError:
+    """One line: the (first) failed unit, how many more failed, what is kept and what to do."""
+    run = session.run
+    unit, error = session.failures[0]
+    more = len(session.failures) - 1
+    also = (
+        f"; {more} more unit(s) failed: "
+        + ", ".join(repr(name) for name, _ in session.failures[1:])
+        if more
+        else ""
+    )
+    kept = len(session.store.done_units())
+    advice = (
+        f"{kept} finished unit(s) are kept in {run.out_dir}: re-run the same "
+        "command to resume, or choose another --out for a different config"
+        if kept
+        else f"no unit had finished; {run.out_dir} may be reused by any config"
+    )
+    failure = RunFailedError(
+        f"{run.experiment.name}: unit {unit!r} failed ({describe_error(error)}){also}; {advice}"
+    )
+    failure.__cause__ = error
+    return failure
+
+
+def execute_runs(
+    runs: Sequence[PreparedRun],
+    executor: Executor,
+    quiet: bool = False,
+    warn: Callable[[str], None] = _stderr_warning,
+    progress: bool | None = None,
+    on_finished: Callable[[int, RunOutcome], None] | None = None,
+) -> list[RunOutcome]:
+    """Execute several runs together: every unfinished unit of every run goes to ``executor``
+    at once, each result is stored by this process as it comes back, and each run's outputs are
+    written as soon as its last unit is stored.
+
+    A run whose directory cannot be used, whose unit failed or whose outputs failed ends with an
+    error in its :class:`RunOutcome`; the others go on. With the serial executor a failing unit
+    skips the rest of its run; the other executors compute every unit.
+
+    Args:
+        runs: from :func:`prepare_run`, each into its own directory.
+        executor: where the units run (:func:`~relulab.runner.parallel.make_executor`).
+        quiet: no progress display.
+        warn: where warnings go.
+        progress: one bar over all units (default: unless the executor is serial, whose units
+            show their own bars).
+        on_finished: called with (index, outcome) as each run ends.
+
+    Returns:
+        One :class:`RunOutcome` per run, in order.
+    """
+    outcomes: list[RunOutcome | None] = [None] * len(runs)
+
+    def finish(index: int, outcome: RunOutcome) -> None:
+        outcomes[index] = outcome
+        if on_finished is not None:
+            on_finished(index, outcome)
+
+    sessions: dict[int, _Session] = {}
+    try:
+        for index, run in enumerate(runs):
+            try:
+                sessions[index] = _open_session(run, executor, warn)
+            except (StoreError, DirectoryInUseError) as error:
+                finish(index, RunOutcome(run, error=error))
+
+        def complete(index: int) -> None:
+            session = sessions.pop(index)
+            if session.failures:
+                failure = _unit_failure(session)
+                session.close()
+                finish(index, RunOutcome(session.run, error=failure))
+                return
+            session.store.close()
+            try:
+                summary = _rebuild_outputs(session.run.out_dir)
+            except (RunFailedError, StoreError) as error:
+                finish(index, RunOutcome(session.run, error=error))
+            else:
+                finish(index, RunOutcome(session.run, summary=summary))
+            finally:
+                session.close()
+
+        for index in [i for i, s in sessions.items() if not s.pending]:
+            complete(index)
+        tasks = [
+            _task(index, session.run, unit, executor)
+            for index, session in sessions.items()
+            for unit in session.pending
+        ]
+        several = len(runs) > 1
+
+        def label(task: UnitTask) -> str:
+            return f"{runs[task.run].out_dir.name}/{task.unit}" if several else task.unit
+
+        def skip(task: UnitTask) -> bool:
+            return task.run not in sessions  # its run ended (a serial executor's failure)
+
+        show = (executor.kind != "serial") if progress is None else progress
+        if show and isinstance(executor, SerialExecutor):
+            executor.quiet = True  # one live display at a time: ours, not the units' own bars
+        with _progress_bar(len(tasks), quiet or not show) as advance:
+            advance(0, executor.activity(label))
+            for outcome in executor.outcomes(tasks, skip):
+                if outcome is None:
+                    advance(0, executor.activity(label))
+                    continue
+                index, unit = outcome.task.run, outcome.task.unit
+                session = sessions[index]
+                session.pending.remove(unit)
+                if outcome.error is not None:
+                    session.failures.append((unit, outcome.error))
+                    if not executor.keeps_going:
+                        session.pending.clear()
+                else:
+                    session.store.save_unit(unit, outcome.result, threads=outcome.threads)
+                    fault_point(f"unit-saved:{unit}")
+                advance(1, executor.activity(label))
+                if not session.pending:
+                    complete(index)
+    finally:
+        for session in sessions.values():
+            session.close()
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+@contextlib.contextmanager
+def _progress_bar(total: int, silent: bool) -> Iterator[Callable[[int, str], None]]:
+    """One bar over ``total`` units with the workers' current activity; silent off a terminal."""
+    console = Console(stderr=True)
+    if silent or total == 0 or not console.is_terminal:
+        yield lambda n, activity: None
+        return
+    columns = (
+        TextColumn("units"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+    )
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task("", total=total)
+        yield lambda n, activity: bar.update(task, advance=n, description=activity)
 
 
 def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:

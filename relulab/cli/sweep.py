@@ -1,0 +1,96 @@
+"""``relulab sweep``: one experiment over a grid of config overrides, each point a run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from relulab.cli.common import (
+    UsageError,
+    add_executor_options,
+    add_run_options,
+    apply_threads,
+    console,
+    executor_from,
+)
+from relulab.cli.runs import _strict_exit
+from relulab.report.scorecard import count_text, overall
+from relulab.runner import DirectoryInUseError
+from relulab.runner.sweep import SWEEP_PAGE, execute_sweep, prepare_sweep
+from relulab.store import StoreError
+
+__all__ = ["add_parser", "command"]
+
+_STYLES = {"holds": "green", "fails": "red", "inconclusive": "yellow"}
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    sweep = commands.add_parser(
+        "sweep",
+        help="run one experiment over a grid of settings (resumable)",
+        description="Run one experiment at every point of the Cartesian product of the --grid "
+        "values, each point a run in OUT/<point>/ (summary.json, report.html, figures, "
+        "runs.sqlite), all units of all points scheduled together; then OUT/sweep.json and "
+        "OUT/sweep.html (each claim's verdict as a function of the settings). Re-running the "
+        "same command resumes.",
+    )
+    sweep.add_argument("experiment", help="experiment name (see `relulab list`)")
+    sweep.add_argument(
+        "--grid",
+        dest="grid",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,…",
+        help="a config field and its values (repeatable; the grid is the product), typed like "
+        "--set; separate the values by ; instead when each is itself a list",
+    )
+    sweep.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a preset field at every point (repeatable)",
+    )
+    sweep.add_argument("--out", required=True, help="the sweep directory")
+    add_run_options(sweep)
+    add_executor_options(sweep)
+
+
+def _print_points(record: dict[str, Any]) -> None:
+    keys = list(record["grid"])
+    table = Table(title=f"sweep of {record['experiment']} ({record['preset']})")
+    for column in (*keys, "claims"):
+        table.add_column(column, overflow="fold")
+    for point in record["points"]:
+        claims = point["claims"]
+        settings = [Text(str(point["settings"][key])) for key in keys]
+        table.add_row(*settings, Text(count_text(claims), style=_STYLES[overall(claims)]))
+    console().print(table)
+
+
+def command(args: argparse.Namespace) -> int:
+    try:
+        sweep = prepare_sweep(
+            args.experiment,
+            args.preset,
+            args.grid,
+            args.overrides,
+            args.seed,
+            args.device,
+            args.out,
+        )
+    except (ValueError, StoreError, DirectoryInUseError) as error:
+        raise UsageError(str(error)) from None
+    apply_threads(args)
+    with executor_from(args) as executor:
+        record = execute_sweep(sweep, executor, quiet=args.quiet)
+    if not args.quiet:
+        _print_points(record)
+        console().print(f"sweep: {Path(sweep.out_dir) / SWEEP_PAGE}")
+    summaries = [{"experiment": p["name"], "claims": p["claims"]} for p in record["points"]]
+    return _strict_exit(args, summaries)

@@ -1,0 +1,104 @@
+"""A sweep's page, ``sweep.html``: each claim's verdict as a function of the swept settings.
+
+One row per point of the grid (its settings, a link to its ``report.html``), one column per
+claim: the verdict with the measured value, linking the claim in the point's report. Below it the
+metrics of every point side by side. Rendered with the site's templates and filters
+(:mod:`relulab.report.render`), so it is self-contained and HTML-escaped like every page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from relulab.report import scorecard
+from relulab.report.render import write_page
+from relulab.report.site import REPORT_FILENAME
+
+__all__ = ["write_sweep_page"]
+
+
+def _ordered_union(lists: list[list[str]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for names in lists:
+        seen.update(dict.fromkeys(names))
+    return list(seen)
+
+
+def _point_view(out_dir: Path, point: Mapping[str, Any], claim_ids: list[str]) -> dict[str, Any]:
+    report = f"{quote(point['name'], safe='=,+')}/{REPORT_FILENAME}"
+    has_report = point.get("finished") and (out_dir / point["name"] / REPORT_FILENAME).is_file()
+    by_id = {claim["id"]: claim for claim in point.get("claims") or []}
+    cells = []
+    for claim_id in claim_ids:
+        claim = by_id.get(claim_id)
+        if claim is None:
+            cells.append(None)
+            continue
+        cells.append(
+            {
+                "verdict": scorecard.verdict(claim),
+                "measured": scorecard.format_measured(claim),
+                "interval": scorecard.format_interval(claim),
+                "href": f"{report}#{scorecard.anchor('claim', claim_id)}" if has_report else None,
+            }
+        )
+    return {
+        "name": point["name"],
+        "settings": point.get("settings") or {},
+        "href": report if has_report else None,
+        "error": point.get("error"),
+        "finished": bool(point.get("finished")),
+        "cells": cells,
+        "metrics": point.get("metrics") or {},
+        "counts": scorecard.count_text(point.get("claims") or []),
+        "overall": scorecard.overall(point.get("claims") or []),
+    }
+
+
+def write_sweep_page(path: Path, record: Mapping[str, Any]) -> Path:
+    """Write ``sweep.html`` from a sweep's record (the content of ``sweep.json``).
+
+    Args:
+        path: where to write the page (``DIR/sweep.html``); point directories are relative to
+            its folder.
+        record: ``experiment``, ``preset``, ``grid`` (key → value texts), ``fixed`` (``--set``
+            texts) and ``points``: per point ``name``, ``settings``, ``claims``, ``metrics``,
+            ``error`` and ``finished``.
+
+    Returns:
+        The path of the written page.
+    """
+    path = Path(path)
+    points = record.get("points") or []
+    claim_ids = _ordered_union([[c["id"] for c in p.get("claims") or []] for p in points])
+    statements = {
+        claim["id"]: claim.get("statement", "") for p in points for claim in p.get("claims") or []
+    }
+    views = [_point_view(path.parent, point, claim_ids) for point in points]
+    claims = []
+    for position, claim_id in enumerate(claim_ids):
+        verdicts = [v["cells"][position]["verdict"] for v in views if v["cells"][position]]
+        claims.append(
+            {
+                "id": claim_id,
+                "statement": statements.get(claim_id, ""),
+                "holds": verdicts.count("holds"),
+                "measured_at": len(verdicts),
+            }
+        )
+    return write_page(
+        path,
+        "sweep.html",
+        experiment=record.get("experiment", ""),
+        preset=record.get("preset", ""),
+        keys=list((record.get("grid") or {}).keys()),
+        grid=record.get("grid") or {},
+        fixed=record.get("fixed") or [],
+        points=views,
+        claims=claims,
+        metric_names=_ordered_union([list(v["metrics"]) for v in views]),
+        finished=sum(v["finished"] for v in views),
+    )

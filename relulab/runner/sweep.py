@@ -1,0 +1,291 @@
+"""Sweeps: one experiment over the Cartesian product of config overrides, each point a run.
+
+``relulab sweep EXPERIMENT --grid key=v1,v2 [--grid key2=…] --out DIR`` runs every point of the
+grid into ``DIR/<point>/`` under the ordinary run contract (``summary.json``, ``report.html``,
+figures, ``runs.sqlite``; resumable; locked), with all units of all points scheduled together on
+one executor. ``DIR/sweep.json`` lists the points with their settings and claims and
+``DIR/sweep.html`` shows each claim's verdict as a function of the swept settings;
+:func:`relulab.store.load_sweep` reads every point's networks into one table.
+
+A grid's values are separated by commas, or by semicolons when the text holds one (for a
+tuple-valued field: ``--grid widths="30,100;300,1000"`` is two points). Each value is parsed and
+checked exactly as ``--set key=value`` is, point by point, before anything is written; the
+point's directory is named after its parsed settings (``d=4,lr=0.1``), so the same grid always
+maps to the same directories and a re-run resumes. A ``DIR`` holding a sweep of the same
+experiment may be re-used with a wider grid: finished points are kept.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from relulab.config import ConfigError, apply_overrides, config_to_dict
+from relulab.errors import describe_error
+from relulab.experiments import get_experiment
+from relulab.files import check_output_dir, remove_temporaries, write_atomic
+from relulab.runner.execute import (
+    PreparedRun,
+    RunFailedError,
+    RunOutcome,
+    _stderr_warning,
+    _with_seed,
+    execute_runs,
+    prepare_run,
+)
+from relulab.runner.rundir import check_not_in_use, is_scaffolding, locked
+from relulab.store import SWEEP_FILENAME
+
+__all__ = [
+    "MAX_POINTS",
+    "SWEEP_PAGE",
+    "PreparedSweep",
+    "SweepPoint",
+    "execute_sweep",
+    "parse_grid",
+    "point_name",
+    "prepare_sweep",
+]
+
+MAX_POINTS = 1000  # a grid of more points is almost certainly a typo
+SWEEP_PAGE = "sweep.html"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One point of the grid: its directory name and its settings (JSON-ready values)."""
+
+    name: str
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PreparedSweep:
+    experiment: str
+    preset: str
+    grid: dict[str, list[str]]
+    fixed: list[str]
+    points: list[SweepPoint]
+    runs: list[PreparedRun]
+    out_dir: Path
+
+
+def parse_grid(items: Sequence[str]) -> dict[str, list[str]]:
+    """``["d=4,8", "lr=0.1"]`` → ``{"d": ["4", "8"], "lr": ["0.1"]}`` (texts, not yet typed).
+
+    Example:
+        >>> parse_grid(["d=4,8", "widths=30,100;300,1000"])
+        {'d': ['4', '8'], 'widths': ['30,100', '300,1000']}
+    """
+    if not items:
+        raise ConfigError("sweep needs at least one --grid key=v1,v2,…")
+    grid: dict[str, list[str]] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--grid expects key=v1,v2,…, got {item!r}")
+        if key in grid:
+            raise ConfigError(f"--grid {key} is given twice; give each key once")
+        separator = ";" if ";" in text else ","
+        values = [value.strip() for value in text.split(separator) if value.strip()]
+        if not values:
+            raise ConfigError(f"--grid {key} has no values")
+        repeated = sorted({value for value in values if values.count(value) > 1})
+        if repeated:
+            raise ConfigError(f"--grid {key}: {repeated[0]} is given twice")
+        grid[key] = values
+    return grid
+
+
+def _name_part(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "+".join(_name_part(v) for v in value)
+    return _UNSAFE.sub("-", str(value)).strip("-") or "-"
+
+
+def point_name(settings: dict[str, Any]) -> str:
+    """A point's directory name from its parsed settings.
+
+    Example:
+        >>> point_name({"d": 4, "lr": 0.1, "widths": [30, 100]})
+        'd=4,lr=0.1,widths=30+100'
+    """
+    return ",".join(f"{key}={_name_part(value)}" for key, value in settings.items())
+
+
+def _check_sweep_dir(out: Path, experiment: str) -> None:
+    """``out`` is absent, empty, or a sweep of ``experiment``; and no live process writes it."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} exists and is not a directory")
+    if not out.is_dir():
+        return
+    check_not_in_use(out)
+    record = out / SWEEP_FILENAME
+    if record.is_file():
+        try:
+            stored = json.loads(record.read_text(encoding="utf-8"))["experiment"]
+        except (OSError, ValueError, KeyError, TypeError):
+            raise ValueError(f"--out {out}: its {SWEEP_FILENAME} is unreadable") from None
+        if stored != experiment:
+            raise ValueError(
+                f"--out {out} holds a sweep of {stored!r}, not {experiment!r}; choose another"
+            )
+    elif any(not is_scaffolding(child.name) for child in out.iterdir()):
+        raise ValueError(
+            f"--out {out} is not empty and holds no relulab sweep; choose another directory"
+        )
+
+
+def prepare_sweep(
+    name: str,
+    preset: str,
+    grid_items: Sequence[str],
+    fixed: Sequence[str],
+    seed: int | None,
+    device: str,
+    out_dir: str | Path,
+) -> PreparedSweep:
+    """Resolve and validate every point of a sweep, writing nothing.
+
+    Args:
+        name: the experiment.
+        preset: the preset every point starts from.
+        grid_items: ``key=v1,v2,…`` texts (``--grid``).
+        fixed: ``key=value`` overrides shared by every point (``--set``).
+        seed: the run seed (``--seed``), or ``None`` for the preset's.
+        device: as for ``relulab run``.
+        out_dir: the sweep directory.
+
+    Raises:
+        ValueError (``ConfigError``, ``OutputPathError``), ``StoreError`` or
+        ``DirectoryInUseError``, as :func:`~relulab.runner.prepare_run` does, naming the point.
+    """
+    experiment = get_experiment(name)
+    if preset not in experiment.presets:
+        raise ConfigError(
+            f"unknown preset {preset!r} for {name}; choose one of {', '.join(experiment.presets)}"
+        )
+    grid = parse_grid(grid_items)
+    fixed_keys = {item.partition("=")[0].strip() for item in fixed}
+    both = [key for key in grid if key in fixed_keys]
+    if both:
+        raise ConfigError(f"{both[0]} is in both --grid and --set; give it once")
+    if "seed" in grid and seed is not None:
+        raise ConfigError("the seed is given twice (--seed and --grid seed=…); give it once")
+    size = 1
+    for values in grid.values():
+        size *= len(values)
+    if size > MAX_POINTS:
+        raise ConfigError(f"the grid has {size} points; at most {MAX_POINTS} are allowed")
+    out = check_output_dir(out_dir)
+    _check_sweep_dir(out, name)
+    points, runs, seen = [], [], {}
+    for values in itertools.product(*grid.values()):
+        overrides = [f"{key}={value}" for key, value in zip(grid, values, strict=True)]
+        try:
+            config = apply_overrides(
+                experiment.presets[preset], _with_seed([*fixed, *overrides], seed)
+            )
+        except ValueError as error:
+            raise ConfigError(f"point {', '.join(overrides)}: {error}") from None
+        settings = {key: config_to_dict(config)[key] for key in grid}
+        point = SweepPoint(point_name(settings), settings)
+        if point.name in seen:
+            raise ConfigError(
+                f"--grid points {seen[point.name]} and {', '.join(overrides)} are the same "
+                "setting; give distinct values"
+            )
+        seen[point.name] = ", ".join(overrides)
+        runs.append(prepare_run(name, preset, [*fixed, *overrides], seed, device, out / point.name))
+        points.append(point)
+    return PreparedSweep(name, preset, grid, list(fixed), points, runs, out)
+
+
+def _record(sweep: PreparedSweep, outcomes: dict[int, RunOutcome]) -> dict[str, Any]:
+    """``sweep.json``: the grid and, per point, its settings, directory, claims or error."""
+    points = []
+    for index, point in enumerate(sweep.points):
+        outcome = outcomes.get(index)
+        summary = outcome.summary if outcome else None
+        error = outcome.error if outcome else None
+        points.append(
+            {
+                "name": point.name,
+                "settings": point.settings,
+                "claims": summary["claims"] if summary else [],
+                "metrics": summary["metrics"] if summary else {},
+                "error": None if error is None else " ".join(str(error).split()),
+                "finished": summary is not None,
+            }
+        )
+    return {
+        "experiment": sweep.experiment,
+        "preset": sweep.preset,
+        "grid": sweep.grid,
+        "fixed": sweep.fixed,
+        "points": points,
+    }
+
+
+def execute_sweep(
+    sweep: PreparedSweep,
+    executor: Any,
+    quiet: bool = False,
+    warn: Callable[[str], None] = _stderr_warning,
+) -> dict[str, Any]:
+    """Run every unfinished unit of every point on ``executor``, holding ``DIR``'s lock; write
+    each point's outputs as it completes, then ``sweep.json`` and ``sweep.html``.
+
+    Returns:
+        The content of ``sweep.json``.
+
+    Raises:
+        RunFailedError: a point failed (a unit or its outputs); every other point is finished,
+            stored and shown; re-run the same command to resume.
+    """
+    from relulab.report.sweep import write_sweep_page
+
+    outcomes: dict[int, RunOutcome] = {}
+    with locked(sweep.out_dir):
+        remove_temporaries(sweep.out_dir)
+        write_atomic(sweep.out_dir / SWEEP_FILENAME, json.dumps(_record(sweep, outcomes), indent=2))
+        results = execute_runs(
+            sweep.runs,
+            executor,
+            quiet=quiet,
+            warn=warn,
+            progress=True,
+            on_finished=lambda index, outcome: outcomes.__setitem__(index, outcome),
+        )
+        record = _record(sweep, dict(enumerate(results)))
+        text = json.dumps(record, indent=2, allow_nan=False)
+        try:
+            write_sweep_page(sweep.out_dir / SWEEP_PAGE, record)
+        except Exception as error:
+            raise RunFailedError(
+                f"every point of {sweep.out_dir} is stored, but writing {SWEEP_PAGE} failed "
+                f"({describe_error(error)}); re-run the same command to retry"
+            ) from error
+        write_atomic(sweep.out_dir / SWEEP_FILENAME, text)
+    failed = [
+        (point, outcome)
+        for point, outcome in zip(sweep.points, results, strict=True)
+        if outcome.error
+    ]
+    if failed:
+        point, outcome = failed[0]
+        others = f" ({len(failed) - 1} more point(s) failed)" if len(failed) > 1 else ""
+        raise RunFailedError(
+            f"sweep point {point.name} failed{others}: {' '.join(str(outcome.error).split())}; "
+            f"the other points are kept in {sweep.out_dir}, re-run the same command to resume"
+        )
+    return record
