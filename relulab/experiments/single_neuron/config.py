@@ -68,14 +68,19 @@ class SingleNeuronConfig:
     grid_b2_range: tuple[float, float] = (-2.5, 1.0)
     grid_lr_range: tuple[float, float] = (0.001, 1.0)  # log-spaced
     grid_record_every: int = 250
-    converge_tol: float = 1e-4  # [I] "the loss goes to zero": final MSE below this
+    teacher_bias_sweep: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)  # [I] values
+    early_steps: int = 200  # lr 0.01 / 0.2 / 0.4 recorded at every step (Observation 2)
+    converge_tol: float = 1e-4  # [I] "the loss goes to zero": level below this
     plateau_rtol: float = 0.05  # [I] "stuck around" a plateau: within 5 % of the exact value
+    recovery_bound: float = 0.05  # [I] "very hard to return": fewer than 5 % of leavers return
+    fit_rtol: float = 0.01  # [I] stuck parameters within 1 % of the least-squares line
 
     def validate(self) -> None:
         positive_ints = (
             "n_points",
             "steps",
             "silu_steps",
+            "early_steps",
             "record_every",
             "boundary_points",
             "grid_size",
@@ -86,7 +91,14 @@ class SingleNeuronConfig:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
         if self.n_points < 2 or self.boundary_points < 2 or self.grid_size < 2:
             raise ConfigError("n_points, boundary_points and grid_size must be at least 2")
-        positive_floats = ("lr", "eps", "converge_tol", "plateau_rtol")
+        positive_floats = (
+            "lr",
+            "eps",
+            "converge_tol",
+            "plateau_rtol",
+            "recovery_bound",
+            "fit_rtol",
+        )
         for name in positive_floats:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
