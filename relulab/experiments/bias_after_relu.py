@@ -383,12 +383,14 @@ def _u_shape(table: np.ndarray, config: BiasAfterReLUConfig) -> dict[str, Any]:
     }
 
 
-def _claims(results: Results, config: BiasAfterReLUConfig) -> list[Claim]:
+def claims(results: Results, config: BiasAfterReLUConfig) -> list[Claim]:
+    """Seed 000's statements on Δ, speed, smoothness and final loss, the origin control and the
+    analytic shift, as claims."""
     c = config
     shifts = np.array(c.shifts)
     low, high = c.optimum_window
     trained = results[f"sweep-{MAIN}"]
-    half = max(2, trained.curves["loss"].shape[1] // 2)
+    half = max(2, (trained.curves["loss"].shape[1] + 1) // 2)  # records up to mid-run
     at_end, at_half = _per_student(trained), _per_student(trained, half)
     half_step = int(trained.steps[half - 1])
     tables = {
@@ -563,7 +565,7 @@ def _metrics(results: Results, config: BiasAfterReLUConfig) -> dict[str, float]:
 
 
 def analyse(results: Results, config: BiasAfterReLUConfig) -> Analysis:
-    return Analysis(_claims(results, config), _metrics(results, config))
+    return Analysis(claims(results, config), _metrics(results, config))
 
 
 # ---------------------------------------------------------------------------------------------

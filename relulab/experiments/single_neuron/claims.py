@@ -270,8 +270,9 @@ def _falls_then_dies(
     """``judged`` arguments for "at lr 0.4 the loss first falls fast, then the neuron dies"."""
     expected = (
         "at lr 0.4 the neuron is dead from some step t_d to the end of the record (and at the "
-        f"end of the {config.steps}-step run), and before t_d the loss fell below the default "
-        f"lr {config.lr:g}'s loss at t_d; measured: the lowest loss before t_d"
+        f"end of the {config.steps}-step run), and before t_d the loss fell below both the level "
+        f"it ends stuck at and the default lr {config.lr:g}'s loss at t_d; measured: the lowest "
+        "loss before t_d"
     )
     fast, default = (
         first_match(early.conditions, lr=0.4),
@@ -296,16 +297,24 @@ def _falls_then_dies(
             "detail": f"the neuron is not dead at step {int(early.steps[-1])}; lowest loss "
             f"{_fmt(loss.min())}",
         }
-    lowest = float(loss[: t_d + 1].min())
+    if t_d == 0:
+        return {
+            "expected": expected,
+            "measured": float(loss[0]),
+            "holds": False,
+            "detail": "the neuron is dead from the first record on",
+        }
+    lowest = float(loss[:t_d].min())
     reference = float(early.curves["loss"][default][t_d])
+    stuck = plateau_level(full.curves["loss"][full_i])
     died = int(full.final["state"][full_i]) == STATE_CODES["dead"]
     return {
         "expected": expected,
         "measured": lowest,
-        "holds": bool(died and t_d > 0 and lowest < reference),
+        "holds": bool(died and lowest < min(reference, stuck)),
         "detail": f"loss {_fmt(loss[0])} at step 0, lowest {_fmt(lowest)} at step "
-        f"{int(early.steps[int(np.argmin(loss[: t_d + 1]))])}, dead from step "
-        f"{int(early.steps[t_d])} on (loss then {_fmt(loss[-1])}, 5/48 = {DEAD_PLATEAU:.4g}); "
+        f"{int(early.steps[int(np.argmin(loss[:t_d]))])}, dead from step "
+        f"{int(early.steps[t_d])} on (ends stuck at {_fmt(stuck)}; 5/48 = {DEAD_PLATEAU:.4g}); "
         f"lr {config.lr:g} at step {int(early.steps[t_d])}: {_fmt(reference)}; "
         f"dead at the end of the full run: {died}",
     }
