@@ -9,11 +9,13 @@ students of a variant train in one batched computation (``relulab.engine``).
 
 Measured per student: Δ at initialisation (std over width of the per-unit mean output over
 samples, seed 000 "Representation collapse"), the loss curve, and the FC1 neuron-state fractions
-during training. Beyond the seed: the analytic centring shift b* = E[ReLU(z)] of the init ([D]:
-FC1 pre-activations have std s = 1/√3 under PyTorch's default init, so b* = s/√(2π) = 1/√(6π)
-≈ 0.23; ≈ 0.56 for Kaiming-normal) against the sweep's minimum; the same
-sweep under Kaiming-normal init and under Pre-LN; students with per-neuron shifts calibrated on
-the data (``BatchedResidualToy.calibrate_shifts_``).
+during training. A forward-only unit measures Δ at init on many more networks: per b on a fine
+grid under both inits, Δ of the input, and a zero-mean-activation control (the seed's "origin"
+hypothesis). Beyond the seed: the analytic centring shift b* = E[ReLU(z)] of the init ([D]: FC1
+pre-activations have std s = 1/√3 under PyTorch's default init, so b* = s/√(2π) = 1/√(6π)
+≈ 0.23; ≈ 0.56 for Kaiming-normal) against the located minimum of Δ; the same sweep under
+Kaiming-normal init and under Pre-LN; students with per-neuron shifts calibrated on the data
+(``BatchedResidualToy.calibrate_shifts_``).
 """
 
 from __future__ import annotations
