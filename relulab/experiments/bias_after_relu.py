@@ -605,6 +605,15 @@ def _figure_main(results: Results, config: BiasAfterReLUConfig, out_dir: Path) -
         axes[1].axvline(
             analytic_relu_shift(scheme=scheme), color=colour, ls=":", lw=1.2, label=f"b* {scheme}"
         )
+    init, fine = results["init-delta"], fine_shifts(config)
+    for variant, colour in (("postln-default", "tab:blue"), ("postln-kaiming", "tab:orange")):
+        table = _init_table(init, variant, fine)
+        low, high = np.percentile(table, [2.5, 97.5], axis=0)
+        axes[1].fill_between(fine, low, high, color=colour, alpha=0.2, lw=0)
+        axes[1].plot(fine, table.mean(axis=0), color=colour, lw=1, label=f"{variant} (init unit)")
+    axes[1].axhline(
+        float(init.arrays["input_delta"][0]), color="k", ls="--", lw=1, label="Δ of the input"
+    )
     axes[1].set(xlabel="b", ylabel="Δ at init", title="Δ vs b", yscale="log")
     axes[1].legend()
     rho = stats.spearmanr(values["delta"], values["final_loss"])[0]
@@ -621,8 +630,9 @@ def _figure_main(results: Results, config: BiasAfterReLUConfig, out_dir: Path) -
         out_dir,
         "bias_after_relu.png",
         "Post-LN students (default init): loss curves per b and with per-neuron calibrated "
-        "shifts; Δ vs b for the three variants with the analytic b* marked; final loss vs Δ "
-        "coloured by b.",
+        "shifts; Δ vs b for the three variants with the analytic b* marked, and on the fine "
+        "grid of the init unit (mean and 95 % of networks) next to Δ of the input; final loss "
+        "vs Δ coloured by b.",
     )
 
 
