@@ -1,7 +1,9 @@
 """The single-neuron scorecard: each observation of seed 001 as a claim, plus the metrics.
 
-Readings of the stored runs used here and by the figures: :func:`outcomes` (converged, or the
-neuron's final state) and :func:`kinks` (the kink :math:`x_t = -b_1/w_1` over training).
+Readings of the stored runs used here and by the figures: :func:`loss_levels` (the median of
+the last 10 % of each loss curve — the one reading of "goes to zero" and "stuck around"),
+:func:`outcomes` (converged, or the neuron's final state), :func:`bracket` (a fine sweep's
+transition region as an interval) and :func:`kinks` (the kink :math:`x_t = -b_1/w_1`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from relulab.experiments.single_neuron.config import (
 from relulab.store import UnitResult
 from relulab.theory import sample_constant_fit_loss, sample_linear_fit_loss
 
-__all__ = ["analyse", "kinks", "outcomes"]
+__all__ = ["analyse", "bracket", "claims", "kinks", "loss_levels", "metrics", "outcomes"]
 
 SOURCE = "seed 001"
 STATE_NAMES = {code: name for name, code in STATE_CODES.items()}
@@ -111,10 +113,6 @@ def _stuck_at(
             for i in indices
         ),
     }
-
-
-def _final_loss(result: UnitResult, index: int | None) -> float:
-    return float(result.final["loss"][index]) if index is not None else float("nan")
 
 
 def _kink_drift(b2s: UnitResult) -> dict[str, Any]:
