@@ -5,7 +5,16 @@ import math
 import numpy as np
 import pytest
 
-from relulab.analysis import Estimate, correlation_ci, mean_ci, proportion_ci, statistic_ci
+from relulab.analysis import (
+    Estimate,
+    argmin_ci,
+    boundary_bracket,
+    correlation_ci,
+    mean_ci,
+    proportion_ci,
+    statistic_ci,
+    tail_range,
+)
 from relulab.experiments.claims import (
     Claim,
     above,
@@ -158,3 +167,64 @@ def test_intervals():
     assert wilson.low == 0.0 and 0.1 < wilson.high < 0.2
     rho = correlation_ci([1, 2, 3, 4, 5, 6], [2, 1, 4, 3, 6, 5])
     assert rho.low < rho.value < rho.high
+
+
+# --- issue 12: every builder fails on a counter-example, straddling intervals are inconclusive
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda m: below("c", "s", quantity="q", measured=m, bound=1.0, source=SRC),
+        lambda m: above("c", "s", quantity="q", measured=m, bound=1.0, source=SRC),
+        lambda m: inside("c", "s", quantity="q", measured=m, low=0.0, high=1.0, source=SRC),
+        lambda m: within("c", "s", quantity="q", measured=m, target=0.5, tolerance=1, source=SRC),
+        lambda m: ordered("c", "s", quantity="q", values=[("a", m), ("b", 2.0)], source=SRC),
+    ],
+)
+def test_a_nan_measurement_fails_every_builder(build):
+    assert build(float("nan")).verdict == "fails"
+
+
+def test_within_reads_its_interval():
+    kw = dict(quantity="x", target=0.5, tolerance=0.1, source=SRC)
+    assert within("c", "s", measured=est(0.52, 0.45, 0.58), **kw).verdict == "holds"
+    assert within("c", "s", measured=est(0.58, 0.55, 0.7), **kw).verdict == "inconclusive"
+    assert within("c", "s", measured=est(0.8, 0.7, 0.9), **kw).verdict == "fails"
+
+
+@pytest.mark.filterwarnings("ignore:An input array is constant")
+def test_correlated_needs_enough_pairs():
+    few = correlated("c", "s", quantity="ρ", x=[1, 2, 3], y=[1, 2, 3.5], source=SRC)
+    assert few.verdict in ("holds", "inconclusive")  # ρ = 1 exactly: the interval is a point
+    few = correlated("c", "s", quantity="ρ", x=[1, 2, 3], y=[1, 3, 2], source=SRC)
+    assert few.verdict == "inconclusive" and math.isinf(few.ci_high)
+    flat = correlated("c", "s", quantity="ρ", x=range(10), y=[1.0] * 10, source=SRC)
+    assert flat.verdict == "fails"  # no correlation measured (NaN)
+
+
+def test_argmin_ci_locates_a_clear_minimum_and_widens_with_noise():
+    grid = np.linspace(0, 0.9, 10)
+    rng = np.random.default_rng(0)
+    clear = np.abs(grid - 0.2) + 0.01 * rng.standard_normal((20, 10))
+    estimate = argmin_ci(grid, clear)
+    assert (estimate.value, estimate.low, estimate.high, estimate.n) == (0.2, 0.2, 0.2, 20)
+    claim = inside("c", "s", quantity="b", measured=estimate, low=0.15, high=0.35, source=SRC)
+    assert claim.verdict == "holds"
+    noisy = argmin_ci(grid, np.abs(grid - 0.2) + 2.0 * rng.standard_normal((5, 10)))
+    assert noisy.high - noisy.low >= 0.3
+    claim = inside("c", "s", quantity="b", measured=noisy, low=0.15, high=0.35, source=SRC)
+    assert claim.verdict == "inconclusive"
+    assert math.isinf(argmin_ci(grid, clear[:2]).high)  # two rows: no interval
+
+
+def test_boundary_bracket_and_tail_range():
+    values = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    clean = np.array([True, True, True, False, False, False])
+    assert boundary_bracket(values, clean) == pytest.approx((0.35, 0.3, 0.4, 1))
+    chaotic = np.array([True, False, True, False, True, False])
+    assert boundary_bracket(values, chaotic) == pytest.approx((0.15, 0.1, 0.6, 5))
+    assert all(math.isnan(v) for v in boundary_bracket(values, np.ones(6, bool))[:3])
+    descending = boundary_bracket(values[::-1], clean[::-1])  # read from the other side
+    assert descending[1:3] == pytest.approx((0.3, 0.4))
+    assert tail_range(np.array([5.0, 4, 3, 2, 1, 9, 1, 1, 1, 1]), tail=0.5) == (1.0, 9.0)

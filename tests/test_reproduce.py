@@ -13,10 +13,14 @@ def test_reproduce_quick_writes_index_and_every_claim_is_measured(tmp_path):
     scorecard = json.loads((out / "scorecard.json").read_text())
     single = next(e for e in scorecard["experiments"] if e["experiment"] == "single-neuron")
     assert single["error"] is None
-    # Regression guard on the reproduction itself: with the quick preset every observation of
-    # seed 001 is reproduced (see the run's report for the measured numbers).
-    failing = {c["id"]: c["measured"] for c in single["claims"] if not c["passed"]}
+    # Regression guard on the reproduction itself: with the quick preset no observation of
+    # seed 001 fails (see the run's report for the measured numbers). Two are inconclusive by
+    # their intervals: the lr boundary is a chaotic band around the seed's 0.2, and the share
+    # of neurons that come back to balanced straddles the 5 % bound (issue 12).
+    failing = {c["id"]: c["measured"] for c in single["claims"] if c["verdict"] == "fails"}
     assert not failing, failing
+    undecided = {c["id"] for c in single["claims"] if c["verdict"] == "inconclusive"}
+    assert undecided <= {"lr-boundary-between-seed-points", "leaving-balanced-is-irreversible"}
     for experiment in scorecard["experiments"]:
         assert experiment["error"] is None, experiment
         assert all(isinstance(c["measured"], float) for c in experiment["claims"]), experiment

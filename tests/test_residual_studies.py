@@ -49,13 +49,18 @@ def test_bias_after_relu_tiny(tmp_path):
         "hidden=16",
         "blocks=3",
         "shifts=0,0.2,0.5",
-        "seeds_per_shift=2",
+        "seeds_per_shift=3",
         "n_samples=32",
         "steps=20",
         "record_every=5",
+        "init_seeds=4",
     )
-    assert len(summary["claims"]) == 6
-    assert summary["units"]["sweep-postln-default"]["networks"] == 6
+    assert len(summary["claims"]) == 8
+    assert summary["units"]["sweep-postln-default"]["networks"] == 9
+    assert summary["units"]["sweep-postln-kaiming"]["networks"] == 6  # variant_seeds_per_shift
+    by_id = {c["id"]: c for c in summary["claims"]}
+    assert by_id["final-loss-rises-with-delta"]["n"] == 9
+    assert all(c["scale"] for c in summary["claims"])
 
 
 def test_output_delta_is_the_std_over_width_of_sample_means():

@@ -8,6 +8,7 @@
 """
 
 from relulab.analysis.curves import (
+    boundary_bracket,
     first_below,
     fit_log_slope,
     interpolated_crossing,
@@ -15,10 +16,12 @@ from relulab.analysis.curves import (
     longest_plateau,
     plateau_level,
     power_law_exponent,
+    tail_range,
 )
 from relulab.analysis.estimators import sample_bias_corrected_ratio
 from relulab.analysis.intervals import (
     Estimate,
+    argmin_ci,
     correlation_ci,
     mean_ci,
     proportion_ci,
@@ -43,4 +46,7 @@ __all__ = [
     "sample_bias_corrected_ratio",
     "statistic_ci",
     "where",
+    "argmin_ci",
+    "boundary_bracket",
+    "tail_range",
 ]

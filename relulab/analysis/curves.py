@@ -26,6 +26,8 @@ __all__ = [
     "longest_plateau",
     "plateau_level",
     "power_law_exponent",
+    "tail_range",
+    "boundary_bracket",
 ]
 
 
@@ -221,3 +223,57 @@ def power_law_exponent(x: np.ndarray, y: np.ndarray) -> float:
         0.5
     """
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def tail_range(curve: np.ndarray, tail: float = 0.1) -> tuple[float, float]:
+    r"""The lowest and highest value over the last ``tail`` fraction of a curve.
+
+    The same window as :func:`plateau_level`, so a claim that reads a run's level there can show
+    how far the run strays from it (e.g. Adam's spikes on a converged or stuck run).
+
+    Args:
+        curve: the recorded values of one run, ``(T,)``.
+        tail: the fraction of the record (at least one point).
+
+    Returns:
+        ``(min, max)`` over the tail.
+
+    Example:
+        >>> tail_range(np.array([1.0, 0.5, 0.1, 0.1, 0.1, 9.0, 0.1, 0.1, 0.1, 0.1]), tail=0.5)
+        (0.1, 9.0)
+    """
+    curve = np.asarray(curve)
+    window = curve[-max(1, int(round(tail * len(curve)))) :]
+    return float(window.min()), float(window.max())
+
+
+def boundary_bracket(values: np.ndarray, outcome: np.ndarray) -> tuple[float, float, float, int]:
+    r"""The transition region of a sweep's boolean outcome, bracketed by grid points.
+
+    With the sweep ordered from one side (e.g. converging at small learning rates), the region
+    runs from the last value before the first change to the first value after the last change:
+    outside it the outcome is the same at every grid point, inside it the outcome may flip back
+    and forth (a chaotic band). A single change gives a bracket one grid step wide. This is the
+    located boundary of seed 001's Observations 1 and 2 (b2 between −1.1 and −1.2, lr between
+    0.2 and 0.4), with its uncertainty from the grid and from the flips.
+
+    Args:
+        values: the swept setting, in sweep order, ``(n,)``.
+        outcome: the outcome per value, ``(n,)`` bool.
+
+    Returns:
+        ``(midpoint, low, high, changes)``: the midpoint of the first change
+        (:func:`locate_boundary`), the bracket's smaller and larger end, and the number of
+        changes; NaNs and 0 if the outcome never changes.
+
+    Example:
+        >>> boundary_bracket(np.array([0.0, 1, 2, 3, 4]), np.array([1, 1, 0, 1, 0], bool))
+        (1.5, 1.0, 4.0, 3)
+    """
+    values, outcome = np.asarray(values, dtype=np.float64), np.asarray(outcome, dtype=bool)
+    midpoint, changes = locate_boundary(values, outcome)
+    if not changes:
+        return float("nan"), float("nan"), float("nan"), 0
+    flips = np.flatnonzero(outcome[1:] != outcome[:-1])
+    ends = values[flips[0]], values[flips[-1] + 1]
+    return midpoint, float(min(ends)), float(max(ends)), changes

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from relulab.config import ConfigError
+from relulab.config import ConfigError, setting
 from relulab.theory import best_constant_fit_loss, best_linear_fit_loss
 
 __all__ = [
@@ -28,54 +28,66 @@ OUTCOMES = {"dead": 0, "balanced": 1, "hyperactive": 2, "converged": 3}
 
 @dataclass(frozen=True)
 class SingleNeuronConfig:
-    """Settings; [S] stated by seed 001, [I] inferred and configurable."""
+    """Settings with their provenance (:func:`relulab.config.setting`): stated by seed 001,
+    inferred (configurable), or an implementation choice (the beyond-the-seed sweeps)."""
 
     seed: int = 0
-    dtype: Literal["float32", "float64"] = "float32"  # [I] float32
-    n_points: int = 100  # [I] any dense grid of 100…1000 points reproduces the thresholds
-    sampling: Literal["grid", "uniform"] = "grid"  # [I] linspace(-1, 1, N)
-    lr: float = 0.01  # [S] Adam, default lr 0.01
-    betas: tuple[float, float] = (0.9, 0.999)  # [I] Adam defaults
-    eps: float = 1e-8  # [I] Adam default
-    steps: int = 5000  # [S/I]
-    silu_steps: int = 20000  # [S/I]
-    record_every: int = 10
-    b1_sweep: tuple[float, ...] = (
-        -2.0,
-        -1.5,
-        -1.2,
-        -1.0,
-        -0.8,
-        -0.5,
-        0.0,
-        0.5,
-        0.8,
-        1.0,
-        1.2,
-        1.5,
-        2.0,
+    dtype: Literal["float32", "float64"] = setting("float32", "inferred")
+    n_points: int = setting(
+        100, "inferred", note="any dense grid of 100…1000 points reproduces the thresholds"
     )
-    b2_sweep: tuple[float, ...] = (0.0, -0.5, -1.0, -1.1, -1.2, -1.5, -2.0)
-    lr_sweep: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
-    lr_sweep_b2: float = -1.0  # [S]
-    silu_b2: float = -2.0  # [I] compare ReLU vs SiLU at b2 = -2 (seed 001, Observation 3)
-    silu_teacher: Literal["silu", "relu"] = "silu"  # [I] a SiLU student cannot fit ReLU exactly
-    boundary_points: int = 61
-    b2_boundary_range: tuple[float, float] = (-2.0, -0.5)
-    lr_boundary_range: tuple[float, float] = (0.05, 1.0)  # log-spaced
-    grid_size: int = 21
-    grid_b1_range: tuple[float, float] = (-2.5, 2.5)
-    grid_b2_range: tuple[float, float] = (-2.5, 1.0)
-    grid_lr_range: tuple[float, float] = (0.001, 1.0)  # log-spaced
-    grid_record_every: int = 250
-    converge_tol: float = 1e-4  # [I] "the loss goes to zero": final MSE below this
-    plateau_rtol: float = 0.05  # [I] "stuck around" a plateau: within 5 % of the exact value
+    sampling: Literal["grid", "uniform"] = setting("grid", "inferred", note="linspace(-1, 1, N)")
+    lr: float = setting(0.01, "stated", note="Adam, default lr 0.01 ('Problem Setup')")
+    betas: tuple[float, float] = setting((0.9, 0.999), "inferred", note="Adam defaults")
+    eps: float = setting(1e-8, "inferred", note="Adam default")
+    steps: int = setting(5000, "inferred", note="the seed shows long runs, not their length")
+    silu_steps: int = setting(20000, "inferred", note="long enough for SiLU's saddle")
+    record_every: int = setting(10, "choice")
+    b1_sweep: tuple[float, ...] = setting(
+        (-2.0, -1.5, -1.2, -1.0, -0.8, -0.5, 0.0, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0),
+        "inferred",
+        note="the seed states b1 > 1 and b1 < -1; the grid is ours",
+    )
+    b2_sweep: tuple[float, ...] = setting(
+        (0.0, -0.5, -1.0, -1.1, -1.2, -1.5, -2.0), "stated", note="-1.1 and -1.2 stated"
+    )
+    lr_sweep: tuple[float, ...] = setting(
+        (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5), "stated", note="0.2 and 0.4 stated"
+    )
+    lr_sweep_b2: float = setting(-1.0, "stated")
+    silu_b2: float = setting(-2.0, "inferred", note="ReLU vs SiLU at b2 = -2 (Observation 3)")
+    silu_teacher: Literal["silu", "relu"] = setting(
+        "silu", "inferred", note="a SiLU student cannot fit ReLU exactly"
+    )
+    boundary_points: int = setting(61, "choice")
+    b2_boundary_range: tuple[float, float] = setting((-2.0, -0.5), "choice")
+    lr_boundary_range: tuple[float, float] = setting((0.05, 1.0), "choice", note="log-spaced")
+    grid_size: int = setting(21, "choice")
+    grid_b1_range: tuple[float, float] = setting((-2.5, 2.5), "choice")
+    grid_b2_range: tuple[float, float] = setting((-2.5, 1.0), "choice")
+    grid_lr_range: tuple[float, float] = setting((0.001, 1.0), "choice", note="log-spaced")
+    grid_record_every: int = setting(250, "choice")
+    teacher_bias_sweep: tuple[float, ...] = setting(
+        (0.0, 0.5, 1.0, 1.5, 2.0, 3.0), "inferred", note="raising the target's bias; values ours"
+    )
+    early_steps: int = setting(
+        200, "choice", note="lr 0.01 / 0.2 / 0.4 recorded at every step (Observation 2)"
+    )
+    converge_tol: float = setting(1e-4, "inferred", note="'the loss goes to zero': level below")
+    plateau_rtol: float = setting(0.05, "inferred", note="'stuck around': within 5 % of exact")
+    recovery_bound: float = setting(
+        0.05, "inferred", note="'very hard to return': fewer than 5 % of leavers return"
+    )
+    fit_rtol: float = setting(
+        0.01, "inferred", note="stuck parameters within 1 % of the least-squares line"
+    )
 
     def validate(self) -> None:
         positive_ints = (
             "n_points",
             "steps",
             "silu_steps",
+            "early_steps",
             "record_every",
             "boundary_points",
             "grid_size",
@@ -86,7 +98,14 @@ class SingleNeuronConfig:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
         if self.n_points < 2 or self.boundary_points < 2 or self.grid_size < 2:
             raise ConfigError("n_points, boundary_points and grid_size must be at least 2")
-        positive_floats = ("lr", "eps", "converge_tol", "plateau_rtol")
+        positive_floats = (
+            "lr",
+            "eps",
+            "converge_tol",
+            "plateau_rtol",
+            "recovery_bound",
+            "fit_rtol",
+        )
         for name in positive_floats:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")

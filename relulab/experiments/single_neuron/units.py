@@ -1,6 +1,7 @@
 """The work of the single-neuron study: every sweep is one batched computation.
 
-Each condition (w1, b1, w2, b2, lr, activation, teacher, parameterisation) is one network of a
+Each condition (w1, b1, w2, b2, lr, activation, teacher, teacher_bias, parameterisation) is one
+network of a
 :class:`relulab.engine.BatchedSingleNeuron`; networks that share an activation, teacher and
 parameterisation train together, each with its own learning rate.
 """
@@ -11,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import torch
+from torch import Tensor
 
 from relulab.engine import BatchedAdam, BatchedSingleNeuron, train
 from relulab.experiments.base import Unit
@@ -32,6 +35,7 @@ def _condition(config: SingleNeuronConfig, **overrides: Any) -> dict[str, Any]:
         "lr": config.lr,
         "activation": "relu",
         "teacher": "relu",
+        "teacher_bias": 0.0,
         "parameterisation": "standard",
     }
     return {**base, **overrides}
@@ -64,7 +68,7 @@ def train_conditions(
             chosen = [conditions[i] for i in indices]
             problem = BatchedSingleNeuron(
                 x,
-                scalar_teacher(x, teacher),
+                _targets(x, teacher, chosen),
                 *([c[k] for c in chosen] for k in ("w1", "b1", "w2", "b2")),
                 activation=activation,
                 parameterisation=parameterisation,
@@ -74,6 +78,14 @@ def train_conditions(
             )
             parts.append((indices, train(problem, optimiser, steps, record_every, advance)))
     return _merge(conditions, parts, {"x": x.cpu().numpy().astype(np.float64)})
+
+
+def _targets(x: Tensor, teacher: str, chosen: list[dict[str, Any]]) -> Tensor:
+    """The teacher's outputs ``(N,)``, or per network ``(S, N)`` when some raise its bias."""
+    shifts = [c.get("teacher_bias", 0.0) for c in chosen]
+    if not any(shifts):
+        return scalar_teacher(x, teacher)
+    return torch.stack([scalar_teacher(x, teacher, b2=shift) for shift in shifts])
 
 
 def _merge(
@@ -126,7 +138,8 @@ def _lin_grid(bounds: tuple[float, float], n: int) -> np.ndarray:
 
 
 def plan(config: SingleNeuronConfig) -> list[Unit]:
-    """The seed's three sweeps and SiLU run, then the fine boundaries and the two phase maps."""
+    """The seed's three sweeps, the teacher-bias sweep, the early steps of the lr sweep and the
+    SiLU run, then the fine boundaries and the two phase maps."""
     c = config
     sweeps = [
         ("b1-sweep", "b1 sweep (b2 = 0)", lambda: [_condition(c, b1=v) for v in c.b1_sweep]),
@@ -158,6 +171,26 @@ def plan(config: SingleNeuronConfig) -> list[Unit]:
         ),
     ]
     units = [_unit(name, text, make, c.steps, c.record_every, c) for name, text, make in sweeps]
+    units.append(
+        _unit(
+            "teacher-bias",
+            "teacher bias sweep",
+            lambda: [_condition(c, teacher_bias=float(v)) for v in c.teacher_bias_sweep],
+            c.steps,
+            c.record_every,
+            c,
+        )
+    )
+    units.append(
+        _unit(
+            "lr-early",
+            "early steps of the lr sweep",
+            lambda: [_condition(c, b2=c.lr_sweep_b2, lr=v) for v in (c.lr, 0.2, 0.4)],
+            c.early_steps,
+            1,
+            c,
+        )
+    )
     units.append(
         _unit(
             "silu-vs-relu",
