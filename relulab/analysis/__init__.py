@@ -16,12 +16,13 @@ from relulab.analysis.curves import (
     plateau_level,
     power_law_exponent,
 )
-from relulab.analysis.estimators import sample_bias_corrected_ratio
+from relulab.analysis.estimators import same_sign_fraction, sample_bias_corrected_ratio
 from relulab.analysis.intervals import (
     Estimate,
     correlation_ci,
     mean_ci,
     proportion_ci,
+    rows_statistic_ci,
     statistic_ci,
 )
 from relulab.analysis.selection import first_match, group_means, where
@@ -43,4 +44,6 @@ __all__ = [
     "sample_bias_corrected_ratio",
     "statistic_ci",
     "where",
+    "rows_statistic_ci",
+    "same_sign_fraction",
 ]
