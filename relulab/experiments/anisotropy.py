@@ -58,6 +58,11 @@ class AnisotropyConfig:
     slopes: int = setting(21, "choice", note="leaky-ReLU slopes evenly on [0, 1]")
     stand_out_ratio: float = setting(2.0, "inferred", note="ReLU's σ1/σ2 'stands out': above it")
     tanh_ratio: float = setting(1.5, "inferred", note="tanh's σ1/σ2 does not: below it")
+    crossover_ratio: float = setting(
+        1.1,
+        "inferred",
+        note="the earlier reading: the first p with σ1/σ2 below this (a metric, not the claim)",
+    )
     floor_rtol: float = setting(
         0.01,
         "inferred",
@@ -304,8 +309,11 @@ def analyse(results: Results, config: AnisotropyConfig) -> Analysis:
         for a in ACTIVATIONS
     }
     crossovers = _crossovers(results, config)
+    slopes, ratio = _sweep(results["leaky-sweep"])
+    below_ratio = [interpolated_crossing(slopes, row, config.crossover_ratio) for row in ratio]
     metrics.update(
         crossover_slope=float(np.mean(crossovers)),
+        first_slope_below_crossover_ratio=float(np.mean(below_ratio)),
         crossover_slope_sd=float(np.std(crossovers)),
         relu_sigma1=float(_per_draw(acts, "sigma1", activation="relu").mean()),
         relu_sigma1_closed_form=float(
