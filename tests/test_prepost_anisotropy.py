@@ -147,7 +147,8 @@ def _early_floor(results, config):
 
 def _sigma1_off(results, config):
     acts = results["activations"]
-    acts.final["sigma1"][:] = 2 * acts.final["sigma1_closed_form"]
+    relu = [i for i, c in enumerate(acts.conditions) if c["activation"] == "relu"]
+    acts.final["sigma1"][relu] = 2 * acts.arrays["relu_sigma1_closed_form"]
 
 
 ANISO_COUNTER = {
@@ -176,7 +177,8 @@ def test_anisotropy_claims_hold_on_ideal_results(aniso):
     acts, sweep = ideal["activations"], ideal["leaky-sweep"]
     for i, c in enumerate(acts.conditions):
         acts.final["sigma1_over_sigma2"][i] = 5.0 if c["activation"] == "relu" else 1.02
-    acts.final["sigma1"][:] = acts.final["sigma1_closed_form"]
+    relu = [i for i, c in enumerate(acts.conditions) if c["activation"] == "relu"]
+    acts.final["sigma1"][relu] = acts.arrays["relu_sigma1_closed_form"]
     slopes = np.array([c["slope"] for c in sweep.conditions])
     floor = 1.02 + 0.002 * np.random.default_rng(0).random(len(slopes))
     sweep.final["sigma1_over_sigma2"][:] = np.where(slopes < 0.8, 1.02 + 5 * (0.8 - slopes), floor)

@@ -165,22 +165,18 @@ def _unit(config: AnisotropyConfig, name: str, values: list[tuple[str, float]]) 
                     conditions.append(
                         {"draw": draw, "seed": seed, "activation": activation, "slope": slope}
                     )
-                    closed.append(  # the closed form is compared for ReLU only
-                        predicted_sigma1(weights[draw].numpy(), config.n_samples, slope)[0]
-                        if activation == "relu"
-                        else np.nan
-                    )
+                    if activation == "relu":  # the closed form is compared for ReLU
+                        closed.append(
+                            predicted_sigma1(weights[draw].numpy(), config.n_samples, slope)[0]
+                        )
                     done(1)
         spectra = np.stack(spectra)
         return UnitResult.forward_only(
             conditions,
             np.arange(1, spectra.shape[1] + 1),
             {"singular": spectra},
-            {
-                "sigma1_over_sigma2": spectra[:, 0] / spectra[:, 1],
-                "sigma1": spectra[:, 0],
-                "sigma1_closed_form": np.array(closed),
-            },
+            {"sigma1_over_sigma2": spectra[:, 0] / spectra[:, 1], "sigma1": spectra[:, 0]},
+            {"relu_sigma1_closed_form": np.array(closed)} if closed else {},
         )
 
     return Unit(name, run)
@@ -281,7 +277,7 @@ def _claim_crossover(results: Results, config: AnisotropyConfig) -> Claim:
 def _claim_closed_form(results: Results, config: AnisotropyConfig) -> Claim:
     acts = results["activations"]
     sigma1 = _per_draw(acts, "sigma1", activation="relu")
-    closed = _per_draw(acts, "sigma1_closed_form", activation="relu")
+    closed = acts.arrays["relu_sigma1_closed_form"]  # per draw, in draw order
     relative = mean_ci(np.abs(sigma1 / closed - 1))
     return below(
         "mean-shift-explains-sigma1",
@@ -316,9 +312,7 @@ def analyse(results: Results, config: AnisotropyConfig) -> Analysis:
         first_slope_below_crossover_ratio=float(np.mean(below_ratio)),
         crossover_slope_sd=float(np.std(crossovers)),
         relu_sigma1=float(_per_draw(acts, "sigma1", activation="relu").mean()),
-        relu_sigma1_closed_form=float(
-            _per_draw(acts, "sigma1_closed_form", activation="relu").mean()
-        ),
+        relu_sigma1_closed_form=float(acts.arrays["relu_sigma1_closed_form"].mean()),
     )
     return Analysis(claims, metrics)
 
