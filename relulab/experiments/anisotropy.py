@@ -45,7 +45,7 @@ ACTIVATIONS = ("relu", "linear", "tanh", "silu")
 class AnisotropyConfig:
     """Settings with their provenance (:func:`relulab.config.setting`)."""
 
-    seed: int = 0
+    seed: int = setting(0, "choice", note="the run seed: every unit's generator derives from it")
     d: int = setting(100, "stated")
     D: int = setting(400, "stated")
     n_samples: int = setting(10_000, "stated", note="N, the number of rows of X")

@@ -43,8 +43,8 @@ NORMS = ("pre", "post")
 class PrePostConfig:
     """Settings with their provenance (:func:`relulab.config.setting`)."""
 
-    seed: int = 0
-    dtype: Literal["float32", "float64"] = "float32"
+    seed: int = setting(0, "choice", note="the run seed: every unit's generator derives from it")
+    dtype: Literal["float32", "float64"] = setting("float32", "choice")
     width: int = setting(100, "stated")
     hidden: int = setting(400, "stated")
     blocks: int = setting(100, "stated")

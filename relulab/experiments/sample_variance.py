@@ -67,8 +67,8 @@ class SampleVarianceConfig:
     """Settings with their provenance (:func:`relulab.config.setting`); ``seed_value`` is the
     paper's where the quick preset departs from it."""
 
-    seed: int = 0
-    dtype: Literal["float32", "float64"] = "float32"
+    seed: int = setting(0, "choice", note="the run seed: every unit's generator derives from it")
+    dtype: Literal["float32", "float64"] = setting("float32", "choice")
     depth: int = setting(50, "stated")
     n_samples: int = setting(100, "stated", note="i.i.d. N(0, I) inputs")
     n_networks: int = setting(30, "stated", note="networks per width")
