@@ -188,3 +188,32 @@ def test_save_writes_a_deterministic_png_closes_and_returns_the_record(tmp_path)
     (tmp_path / "b").mkdir()
     save(draw(), tmp_path / "b", "a.png", "A line.")
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b" / "a.png").read_bytes()
+
+
+def test_rows_statistic_ci_resamples_whole_rows():
+    from relulab.analysis import rows_statistic_ci, statistic_ci
+
+    table = np.random.default_rng(1).normal(size=(25, 6))
+    batched = rows_statistic_ci(table, lambda t: t.mean(axis=-2).max(axis=-1))
+    one_by_one = statistic_ci(
+        [np.arange(25.0)], lambda i: float(table[i.astype(int)].mean(axis=0).max())
+    )
+    assert batched == one_by_one  # the same resamples, evaluated in one call
+    assert batched.low < table.mean(axis=0).max() < batched.high and batched.n == 25
+    constant = rows_statistic_ci(np.ones((5, 3)), lambda t: t.mean(axis=-2).min(axis=-1))
+    assert (constant.low, constant.high) == (1.0, 1.0)
+    with pytest.raises(ValueError, match="2-D"):
+        rows_statistic_ci(np.ones(5), lambda t: t.mean(axis=-1))
+
+
+def test_same_sign_fraction_matches_monte_carlo_units():
+    from relulab.analysis import same_sign_fraction
+
+    rng = np.random.default_rng(2)
+    n, ratio = 100, 3.0
+    means = ratio * rng.standard_normal(20_000)  # m = r·v over units, v = 1
+    samples = means[:, None] + rng.standard_normal((20_000, n))
+    same_sign = np.mean((samples > 0).all(axis=1) | (samples <= 0).all(axis=1))
+    assert float(same_sign_fraction(ratio, n)) == pytest.approx(same_sign, abs=0.01)
+    assert float(same_sign_fraction(0.0, n)) == pytest.approx(2.0 ** (1 - n))
+    assert float(same_sign_fraction(1e6, n)) == pytest.approx(1.0)

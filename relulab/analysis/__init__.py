@@ -18,13 +18,14 @@ from relulab.analysis.curves import (
     power_law_exponent,
     tail_range,
 )
-from relulab.analysis.estimators import sample_bias_corrected_ratio
+from relulab.analysis.estimators import same_sign_fraction, sample_bias_corrected_ratio
 from relulab.analysis.intervals import (
     Estimate,
     argmin_ci,
     correlation_ci,
     mean_ci,
     proportion_ci,
+    rows_statistic_ci,
     statistic_ci,
 )
 from relulab.analysis.selection import first_match, group_means, where
@@ -49,4 +50,6 @@ __all__ = [
     "argmin_ci",
     "boundary_bracket",
     "tail_range",
+    "rows_statistic_ci",
+    "same_sign_fraction",
 ]

@@ -7,6 +7,8 @@ built on an estimate follows the interval, not the point value (:mod:`relulab.ex
 * :func:`mean_ci` — the mean of independent samples (networks, seeds) with a bias-corrected and
   accelerated (BCa) bootstrap interval (Efron 1987), through :func:`scipy.stats.bootstrap`.
 * :func:`statistic_ci` — any statistic of one or several paired samples, same bootstrap.
+* :func:`rows_statistic_ci` — a statistic of a whole table of per-network curves, same
+  bootstrap over the rows.
 * :func:`proportion_ci` — a fraction of successes with the Wilson score interval (Wilson 1927).
 * :func:`correlation_ci` — Pearson or Spearman correlation with the Fisher-z interval; for
   Spearman the standard error :math:`\sqrt{1.06/(n-3)}` of Fieller, Hartley & Pearson (1957).
@@ -30,6 +32,7 @@ __all__ = [
     "mean_ci",
     "proportion_ci",
     "statistic_ci",
+    "rows_statistic_ci",
 ]
 
 LEVEL = 0.95
@@ -264,3 +267,50 @@ def argmin_ci(
     tail = (1 - level) / 2
     low, high = np.quantile(picks, [tail, 1 - tail], method="inverted_cdf")
     return Estimate(value, float(low), float(high), n, level, method)
+
+
+def rows_statistic_ci(
+    rows: Sequence[Sequence[float]] | np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray | float],
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Estimate:
+    r"""A statistic of a whole table of per-network rows, with a BCa bootstrap over the rows.
+
+    For readings that need every network's curve at once — the smallest value of the *mean*
+    curve, the largest excess of the mean curve over a bound, the growth of the mean curve
+    between two layers — resample the networks (the rows of an ``(n, k)`` table), recompute
+    ``statistic`` on each resampled table and take the BCa interval (:func:`statistic_ci` on the
+    row indices). All resamples are evaluated in one call: ``statistic`` receives a stack of
+    tables ``(..., m, k)`` and reduces the last two axes (write ``mean(axis=-2)``, then reduce
+    ``axis=-1``).
+
+    Args:
+        rows: ``(n, k)``: one row per independent sample (network, seed), e.g. a curve.
+        statistic: a function of a stack of tables ``(..., m, k)`` returning ``(...)``.
+        level: confidence level.
+        resamples: number of bootstrap resamples.
+        seed: seed of the resampling.
+
+    Returns:
+        An :class:`Estimate` with ``n`` the number of rows.
+
+    Example:
+        >>> table = np.array([[1.0, 2.0], [1.2, 2.2], [0.8, 1.9], [1.1, 2.1]])
+        >>> estimate = rows_statistic_ci(table, lambda t: t.mean(axis=-2).max(axis=-1))
+        >>> round(estimate.value, 3), estimate.n
+        (2.05, 4)
+    """
+    table = np.asarray(rows, dtype=np.float64)
+    if table.ndim != 2:
+        raise ValueError(f"rows must be a 2-D table, got shape {table.shape}")
+
+    def on_rows(picked: np.ndarray, axis: int = -1) -> np.ndarray:
+        index = np.moveaxis(np.asarray(picked), axis, -1).astype(int)
+        return np.asarray(statistic(table[index]), dtype=np.float64)
+
+    indices = np.arange(len(table), dtype=np.float64)
+    return statistic_ci(
+        [indices], on_rows, level=level, resamples=resamples, seed=seed, vectorized=True
+    )

@@ -12,6 +12,9 @@ Gaussian kernels of ``relulab.theory`` (:math:`q_j = \\lVert w_j\\rVert^2`,
 :math:`q_{jk} = w_j\\cdot w_k`), so :math:`H^\\top H/N \\to \\mu\\mu^\\top + C` and
 :math:`\\sigma_1 \\approx \\sqrt{N\\,\\lambda_1(\\mu\\mu^\\top + C)}` when the mean direction
 dominates.
+
+Every stochastic reading is repeated over ``n_draws`` independent draws of (X, W) [I] and
+reported with a bootstrap confidence interval over the draws; verdicts follow the intervals.
 """
 
 from __future__ import annotations
@@ -23,11 +26,11 @@ from typing import Literal
 import numpy as np
 import torch
 
-from relulab.analysis import interpolated_crossing
-from relulab.config import ConfigError
+from relulab.analysis import interpolated_crossing, mean_ci, where
+from relulab.config import ConfigError, setting
 from relulab.engine import init_weight_stack
 from relulab.experiments.base import Analysis, Experiment, Figure, Results, Unit
-from relulab.experiments.claims import below, judged, within
+from relulab.experiments.claims import Claim, above, below, judged, within
 from relulab.experiments.context import RunContext
 from relulab.nn import get_activation
 from relulab.report.plotting import plt, save
@@ -40,39 +43,89 @@ ACTIVATIONS = ("relu", "linear", "tanh", "silu")
 
 @dataclass(frozen=True)
 class AnisotropyConfig:
-    """Settings; [S] stated by the anisotropy post seed 000 cites, [I] inferred and configurable."""
+    """Settings with their provenance (:func:`relulab.config.setting`)."""
 
-    seed: int = 0
-    d: int = 100  # [S]
-    D: int = 400  # [S]
-    n_samples: int = 10_000  # [S]
-    init: Literal["torch_default", "kaiming_normal"] = "torch_default"  # [I]
-    slopes: int = 21  # leaky-ReLU slopes on [0, 1]
-    crossover_ratio: float = 1.1  # [I] σ1/σ2 "≈ 1" means below this
-    reported_crossover: float = 0.8  # [S]
-    crossover_tolerance: float = 0.1  # [I]
-    closed_form_rtol: float = 0.02  # [I] finite-N tolerance of σ1 vs the closed form
-    spectrum_points: int = 50
+    seed: int = setting(0, "choice", note="the run seed: every unit's generator derives from it")
+    d: int = setting(100, "stated")
+    D: int = setting(400, "stated")
+    n_samples: int = setting(10_000, "stated", note="N, the number of rows of X")
+    init: Literal["torch_default", "kaiming_normal"] = setting(
+        "torch_default", "inferred", note="nn.Linear's default init"
+    )
+    n_draws: int = setting(
+        6, "choice", note="independent draws of (X, W) behind every CI; the post shows one"
+    )
+    slopes: int = setting(21, "choice", note="leaky-ReLU slopes evenly on [0, 1]")
+    stand_out_ratio: float = setting(2.0, "inferred", note="ReLU's σ1/σ2 'stands out': above it")
+    tanh_ratio: float = setting(1.5, "inferred", note="tanh's σ1/σ2 does not: below it")
+    crossover_ratio: float = setting(
+        1.1,
+        "inferred",
+        note="the earlier reading: the first p with σ1/σ2 below this (a metric, not the claim)",
+    )
+    floor_rtol: float = setting(
+        0.01,
+        "inferred",
+        note="σ1/σ2 has reached its floor (its linear, p = 1, value) within this fraction",
+    )
+    reported_crossover: float = setting(0.8, "stated")
+    crossover_tolerance: float = setting(0.1, "inferred")
+    closed_form_rtol: float = setting(
+        0.02, "inferred", note="finite-N tolerance of σ1 against the closed form"
+    )
+    spectrum_points: int = setting(50, "choice")
 
     def validate(self) -> None:
-        if min(self.d, self.D, self.n_samples) < 2 or self.slopes < 3:
-            raise ConfigError("d, D, n_samples ≥ 2 and slopes ≥ 3 are needed")
+        if min(self.d, self.D, self.n_samples) < 2 or self.slopes < 3 or self.n_draws < 1:
+            raise ConfigError("d, D, n_samples ≥ 2, slopes ≥ 3 and n_draws ≥ 1 are needed")
 
 
-PRESETS = {"quick": AnisotropyConfig(), "paper": AnisotropyConfig(slopes=41)}
+PRESETS = {
+    "quick": AnisotropyConfig(),
+    "paper": AnisotropyConfig(slopes=41, n_draws=30),
+}
 
 
-def _weights(config: AnisotropyConfig) -> torch.Tensor:
-    """W (d×D) as ``nn.Linear(d, D)`` would hold it transposed: rows are the units' weights."""
-    ((weight, _),) = init_weight_stack(
-        [(config.D, config.d)], 1, config.init, seeds=[config.seed], bias=False, dtype=torch.float64
+def _scale(config: AnisotropyConfig) -> str:
+    sizes = (config.n_samples, config.d, config.D)
+    which = "the post's sizes" if sizes == (10_000, 100, 400) else "not the post's 10000/100/400"
+    return (
+        f"N = {config.n_samples}, d = {config.d}, D = {config.D} ({which}); "
+        f"{config.n_draws} draws of (X, W), {config.slopes} slopes"
     )
-    return weight[0].detach()
+
+
+def _all_hold(claims: list[Claim]) -> bool | None:
+    """A compound verdict: fails if any part fails, inconclusive if any part is."""
+    verdicts = {c.verdict for c in claims}
+    return False if "fails" in verdicts else (None if "inconclusive" in verdicts else True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Units.
+# ---------------------------------------------------------------------------------------------
+def _weight_seeds(config: AnisotropyConfig, context: RunContext) -> list[int]:
+    generator = context.generator("weights")
+    return torch.randint(0, 2**62, (config.n_draws,), generator=generator).tolist()
+
+
+def _weights(config: AnisotropyConfig, seeds: list[int]) -> torch.Tensor:
+    """W for every draw, ``(draws, D, d)`` as ``nn.Linear(d, D)`` holds it: rows are units."""
+    ((weight, _),) = init_weight_stack(
+        [(config.D, config.d)],
+        len(seeds),
+        config.init,
+        seeds=seeds,
+        bias=False,
+        dtype=torch.float64,
+    )
+    return weight.detach()
 
 
 def _spectrum(h: torch.Tensor) -> np.ndarray:
-    singular = torch.linalg.svdvals(h)
-    return singular.numpy()
+    """Singular values of H, largest first, from the eigenvalues of the D×D Gram matrix."""
+    eigenvalues = torch.linalg.eigvalsh(h.T @ h).flip(0)
+    return eigenvalues.clamp_min(0).sqrt().numpy()
 
 
 def _activation_fn(name: str, slope: float = 0.0):
@@ -81,25 +134,49 @@ def _activation_fn(name: str, slope: float = 0.0):
     )
 
 
+def predicted_sigma1(weight: np.ndarray, n_samples: int, slope: float) -> tuple[float, float]:
+    """:math:`\\sqrt{N\\lambda_1(\\mu\\mu^\\top + C)}` for leaky ReLU (slope 0 = ReLU) and
+    weights ``weight`` (D×d), closed form, and :math:`\\lVert\\mu\\rVert`."""
+    kernel = get_kernel("leaky_relu", slope=slope)
+    gram = weight @ weight.T
+    q = np.diag(gram)
+    second_moment = kernel.cross(q[:, None], q[None, :], gram)  # E[h hᵀ] = μμᵀ + C
+    return float(np.sqrt(n_samples * np.linalg.eigvalsh(second_moment)[-1])), float(
+        np.linalg.norm(kernel.mean(q))
+    )
+
+
 def _unit(config: AnisotropyConfig, name: str, values: list[tuple[str, float]]) -> Unit:
     def run(context: RunContext) -> UnitResult:
-        x = torch.randn(
-            config.n_samples, config.d, generator=context.generator("inputs"), dtype=torch.float64
-        )
-        pre = x @ _weights(config).T
-        spectra, conditions = [], []
-        with context.progress(len(values), name) as done:
-            for activation, slope in values:
-                spectra.append(_spectrum(_activation_fn(activation, slope)(pre)))
-                conditions.append({"activation": activation, "slope": slope})
-                done(1)
+        seeds = _weight_seeds(config, context)
+        weights = _weights(config, seeds)
+        spectra, conditions, closed = [], [], []
+        with context.progress(config.n_draws * len(values), name) as done:
+            for draw, seed in enumerate(seeds):
+                x = torch.randn(
+                    config.n_samples,
+                    config.d,
+                    generator=context.generator(f"inputs-{draw}"),
+                    dtype=torch.float64,
+                )
+                pre = x @ weights[draw].T
+                for activation, slope in values:
+                    spectra.append(_spectrum(_activation_fn(activation, slope)(pre)))
+                    conditions.append(
+                        {"draw": draw, "seed": seed, "activation": activation, "slope": slope}
+                    )
+                    if activation == "relu":  # the closed form is compared for ReLU
+                        closed.append(
+                            predicted_sigma1(weights[draw].numpy(), config.n_samples, slope)[0]
+                        )
+                    done(1)
         spectra = np.stack(spectra)
-        ratio = spectra[:, 0] / spectra[:, 1]
         return UnitResult.forward_only(
             conditions,
             np.arange(1, spectra.shape[1] + 1),
             {"singular": spectra},
-            {"sigma1_over_sigma2": ratio, "sigma1": spectra[:, 0]},
+            {"sigma1_over_sigma2": spectra[:, 0] / spectra[:, 1], "sigma1": spectra[:, 0]},
+            {"relu_sigma1_closed_form": np.array(closed)} if closed else {},
         )
 
     return Unit(name, run)
@@ -113,117 +190,176 @@ def plan(config: AnisotropyConfig) -> list[Unit]:
     ]
 
 
-def predicted_sigma1(config: AnisotropyConfig, slope: float) -> tuple[float, float]:
-    """:math:`\\sqrt{N\\lambda_1(\\mu\\mu^\\top + C)}` for leaky ReLU (slope 0 = ReLU), closed
-    form, and :math:`\\lVert\\mu\\rVert`."""
-    kernel = get_kernel("leaky_relu", slope=slope)
-    w = _weights(config).numpy()
-    gram = w @ w.T
-    q = np.diag(gram)
-    mean = kernel.mean(q)
-    second_moment = kernel.cross(q[:, None], q[None, :], gram)  # E[h hᵀ] = μμᵀ + C
-    return float(np.sqrt(config.n_samples * np.linalg.eigvalsh(second_moment)[-1])), float(
-        np.linalg.norm(mean)
+# ---------------------------------------------------------------------------------------------
+# Analysis.
+# ---------------------------------------------------------------------------------------------
+def _per_draw(result: UnitResult, key: str, **match) -> np.ndarray:
+    """``final[key]`` of the matching conditions, in draw order."""
+    return result.final[key][where(result.conditions, **match)]
+
+
+def _sweep(result: UnitResult) -> tuple[np.ndarray, np.ndarray]:
+    """The slopes and σ1/σ2 per draw and slope, ``(draws, slopes)``."""
+    slopes = np.unique([c["slope"] for c in result.conditions])
+    draws = sorted({c["draw"] for c in result.conditions})
+    ratio = np.array(
+        [
+            [_per_draw(result, "sigma1_over_sigma2", draw=k, slope=float(p))[0] for p in slopes]
+            for k in draws
+        ]
+    )
+    return slopes, ratio
+
+
+def floor_crossover(slopes: np.ndarray, ratio: np.ndarray, rtol: float) -> float:
+    """The smallest slope p at which σ1/σ2 has come down to its floor — its value at the
+    largest slope (p = 1, linear) — within ``rtol``, interpolated between grid points."""
+    return interpolated_crossing(slopes, ratio, (1 + rtol) * ratio[-1])
+
+
+def _crossovers(results: Results, config: AnisotropyConfig) -> np.ndarray:
+    slopes, ratio = _sweep(results["leaky-sweep"])
+    return np.array([floor_crossover(slopes, row, config.floor_rtol) for row in ratio])
+
+
+def _claim_stands_out(results: Results, config: AnisotropyConfig) -> Claim:
+    acts = results["activations"]
+    relu = mean_ci(_per_draw(acts, "sigma1_over_sigma2", activation="relu"))
+    tanh = mean_ci(_per_draw(acts, "sigma1_over_sigma2", activation="tanh"))
+    parts = [
+        above("relu", "", quantity="", measured=relu, bound=config.stand_out_ratio, source=""),
+        below("tanh", "", quantity="", measured=tanh, bound=config.tanh_ratio, source=""),
+    ]
+    others = ", ".join(
+        f"{a}: {mean_ci(_per_draw(acts, 'sigma1_over_sigma2', activation=a)).describe()}"
+        for a in ACTIVATIONS
+    )
+    return judged(
+        "relu-top-singular-stands-out",
+        "ReLU makes the top singular value stand out; tanh (zero-mean, odd) does not.",
+        expected=f"mean σ1/σ2 over draws above {config.stand_out_ratio:g} for ReLU and below "
+        f"{config.tanh_ratio:g} for tanh, both intervals; measured: ReLU's",
+        measured=relu,
+        holds=_all_hold(parts),
+        source=SOURCE,
+        note="thresholds [I]",
+        detail=f"σ1/σ2 per activation, mean over draws [95 % CI]: {others}",
+        scale=_scale(config),
+    )
+
+
+def _claim_crossover(results: Results, config: AnisotropyConfig) -> Claim:
+    slopes, ratio = _sweep(results["leaky-sweep"])
+    crossovers = _crossovers(results, config)
+    mean_ratio = ratio.mean(axis=0)
+    step = max(1, len(slopes) // 5)
+    return within(
+        "leaky-crossover-near-0.8",
+        "Sweeping the leaky-ReLU slope p, σ1/σ2 falls to its floor at a critical p "
+        "(reported ≈ 0.8).",
+        quantity=f"smallest p where σ1/σ2 is within {config.floor_rtol:.0%} of its linear "
+        "(p = 1) floor, interpolated, mean over draws",
+        measured=mean_ci(crossovers),
+        target=config.reported_crossover,
+        tolerance=config.crossover_tolerance,
+        source=f"{SOURCE}: the figure of σ1/σ2 against p, where it reaches its floor",
+        note="tolerance and the floor's margin [I]",
+        detail=f"floor (p = 1) σ1/σ2 = {mean_ratio[-1]:.3f}; per draw: "
+        + ", ".join(f"{c:.2f}" for c in crossovers)
+        + "; mean σ1/σ2 along the sweep: "
+        + ", ".join(
+            f"p={p:.2f}: {r:.2f}" for p, r in zip(slopes[::step], mean_ratio[::step], strict=True)
+        ),
+        scale=_scale(config),
+    )
+
+
+def _claim_closed_form(results: Results, config: AnisotropyConfig) -> Claim:
+    acts = results["activations"]
+    sigma1 = _per_draw(acts, "sigma1", activation="relu")
+    closed = acts.arrays["relu_sigma1_closed_form"]  # per draw, in draw order
+    relative = mean_ci(np.abs(sigma1 / closed - 1))
+    return below(
+        "mean-shift-explains-sigma1",
+        "The top singular value is the mean shift: σ1 matches "
+        "√(N λ1(μμᵀ + C)) from the closed-form ReLU kernels.",
+        quantity="|σ1/closed form − 1| for ReLU, mean over draws",
+        measured=relative,
+        bound=config.closed_form_rtol,
+        source=SOURCE,
+        note="closed form derived [D]; tolerance [I]",
+        detail=f"σ1 = {sigma1.mean():.1f} (mean over draws), closed form {closed.mean():.1f}",
+        scale=_scale(config),
     )
 
 
 def analyse(results: Results, config: AnisotropyConfig) -> Analysis:
-    acts, sweep = results["activations"], results["leaky-sweep"]
-    ratio = {
-        c["activation"]: acts.final["sigma1_over_sigma2"][i] for i, c in enumerate(acts.conditions)
-    }
-    slopes = np.array([c["slope"] for c in sweep.conditions])
-    sweep_ratio = sweep.final["sigma1_over_sigma2"]
-    measured_crossover = interpolated_crossing(slopes, sweep_ratio, config.crossover_ratio)
-    # the slope where σ1/σ2 comes within 1 % of its linear (p = 1) value
-    floor = interpolated_crossing(slopes, sweep_ratio, 1.01 * sweep_ratio[-1])
-    sigma1_theory, mean_norm = predicted_sigma1(config, 0.0)
-    sigma1 = float(acts.final["sigma1"][[c["activation"] for c in acts.conditions].index("relu")])
-    relative = abs(sigma1 / sigma1_theory - 1)
     claims = [
-        judged(
-            "relu-top-singular-stands-out",
-            "ReLU makes the top singular value stand out; tanh (zero-mean, odd) does not.",
-            expected="σ1/σ2 for ReLU above 2 and for tanh below 1.5",
-            measured=float(ratio["relu"]),
-            holds=bool(ratio["relu"] > 2 and ratio["tanh"] < 1.5),
-            source=SOURCE,
-            note="thresholds [I]",
-            detail=", ".join(f"{a}: {r:.2f}" for a, r in ratio.items()),
-        ),
-        within(
-            "leaky-crossover-near-0.8",
-            "Sweeping the leaky-ReLU slope p, σ1/σ2 falls to ≈ 1 at a critical p (reported ≈ 0.8).",
-            quantity=f"smallest p with σ1/σ2 < {config.crossover_ratio} (interpolated)",
-            measured=measured_crossover,
-            target=config.reported_crossover,
-            tolerance=config.crossover_tolerance,
-            source=SOURCE,
-            note="tolerance [I]",
-            detail=f"interpolated; σ1/σ2 reaches within 1 % of its linear (p = 1) value "
-            f"{sweep_ratio[-1]:.3f} at p ≈ {floor:.2f}; "
-            + ", ".join(
-                f"p={p:.2f}: {r:.2f}" for p, r in zip(slopes[::4], sweep_ratio[::4], strict=True)
-            ),
-        ),
-        below(
-            "mean-shift-explains-sigma1",
-            "The top singular value is the mean shift: σ1 matches "
-            "√(N λ1(μμᵀ + C)) from the closed-form ReLU kernels.",
-            quantity="|σ1/closed form − 1| for ReLU",
-            measured=float(relative),
-            bound=config.closed_form_rtol,
-            source=SOURCE,
-            note="closed form derived [D]",
-            detail=f"σ1 = {sigma1:.1f}, closed form {sigma1_theory:.1f}, √N‖μ‖ = "
-            f"{np.sqrt(config.n_samples) * mean_norm:.1f}",
-        ),
+        _claim_stands_out(results, config),
+        _claim_crossover(results, config),
+        _claim_closed_form(results, config),
     ]
-    metrics = {f"sigma1_over_sigma2_{a}": float(r) for a, r in ratio.items()}
+    acts = results["activations"]
+    metrics = {
+        f"sigma1_over_sigma2_{a}": float(_per_draw(acts, "sigma1_over_sigma2", activation=a).mean())
+        for a in ACTIVATIONS
+    }
+    crossovers = _crossovers(results, config)
+    slopes, ratio = _sweep(results["leaky-sweep"])
+    below_ratio = [interpolated_crossing(slopes, row, config.crossover_ratio) for row in ratio]
     metrics.update(
-        crossover_slope=measured_crossover,
-        relu_sigma1=sigma1,
-        relu_sigma1_closed_form=sigma1_theory,
+        crossover_slope=float(np.mean(crossovers)),
+        first_slope_below_crossover_ratio=float(np.mean(below_ratio)),
+        crossover_slope_sd=float(np.std(crossovers)),
+        relu_sigma1=float(_per_draw(acts, "sigma1", activation="relu").mean()),
+        relu_sigma1_closed_form=float(acts.arrays["relu_sigma1_closed_form"].mean()),
     )
     return Analysis(claims, metrics)
 
 
+# ---------------------------------------------------------------------------------------------
+# Figures.
+# ---------------------------------------------------------------------------------------------
 def figures(results: Results, config: AnisotropyConfig, out_dir: Path) -> list[Figure]:
-    acts, sweep = results["activations"], results["leaky-sweep"]
+    acts = results["activations"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
     k = min(config.spectrum_points, acts.curves["singular"].shape[1])
-    for i, condition in enumerate(acts.conditions):
-        spectrum = acts.curves["singular"][i]
+    for activation in ACTIVATIONS:
+        spectrum = acts.curves["singular"][where(acts.conditions, activation=activation, draw=0)[0]]
         left.semilogy(
-            np.arange(1, k + 1),
-            (spectrum / spectrum.sum())[:k],
-            "o-",
-            ms=2.5,
-            label=condition["activation"],
+            np.arange(1, k + 1), (spectrum / spectrum.sum())[:k], "o-", ms=2.5, label=activation
         )
     left.set(
-        xlabel="index", ylabel="normalised singular value", title=f"spectrum of σ(XW), first {k}"
+        xlabel="index",
+        ylabel="normalised singular value",
+        title=f"spectrum of σ(XW), first {k} (draw 0)",
     )
     left.legend()
-    slopes = [c["slope"] for c in sweep.conditions]
-    right.plot(slopes, sweep.final["sigma1_over_sigma2"], "o-")
+    slopes, ratio = _sweep(results["leaky-sweep"])
+    right.plot(slopes, ratio.T, color="tab:blue", alpha=0.3, lw=0.8)
+    right.plot(slopes, ratio.mean(axis=0), "o-", color="tab:blue", label="mean over draws")
     right.axhline(1.0, color="k", lw=1, ls=":")
     right.axvline(config.reported_crossover, color="tab:red", lw=1, ls="--", label="reported ≈ 0.8")
+    crossover = float(np.mean(_crossovers(results, config)))
+    right.axvline(
+        crossover, color="tab:green", lw=1, ls="-.", label=f"floor reached {crossover:.2f}"
+    )
     right.set(xlabel="leaky-ReLU slope p", ylabel="σ1 / σ2", title="anisotropy vs slope")
     right.legend()
     caption = (
         f"H = σ(XW), d = {config.d}, D = {config.D}, N = {config.n_samples}: normalised "
-        "uncentred spectra and σ1/σ2 against the leaky slope."
+        f"uncentred spectra and σ1/σ2 against the leaky slope ({config.n_draws} draws)."
     )
     return [save(fig, out_dir, "anisotropy.png", caption)]
 
 
 def estimate_bytes(config: AnisotropyConfig) -> int:
-    """Peak memory in bytes (float64): X (N×d), the pre-activations, one activation and the
-    SVD's copy (≈ 3 N×D), and the closed form's D×D kernel matrices (≈ 8 D²). Measured: 496 MiB
-    peak for an estimate of 535 MiB (N = 20 000, d = 100, D = 1000)."""
+    """Peak memory in bytes (float64): X (N×d), the pre-activations and one activation
+    (2 N×D), the Gram matrix and the closed form's D×D kernel matrices (≈ 8 D²) and every draw's
+    W. Measured: 496 MiB peak for an estimate of 535 MiB (N = 20 000, d = 100, D = 1000) before
+    the Gram-matrix spectrum."""
     n, d, width = config.n_samples, config.d, config.D
-    return 8 * (n * d + 3 * n * width + 8 * width * width + d * width)
+    return 8 * (n * d + 3 * n * width + 8 * width * width + config.n_draws * d * width)
 
 
 EXPERIMENT = Experiment(

@@ -6,10 +6,18 @@ per layer (layer l = the output of block l) the per-sample cosine between consec
 averaged over samples, the mean norm ‖h_l‖, and the effective rank of the uncentred N×d matrix
 (``relulab.probe.effective_rank``, [I, strong]). Exponents are least-squares slopes on
 log–log axes over layers ≥ ``fit_from``.
+
+Every reading is taken on ``n_networks`` independently drawn toys per (norm, α) [I] and reported
+with a bootstrap confidence interval over them; a law stated for the toy must hold for every α
+(the post does not restrict it), so a compound verdict fails if any α fails and is
+inconclusive if any α's interval straddles the criterion. That Post-LN pins the norm at √d is
+LayerNorm's definition, not a finding: it is a test (``tests/test_residual_studies.py``) and a
+metric, not a claim.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -17,11 +25,11 @@ from typing import Literal
 import numpy as np
 import torch
 
-from relulab.analysis import power_law_exponent
-from relulab.config import ConfigError
+from relulab.analysis import Estimate, mean_ci, power_law_exponent
+from relulab.config import ConfigError, setting
 from relulab.engine import BatchedResidualToy, ResidualToySpec
 from relulab.experiments.base import Analysis, Experiment, Figure, Results, Unit
-from relulab.experiments.claims import above, below, judged
+from relulab.experiments.claims import Claim, above, below, judged, within
 from relulab.experiments.context import RunContext
 from relulab.probe import effective_rank
 from relulab.report.plotting import plt, save
@@ -33,30 +41,56 @@ NORMS = ("pre", "post")
 
 @dataclass(frozen=True)
 class PrePostConfig:
-    """Settings; [S] stated by the Pre-LN/Post-LN post, [I] inferred and configurable."""
+    """Settings with their provenance (:func:`relulab.config.setting`)."""
 
-    seed: int = 0
-    dtype: Literal["float32", "float64"] = "float32"
-    width: int = 100  # [S]
-    hidden: int = 400  # [S]
-    blocks: int = 100  # [S]
-    alphas: tuple[float, ...] = (1.0, 10.0, 100.0)  # [S]
-    n_samples: int = 1000  # [I]
-    init: Literal["torch_default", "kaiming_normal"] = "torch_default"  # [I, strong]
-    fit_from: int = 10  # [I] first layer of the power-law fits
-    exponent_tolerance: float = 0.1  # [I]
-    collapse_factor: float = 0.5  # [I] "collapsing": last-layer rank below this × first-layer
+    seed: int = setting(0, "choice", note="the run seed: every unit's generator derives from it")
+    dtype: Literal["float32", "float64"] = setting("float32", "choice")
+    width: int = setting(100, "stated")
+    hidden: int = setting(400, "stated")
+    blocks: int = setting(100, "stated")
+    alphas: tuple[float, ...] = setting((1.0, 10.0, 100.0), "stated")
+    n_samples: int = setting(1000, "inferred", note="N Gaussian inputs")
+    init: Literal["torch_default", "kaiming_normal"] = setting(
+        "torch_default", "inferred", note="strong: Kaiming normal does not give the post's figures"
+    )
+    n_networks: int = setting(
+        8, "choice", note="toys drawn per (norm, α) behind every CI; the post shows one"
+    )
+    fit_from: int = setting(10, "inferred", note="first layer of the power-law and trend fits")
+    exponent_tolerance: float = setting(
+        0.1, "inferred", note="±0.1 on the √l exponent, twice that on the 1/l one"
+    )
+    flat_tolerance: float = setting(
+        0.05, "inferred", note="'flat': |trend of cos × ln(blocks/fit_from)| below this"
+    )
+    collapse_factor: float = setting(
+        0.5, "inferred", note="'collapsing': last-layer rank below this × first-layer rank"
+    )
 
     def validate(self) -> None:
         if min(self.width, self.hidden, self.n_samples) < 2 or self.blocks < self.fit_from + 3:
             raise ConfigError("width, hidden, n_samples ≥ 2 and blocks ≥ fit_from + 3 are needed")
         if not self.alphas or min(self.alphas) <= 0:
             raise ConfigError(f"alphas must be positive, got {self.alphas}")
+        if self.n_networks < 1:
+            raise ConfigError(f"n_networks must be positive, got {self.n_networks}")
 
 
-PRESETS = {"quick": PrePostConfig(), "paper": PrePostConfig()}
+PRESETS = {"quick": PrePostConfig(), "paper": PrePostConfig(n_networks=30)}
 
 
+def _scale(config: PrePostConfig) -> str:
+    sizes = (config.width, config.hidden, config.blocks)
+    which = "the post's sizes" if sizes == (100, 400, 100) else "not the post's 100/400/100"
+    return (
+        f"d = {config.width}, hidden {config.hidden}, {config.blocks} blocks ({which}); "
+        f"N = {config.n_samples}; {config.n_networks} toys per (norm, α)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Units.
+# ---------------------------------------------------------------------------------------------
 def _layer_statistics(stream: list[torch.Tensor]) -> dict[str, np.ndarray]:
     """Per layer: mean norm, cosine to the next layer (NaN for the last), effective rank."""
     norms = np.array([float(h.norm(dim=1).mean()) for h in stream])
@@ -71,23 +105,29 @@ def _layer_statistics(stream: list[torch.Tensor]) -> dict[str, np.ndarray]:
 def _forward_unit(config: PrePostConfig, norm: str) -> Unit:
     def run(context: RunContext) -> UnitResult:
         x = torch.randn(config.n_samples, config.width, generator=context.generator("inputs"))
+        x = x.to(context.dtype).to(context.device)
+        seeds = torch.randint(
+            0, 2**62, (config.n_networks,), generator=context.generator("toys")
+        ).tolist()
         rows, conditions = [], []
-        with context.progress(len(config.alphas), f"{norm}-LN forward") as done:
+        total = len(config.alphas) * len(seeds)
+        with context.progress(total, f"{norm}-LN forward") as done:
             for alpha in config.alphas:
                 spec = ResidualToySpec(config.width, config.hidden, config.blocks, norm, alpha)
-                model = BatchedResidualToy(
-                    spec,
-                    1,
-                    init=config.init,
-                    seeds=[config.seed],
-                    dtype=context.dtype,
-                    device=context.device,
-                )
-                with torch.no_grad():
-                    stream = model.trace(x.to(context.dtype).to(context.device)).stream
-                rows.append(_layer_statistics([h[0].double().cpu() for h in stream]))
-                conditions.append({"norm": norm, "alpha": alpha})
-                done(1)
+                for seed in seeds:  # one toy at a time: a trace keeps every block's tensors
+                    model = BatchedResidualToy(
+                        spec,
+                        1,
+                        init=config.init,
+                        seeds=[seed],
+                        dtype=context.dtype,
+                        device=context.device,
+                    )
+                    with torch.no_grad():
+                        stream = model.trace(x).stream
+                    rows.append(_layer_statistics([h[0].double().cpu() for h in stream]))
+                    conditions.append({"norm": norm, "alpha": alpha, "seed": seed})
+                    done(1)
         curves = {key: np.stack([r[key] for r in rows]) for key in rows[0]}
         final = {"norm": curves["norm"][:, -1], "effective_rank": curves["effective_rank"][:, -1]}
         return UnitResult.forward_only(conditions, np.arange(1, config.blocks + 1), curves, final)
@@ -99,112 +139,205 @@ def plan(config: PrePostConfig) -> list[Unit]:
     return [_forward_unit(config, norm) for norm in NORMS]
 
 
-def _exponents(result: UnitResult, config: PrePostConfig, key: str) -> dict[float, float]:
+# ---------------------------------------------------------------------------------------------
+# Analysis: one number per toy, an estimate per α, a compound verdict over α.
+# ---------------------------------------------------------------------------------------------
+PerToy = Callable[[UnitResult, int, PrePostConfig], float]
+
+
+def norm_exponent(result: UnitResult, i: int, config: PrePostConfig) -> float:
+    """Exponent of ‖h_l‖ in l over layers ≥ ``fit_from``."""
     fit = result.steps >= config.fit_from
+    return power_law_exponent(result.steps[fit], result.curves["norm"][i][fit])
+
+
+def cosine_gap_exponent(result: UnitResult, i: int, config: PrePostConfig) -> float:
+    """Exponent of 1 − cos(h_l, h_{l+1}) in l over layers ≥ ``fit_from``."""
+    gap = 1.0 - result.curves["cosine"][i]
+    keep = (result.steps >= config.fit_from) & np.isfinite(gap) & (gap > 0)
+    return power_law_exponent(result.steps[keep], gap[keep])
+
+
+def cosine_drift(result: UnitResult, i: int, config: PrePostConfig) -> float:
+    """The change of cos(h_l, h_{l+1}) over layers ``fit_from`` … ``blocks`` that its
+    least-squares trend in ln l predicts: slope × ln(blocks/fit_from)."""
+    cosine = result.curves["cosine"][i]
+    keep = (result.steps >= config.fit_from) & np.isfinite(cosine)
+    slope = np.polyfit(np.log(result.steps[keep]), cosine[keep], 1)[0]
+    return float(slope * np.log(config.blocks / config.fit_from))
+
+
+def rank_ratio(result: UnitResult, i: int, config: PrePostConfig) -> float:
+    """Effective rank at the last layer over that at layer 1."""
+    ranks = result.curves["effective_rank"][i]
+    return float(ranks[-1] / ranks[0])
+
+
+def _per_alpha(result: UnitResult, config: PrePostConfig, reading: PerToy) -> dict:
+    """An :class:`Estimate` over the toys of each α."""
     out = {}
-    for i, condition in enumerate(result.conditions):
-        values = result.curves[key][i]
-        if key == "cosine":
-            values = 1.0 - values
-        keep = fit & np.isfinite(values) & (values > 0)
-        out[condition["alpha"]] = power_law_exponent(result.steps[keep], values[keep])
+    for alpha in config.alphas:
+        toys = [i for i, c in enumerate(result.conditions) if np.isclose(c["alpha"], alpha)]
+        out[alpha] = mean_ci([reading(result, i, config) for i in toys])
     return out
 
 
-def _fmt(values: dict[float, float]) -> str:
-    return ", ".join(f"α={alpha:g}: {v:.3f}" for alpha, v in values.items())
+def _compound(
+    claim_id: str,
+    statement: str,
+    parts: dict[float, Claim],
+    estimates: dict[float, Estimate],
+    criterion: str,
+    config: PrePostConfig,
+    detail: str = "",
+    note: str = "",
+) -> Claim:
+    """One claim over every α: the per-α claims' verdicts combined (fails if any fails,
+    inconclusive if any is); measured is the α farthest from holding."""
+    verdicts = {alpha: part.verdict for alpha, part in parts.items()}
+    order = {"fails": 0, "inconclusive": 1, "holds": 2}
+    worst = min(parts, key=lambda a: order[verdicts[a]])
+    holds = {"fails": False, "inconclusive": None, "holds": True}[verdicts[worst]]
+    listing = "; ".join(
+        f"α={alpha:g}: {estimates[alpha].describe()} ({verdicts[alpha]})" for alpha in parts
+    )
+    return judged(
+        claim_id,
+        statement,
+        expected=f"{criterion}, for every α; measured: α = {worst:g}",
+        measured=estimates[worst],
+        holds=holds,
+        source=SOURCE,
+        note=note,
+        detail="; ".join(filter(None, [listing, detail])),
+        scale=_scale(config),
+    )
+
+
+def _norm_offset(result: UnitResult, alpha: float) -> float:
+    """l₀ = a/b of the fit ‖h_l‖² ≈ a + b·l (mean over toys): the depth after which the √l law of
+    a random walk started at ‖h_0‖ applies."""
+    toys = [i for i, c in enumerate(result.conditions) if np.isclose(c["alpha"], alpha)]
+    squared = result.curves["norm"][toys].mean(axis=0) ** 2
+    slope, intercept = np.polyfit(result.steps, squared, 1)
+    return float(intercept / slope)
+
+
+def _claims(results: Results, config: PrePostConfig) -> list[Claim]:
+    pre, post = results["forward-pre"], results["forward-post"]
+    tol = config.exponent_tolerance
+    norm_exp = _per_alpha(pre, config, norm_exponent)
+    gap_exp = _per_alpha(pre, config, cosine_gap_exponent)
+    drift = _per_alpha(post, config, cosine_drift)
+    ratio = _per_alpha(post, config, rank_ratio)
+    rank_gap = {
+        alpha: mean_ci(pre.final["effective_rank"][idx] - post.final["effective_rank"][idx])
+        for alpha in config.alphas
+        for idx in [[i for i, c in enumerate(pre.conditions) if np.isclose(c["alpha"], alpha)]]
+    }
+    offsets = ", ".join(f"α={a:g}: {_norm_offset(pre, a):.1f}" for a in config.alphas)
+    return [
+        _compound(
+            "preln-norm-grows-like-sqrt-l",
+            "Pre-LN: the residual stream's norm grows like √l.",
+            {
+                a: within("_", "", quantity="", measured=e, target=0.5, tolerance=tol, source="")
+                for a, e in norm_exp.items()
+            },
+            norm_exp,
+            f"exponent of ‖h_l‖ in l (layers ≥ {config.fit_from}) within ±{tol:g} of 0.5",
+            config,
+            detail="‖h_l‖² ≈ a + b·l with l₀ = a/b layers ("
+            + offsets
+            + "): √l is the law for l ≫ l₀, so a small α reaches it later",
+            note="tolerance [I]",
+        ),
+        _compound(
+            "preln-cosine-gap-like-1-over-l",
+            "Pre-LN: consecutive layers align, 1 − cos(h_l, h_{l+1}) ~ 1/l.",
+            {
+                a: within(
+                    "_", "", quantity="", measured=e, target=-1.0, tolerance=2 * tol, source=""
+                )
+                for a, e in gap_exp.items()
+            },
+            gap_exp,
+            f"exponent of 1 − cos in l (layers ≥ {config.fit_from}) within ±{2 * tol:g} of −1",
+            config,
+            note="tolerance [I]",
+        ),
+        _compound(
+            "postln-cosine-flat",
+            "Post-LN: the cosine between consecutive layers is flat in depth (no trend).",
+            {
+                a: within(
+                    "_",
+                    "",
+                    quantity="",
+                    measured=e,
+                    target=0.0,
+                    tolerance=config.flat_tolerance,
+                    source="",
+                )
+                for a, e in drift.items()
+            },
+            drift,
+            f"the change of cos over layers {config.fit_from}–{config.blocks} along its "
+            f"least-squares trend in ln l within ±{config.flat_tolerance:g}",
+            config,
+            detail="the statement is about a trend in depth; layer-to-layer fluctuations around "
+            "it are not a trend",
+            note="tolerance [I]",
+        ),
+        _compound(
+            "postln-rank-collapses",
+            "Post-LN: the effective rank collapses with depth.",
+            {
+                a: below("_", "", quantity="", measured=e, bound=config.collapse_factor, source="")
+                for a, e in ratio.items()
+            },
+            ratio,
+            f"effective rank at layer {config.blocks} / at layer 1 below "
+            f"{config.collapse_factor:g}",
+            config,
+            note="factor [I]",
+        ),
+        _compound(
+            "preln-keeps-rank-better",
+            "Pre-LN keeps the effective rank better than Post-LN.",
+            {
+                a: above("_", "", quantity="", measured=e, bound=0.0, source="")
+                for a, e in rank_gap.items()
+            },
+            rank_gap,
+            "last-layer effective rank Pre-LN − Post-LN (same weights) above 0",
+            config,
+        ),
+    ]
 
 
 def analyse(results: Results, config: PrePostConfig) -> Analysis:
     pre, post = results["forward-pre"], results["forward-post"]
-    norm_exponents = _exponents(pre, config, "norm")
-    cos_exponents = _exponents(pre, config, "cosine")
-    tol = config.exponent_tolerance
-    big = [alpha for alpha in config.alphas if alpha >= 10] or list(config.alphas)
-    post_norm_spread = float(np.max(np.abs(post.curves["norm"] / np.sqrt(config.width) - 1)))
-    post_cos = post.curves["cosine"][:, config.fit_from - 1 : -1]
-    cos_spread = float(np.max(post_cos.max(axis=1) - post_cos.min(axis=1)))
-    fit_layers = np.log(post.steps[config.fit_from - 1 : -1])
-    cos_trends = [float(np.polyfit(fit_layers, row, 1)[0]) for row in post_cos]
-    rank_ratio = post.curves["effective_rank"][:, -1] / post.curves["effective_rank"][:, 0]
-    final_pre, final_post = pre.final["effective_rank"], post.final["effective_rank"]
-    claims = [
-        judged(
-            "preln-norm-grows-like-sqrt-l",
-            "Pre-LN: the residual stream's norm grows like √l.",
-            expected=f"exponent of ‖h_l‖ in l within ±{tol} of 0.5 for every α ≥ 10 (layers ≥ "
-            f"{config.fit_from}); measured: their mean",
-            measured=float(np.mean([norm_exponents[a] for a in big])),
-            holds=all(abs(norm_exponents[a] - 0.5) < tol for a in big),
-            source=SOURCE,
-            note="tolerance [I]",
-            detail=_fmt(norm_exponents),
-        ),
-        judged(
-            "preln-cosine-gap-like-1-over-l",
-            "Pre-LN: consecutive layers align, 1 − cos(h_l, h_{l+1}) ~ 1/l.",
-            expected=f"exponent of 1 − cos in l within ±{2 * tol} of −1 for every α ≥ 10; "
-            "measured: their mean",
-            measured=float(np.mean([cos_exponents[a] for a in big])),
-            holds=all(abs(cos_exponents[a] + 1) < 2 * tol for a in big),
-            source=SOURCE,
-            note="tolerance [I]",
-            detail=_fmt(cos_exponents),
-        ),
-        below(
-            "postln-norm-constant",
-            "Post-LN: the norm is constant in depth (LN fixes it at √d).",
-            quantity="max over layers |‖h_l‖/√d − 1|",
-            measured=post_norm_spread,
-            bound=1e-3,
-            source=SOURCE,
-        ),
-        below(
-            "postln-cosine-flat",
-            "Post-LN: the cosine between consecutive layers is flat in depth.",
-            quantity=f"range of cos over layers ≥ {config.fit_from}, largest over α",
-            measured=cos_spread,
-            bound=0.05,
-            source=SOURCE,
-            note="threshold [I]",
-            detail=", ".join(
-                f"α={c['alpha']:g}: mean {np.nanmean(post.curves['cosine'][i]):.3f}, "
-                f"trend {cos_trends[i]:+.3f} per unit ln l"
-                for i, c in enumerate(post.conditions)
-            ),
-        ),
-        below(
-            "postln-rank-collapses",
-            "Post-LN: the effective rank collapses with depth.",
-            quantity=f"rank at layer {config.blocks} / rank at layer 1, largest over α",
-            measured=float(rank_ratio.max()),
-            bound=config.collapse_factor,
-            source=SOURCE,
-            note="factor [I]",
-            detail=", ".join(
-                f"α={c['alpha']:g}: {r:.3f}"
-                for c, r in zip(post.conditions, rank_ratio, strict=True)
-            ),
-        ),
-        above(
-            "preln-keeps-rank-better",
-            "Pre-LN keeps the effective rank better than Post-LN.",
-            quantity="last-layer effective rank Pre-LN − Post-LN, smallest over α",
-            measured=float(np.min(final_pre - final_post)),
-            bound=0.0,
-            source=SOURCE,
-            detail=", ".join(
-                f"α={a:g}: {p:.1f} vs {q:.1f}"
-                for a, p, q in zip(config.alphas, final_pre, final_post, strict=True)
-            ),
-        ),
-    ]
-    metrics = {f"preln_norm_exponent_alpha_{a:g}": v for a, v in norm_exponents.items()}
-    metrics.update({f"preln_cosine_gap_exponent_alpha_{a:g}": v for a, v in cos_exponents.items()})
-    for i, condition in enumerate(post.conditions):
-        metrics[f"postln_final_rank_alpha_{condition['alpha']:g}"] = float(final_post[i])
-        metrics[f"preln_final_rank_alpha_{condition['alpha']:g}"] = float(final_pre[i])
-    return Analysis(claims, metrics)
+    metrics = {
+        "postln_max_norm_deviation_from_sqrt_d": float(
+            np.max(np.abs(post.curves["norm"] / np.sqrt(config.width) - 1))
+        )
+    }
+    for alpha in config.alphas:
+        idx = [i for i, c in enumerate(pre.conditions) if np.isclose(c["alpha"], alpha)]
+        metrics[f"preln_norm_exponent_alpha_{alpha:g}"] = float(
+            np.mean([norm_exponent(pre, i, config) for i in idx])
+        )
+        metrics[f"preln_cosine_gap_exponent_alpha_{alpha:g}"] = float(
+            np.mean([cosine_gap_exponent(pre, i, config) for i in idx])
+        )
+        metrics[f"postln_final_rank_alpha_{alpha:g}"] = float(
+            post.final["effective_rank"][idx].mean()
+        )
+        metrics[f"preln_final_rank_alpha_{alpha:g}"] = float(
+            pre.final["effective_rank"][idx].mean()
+        )
+    return Analysis(_claims(results, config), metrics)
 
 
 def figures(results: Results, config: PrePostConfig, out_dir: Path) -> list[Figure]:
@@ -212,11 +345,13 @@ def figures(results: Results, config: PrePostConfig, out_dir: Path) -> list[Figu
     layers = np.arange(1, config.blocks + 1)
     for norm, style in (("pre", "-"), ("post", "--")):
         result = results[f"forward-{norm}"]
-        for i, condition in enumerate(result.conditions):
-            label = f"{norm}-LN α={condition['alpha']:g}"
-            axes[0].loglog(layers, result.curves["norm"][i], style, label=label)
-            axes[1].loglog(layers[:-1], 1 - result.curves["cosine"][i][:-1], style, label=label)
-            axes[2].plot(layers, result.curves["effective_rank"][i], style, label=label)
+        for alpha in config.alphas:
+            toys = [i for i, c in enumerate(result.conditions) if np.isclose(c["alpha"], alpha)]
+            curves = {key: result.curves[key][toys].mean(axis=0) for key in result.curves}
+            label = f"{norm}-LN α={alpha:g}"
+            axes[0].loglog(layers, curves["norm"], style, label=label)
+            axes[1].loglog(layers[:-1], 1 - curves["cosine"][:-1], style, label=label)
+            axes[2].plot(layers, curves["effective_rank"], style, label=label)
     guide = results["forward-pre"].curves["norm"][-1]
     axes[0].loglog(
         layers, guide[config.fit_from - 1] * np.sqrt(layers / config.fit_from), "k:", label="∝ √l"
@@ -230,8 +365,8 @@ def figures(results: Results, config: PrePostConfig, out_dir: Path) -> list[Figu
         ax.legend(fontsize=6)
     caption = (
         f"Residual toy, d = {config.width}, hidden {config.hidden}, {config.blocks} blocks, "
-        f"{config.n_samples} Gaussian inputs: Pre-LN (solid) vs Post-LN (dashed), with √l and "
-        "1/l guides."
+        f"{config.n_samples} Gaussian inputs, mean over {config.n_networks} toys per α: Pre-LN "
+        "(solid) vs Post-LN (dashed), with √l and 1/l guides."
     )
     return [save(fig, out_dir, "prepost.png", caption)]
 
