@@ -188,3 +188,17 @@ def test_save_writes_a_deterministic_png_closes_and_returns_the_record(tmp_path)
     (tmp_path / "b").mkdir()
     save(draw(), tmp_path / "b", "a.png", "A line.")
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b" / "a.png").read_bytes()
+
+
+def test_mean_difference_ci_covers_the_true_difference_and_needs_three_samples():
+    from relulab.analysis import mean_difference_ci
+
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(1.0, 1.0, 40), rng.normal(0.0, 1.0, 25)
+    estimate = mean_difference_ci(a, b)
+    assert estimate.value == pytest.approx(a.mean() - b.mean())
+    assert estimate.low < 1.0 < estimate.high and estimate.low > 0 and estimate.n == 25
+    # an interval from unequal spreads is wider than the equal-spread one
+    wide = mean_difference_ci(a * 5, b)
+    assert wide.high - wide.low > estimate.high - estimate.low
+    assert math.isinf(mean_difference_ci([1.0, 2.0], [0.0, 1.0, 2.0]).low)

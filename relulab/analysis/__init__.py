@@ -24,6 +24,7 @@ from relulab.analysis.intervals import (
     proportion_ci,
     statistic_ci,
 )
+from relulab.analysis.intervals import mean_difference_ci
 from relulab.analysis.selection import first_match, group_means, where
 
 __all__ = [
@@ -43,4 +44,5 @@ __all__ = [
     "sample_bias_corrected_ratio",
     "statistic_ci",
     "where",
+    "mean_difference_ci",
 ]
