@@ -21,10 +21,10 @@ from relulab.analysis.intervals import (
     Estimate,
     correlation_ci,
     mean_ci,
+    mean_difference_ci,
     proportion_ci,
     statistic_ci,
 )
-from relulab.analysis.intervals import mean_difference_ci
 from relulab.analysis.selection import first_match, group_means, where
 
 __all__ = [

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from relulab.analysis import fit_log_slope
@@ -65,6 +67,7 @@ def row_scheme(name: str, config: CorrelatedInitConfig) -> RowScheme:
     return RowScheme(options["sigma_w2"], a=a, b=b, asymmetric=scheme == "raai")
 
 
+@functools.lru_cache(maxsize=64)
 def dead_node_theory(name: str, config: CorrelatedInitConfig) -> np.ndarray:
     """:math:`P(h \\le 0)` per layer at infinite width
     (:func:`relulab.theory.asymmetric.layer_laws`; 1/2 for Gaussian rows)."""
