@@ -18,7 +18,11 @@ from relulab.experiments.correlated_init.claims import (
     training_claims,
 )
 from relulab.experiments.correlated_init.config import student_inits, table1_inits
-from relulab.experiments.correlated_init.theory import dead_node_theory, point_theory
+from relulab.experiments.correlated_init.theory import (
+    dead_node_theory,
+    mean_correlation_theory,
+    point_theory,
+)
 from relulab.experiments.correlated_init.units import (
     OPTIMISERS,
     TEACHERS,
@@ -56,7 +60,7 @@ def test_correlated_init_run_writes_claims_with_numbers(tmp_path):
     out = tmp_path / "ci"
     assert cli.main(["run", "correlated-init", "--quiet", "--out", str(out), *TINY]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert len(summary["claims"]) == 17
+    assert len(summary["claims"]) == 18
     for claim in summary["claims"]:
         assert isinstance(claim["measured"], float) and math.isfinite(claim["measured"]), claim
         assert "seed 003" in claim["expected"] and claim["source"].startswith("seed 003")
@@ -176,20 +180,26 @@ def test_propagation_claims_hold_on_theory_and_fail_without_the_phases():
             assert verdicts[claim_id] == "fails", (change.__name__, claim_id, verdicts)
 
 
-def _dead_nodes(config, inactive_of):
+INPUTS = np.random.default_rng(7).standard_normal((6, 40))
+
+
+def _dead_nodes(config, inactive_of, correlation_shift=0.0):
     rng = np.random.default_rng(1)
-    conditions, inactive, dead = [], [], []
+    conditions, inactive, dead, correlation = [], [], [], []
     for name in table1_inits(config):
+        theory = mean_correlation_theory(name, config, INPUTS)
         for net in range(6):
             inactive.append(inactive_of(name) + 1e-3 * rng.standard_normal(config.dead_depth))
             dead.append(np.full(config.dead_depth, 0.1 if name == "rai" else 0.2))
+            correlation.append(theory + correlation_shift + 1e-3 * rng.standard_normal())
             conditions.append({"init": name, "network": net})
     curves = {
         "inactive": np.array(inactive),
         "dead_on_all": np.array(dead) + 1e-3 * rng.standard_normal((len(dead), config.dead_depth)),
-        "mean_correlation": np.zeros((len(dead), config.dead_depth)),
+        "mean_correlation": np.array(correlation),
     }
-    return UnitResult.forward_only(conditions, np.arange(1, config.dead_depth + 1), curves, {})
+    steps = np.arange(1, config.dead_depth + 1)
+    return UnitResult.forward_only(conditions, steps, curves, {}, {"inputs": INPUTS})
 
 
 def test_dead_node_claims_follow_theory_and_fail_when_rai_is_symmetric():
@@ -200,6 +210,9 @@ def test_dead_node_claims_follow_theory_and_fail_when_rai_is_symmetric():
     assert theory["asymmetric-inits-fewer-inactive"] == "holds"
     assert theory["dead-theory-matches-simulation"] == "holds"
     assert theory["rai-fewer-dead-on-all"] == "holds"
+    assert theory["asymmetric-correlation-map-matches-simulation"] == "holds"
+    shifted = dead_node_claims(_dead_nodes(CONFIG, lambda n: 0.3, correlation_shift=0.2), CONFIG)
+    assert _verdicts(shifted)["asymmetric-correlation-map-matches-simulation"] == "fails"
     half = _verdicts(
         dead_node_claims(_dead_nodes(CONFIG, lambda n: np.full(CONFIG.dead_depth, 0.55)), CONFIG)
     )

@@ -13,6 +13,7 @@ from relulab.experiments.correlated_init.config import CorrelatedInitConfig, stu
 from relulab.experiments.correlated_init.theory import (
     RELU,
     dead_node_theory,
+    mean_correlation_theory,
     point_theory,
 )
 from relulab.experiments.correlated_init.units import OPTIMISERS, TEACHERS, probe_points
@@ -152,21 +153,31 @@ def _figure_sweep(results: Results, config: CorrelatedInitConfig, out_dir: Path)
 
 def _figure_dead(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
     result = results["dead-nodes"]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
     for name in dict.fromkeys(c["init"] for c in result.conditions):
         rows = where(result.conditions, init=name)
         colour = COLOURS.get(name)
-        for ax, curve in zip(axes, ("inactive", "dead_on_all"), strict=True):
+        for ax, curve in zip(axes[:2], ("inactive", "dead_on_all"), strict=True):
             mean, low, high = _band(result.curves[curve][rows])
             ax.plot(result.steps, mean, "o-", color=colour, label=name, ms=3)
             ax.fill_between(result.steps, low, high, color=colour, alpha=0.2)
         axes[0].plot(result.steps, dead_node_theory(name, config), "--", color=colour, lw=1)
+        mean, low, high = _band(result.curves["mean_correlation"][rows])
+        axes[2].plot(result.steps, mean, "o", color=colour, ms=3, label=name)
+        axes[2].fill_between(result.steps, low, high, color=colour, alpha=0.2)
+        theory = mean_correlation_theory(name, config, result.arrays["inputs"])
+        axes[2].plot(result.steps, theory, "--", color=colour, lw=1)
     axes[0].axhline(0.36, color="grey", ls=":", lw=1)
     axes[0].set(xlabel="layer", ylabel="P(h ≤ 0) per input", title="dashed: theory; dotted 0.36")
     axes[1].set(
         xlabel="layer",
         ylabel="fraction of units dead on all inputs",
         title=f"{config.dead_inputs} inputs",
+    )
+    axes[2].set(
+        xlabel="layer",
+        ylabel="mean pairwise correlation of h",
+        title="dashed: infinite-width law (population dynamics)",
     )
     axes[0].legend()
     return save(
@@ -175,7 +186,8 @@ def _figure_dead(results: Results, config: CorrelatedInitConfig, out_dir: Path) 
         "dead_nodes.png",
         f"Dead nodes (seed 003 Table 1) in width-{config.dead_width} random nets, 95 % bands "
         "over networks: per-input inactive probability (dashed: exact infinite-width law) and "
-        "units dead on every input.",
+        "units dead on every input; the inputs' mean pairwise correlation (seed 003 Figs. 4–5, \
+appendices C–E).",
     )
 
 

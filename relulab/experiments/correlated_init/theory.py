@@ -12,10 +12,12 @@ from relulab.experiments.correlated_init.config import CorrelatedInitConfig, tab
 from relulab.theory import correlation_trajectory, get_kernel
 from relulab.theory.asymmetric import RAI_SIGMA_W2, RowScheme, layer_laws
 from relulab.theory.correlated import covariance_coefficients, relu_phase_boundaries
+from relulab.theory.population import population_dynamics
 
 __all__ = [
     "PointTheory",
     "dead_node_theory",
+    "mean_correlation_theory",
     "growth_window",
     "point_theory",
     "row_scheme",
@@ -72,3 +74,15 @@ def dead_node_theory(name: str, config: CorrelatedInitConfig) -> np.ndarray:
     """:math:`P(h \\le 0)` per layer at infinite width
     (:func:`relulab.theory.asymmetric.layer_laws`; 1/2 for Gaussian rows)."""
     return layer_laws(row_scheme(name, config), config.dead_depth).inactive
+
+
+def mean_correlation_theory(
+    name: str, config: CorrelatedInitConfig, inputs: np.ndarray, particles: int = 20_000
+) -> np.ndarray:
+    """Mean pairwise correlation of the pre-activations of ``inputs`` per layer at infinite
+    width, by population dynamics (:func:`relulab.theory.population.population_dynamics`: the
+    exact joint law, RAI/RAAI included; appendices A, C)."""
+    stats = population_dynamics(row_scheme(name, config), inputs, config.dead_depth, particles)
+    n = inputs.shape[0]
+    correlation = stats.correlation
+    return (correlation.sum(axis=(1, 2)) - np.trace(correlation, axis1=1, axis2=2)) / (n * (n - 1))

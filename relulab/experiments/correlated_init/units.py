@@ -169,7 +169,11 @@ def _dead_nodes_unit(config: CorrelatedInitConfig) -> Unit:
         }
         final = {name: curve[:, -1] for name, curve in curves.items()}
         return UnitResult.forward_only(
-            conditions, np.arange(1, config.dead_depth + 1), curves, final
+            conditions,
+            np.arange(1, config.dead_depth + 1),
+            curves,
+            final,
+            {"inputs": x.numpy()},
         )
 
     return Unit("dead-nodes", run)
