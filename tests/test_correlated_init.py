@@ -27,6 +27,8 @@ from relulab.experiments.correlated_init.units import (
     OPTIMISERS,
     TEACHERS,
     dead_node_statistics,
+    deep_inits,
+    plane_inits,
     probe_points,
 )
 from relulab.init import correlated_, kaiming_normal_
@@ -51,6 +53,8 @@ TINY = [
         "sgd_epochs=2",
         "adam_epochs=2",
         "train_seeds=3",
+        "deep_depth=3",
+        "plane_seeds=2",
     )
 ]
 CONFIG = CorrelatedInitConfig(correlation_depth=12, dead_depth=5, correlation_networks=6)
@@ -60,7 +64,7 @@ def test_correlated_init_run_writes_claims_with_numbers(tmp_path):
     out = tmp_path / "ci"
     assert cli.main(["run", "correlated-init", "--quiet", "--out", str(out), *TINY]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert len(summary["claims"]) == 18
+    assert len(summary["claims"]) == 20
     for claim in summary["claims"]:
         assert isinstance(claim["measured"], float) and math.isfinite(claim["measured"]), claim
         assert "seed 003" in claim["expected"] and claim["source"].startswith("seed 003")
@@ -69,7 +73,7 @@ def test_correlated_init_run_writes_claims_with_numbers(tmp_path):
             assert claim["n"] >= 3 and claim["ci_low"] <= claim["ci_high"], claim
     names = {p.name for p in out.iterdir()}
     assert {"phase_probes.png", "fig3_sweep.png", "dead_nodes.png"} <= names
-    assert {f"training_{t}.png" for t in TEACHERS} <= names
+    assert {f"training_{t}.png" for t in (*TEACHERS, "deep")} | {"plane.png"} <= names
 
 
 def test_config_rejects_an_unknown_reading_and_an_invalid_strength():
@@ -232,36 +236,50 @@ def test_dead_node_claims_follow_theory_and_fail_when_rai_is_symmetric():
     assert at_table["symmetric-inits-dead-half"] == "holds"
 
 
+def _unit(inits, teacher, optimiser, level_of, epochs, seeds, rng):
+    conditions, curves = [], []
+    for name, (_, options) in inits.items():
+        for seed in range(seeds):
+            levels = np.array([level_of(name, teacher, optimiser, e) for e in range(epochs + 1)])
+            curves.append(10 ** (levels + 0.01 * rng.standard_normal(epochs + 1)))
+            conditions.append({"init": name, "seed": seed, **options})
+    n = len(conditions)
+    curves = {"validation_loss": np.array(curves)}
+    return UnitResult(
+        conditions, np.arange(epochs + 1), curves, {}, np.zeros(n, bool), np.full(n, -1)
+    )
+
+
 def _training(config, level_of, epochs=10, seeds=10):
-    """Validation curves decaying to a per-(init, teacher, optimiser, epoch) level."""
+    """Validation curves at a per-(init, teacher, optimiser, epoch) level; the deep unit under
+    the teacher name "deep", the plane under "plane"."""
     rng = np.random.default_rng(2)
-    results = {}
-    for teacher in TEACHERS:
-        for optimiser in OPTIMISERS:
-            conditions, curves = [], []
-            for name in student_inits(config):
-                for seed in range(seeds):
-                    levels = np.array(
-                        [level_of(name, teacher, optimiser, e) for e in range(epochs + 1)]
-                    )
-                    curves.append(10 ** (levels + 0.01 * rng.standard_normal(epochs + 1)))
-                    conditions.append({"init": name, "seed": seed})
-            n = len(conditions)
-            results[f"train-{teacher}-{optimiser}"] = UnitResult(
-                conditions,
-                np.arange(epochs + 1),
-                {"validation_loss": np.array(curves)},
-                {},
-                np.zeros(n, bool),
-                np.full(n, -1),
-            )
+    results = {
+        f"train-{t}-{o}": _unit(student_inits(config), t, o, level_of, epochs, seeds, rng)
+        for t in TEACHERS
+        for o in OPTIMISERS
+    }
+    results["train-deep"] = _unit(deep_inits(config), "deep", "adam", level_of, epochs, seeds, rng)
+    results["train-plane"] = _unit(plane_inits(config), "plane", "adam", level_of, epochs, 3, rng)
     return results
 
 
 RANK = {"raai": -0.5, "aci": -0.3, "rai": -0.2, "he": 0.0, "positive": 0.3}
 
 
+def _in_window(name):
+    """Plane students inside the bounded chaotic window (additive reading)."""
+    if not name.startswith("w2="):
+        return False
+    w2, k = (float(part.split("=")[1]) for part in name.split(","))
+    return 2.0 < w2 < 2 * math.pi / (math.pi + k)
+
+
 def _as_the_seed_says(name, teacher, optimiser, epoch):
+    if teacher == "deep":  # ACI's validation loss rises again late in training
+        return -0.5 + (0.05 * epoch if name == "aci" and epoch > 5 else 0.0)
+    if teacher == "plane":
+        return -0.5 if _in_window(name) else 0.0
     level = RANK.get(name, 0.0)
     if teacher == "simple" and name == "rai":
         level = -0.4  # RAI better than ACI on the simple teacher
@@ -279,6 +297,10 @@ def test_training_claims_hold_as_the_seed_says_and_fail_on_a_counter_example():
     reverse = {"raai": 0.5, "rai": 0.4, "aci": 0.2, "he": 0.0, "positive": -0.3}
 
     def reversed_ranking(name, teacher, optimiser, epoch):  # every statement turned around
+        if teacher == "deep":  # RAAI overfits, ACI does not
+            return -0.5 + (0.05 * epoch if name == "raai" and epoch > 5 else 0.0)
+        if teacher == "plane":
+            return 0.0 if _in_window(name) else -0.5
         return reverse.get(name, 0.0)
 
     verdicts = _verdicts(training_claims(_training(CONFIG, reversed_ranking), CONFIG))
@@ -289,5 +311,7 @@ def test_training_claims_hold_as_the_seed_says_and_fail_on_a_counter_example():
         "rai-beats-aci-simple",
         "rai-aci-order-depends-on-optimiser",
         "aci-worse-sgd-complex-intermediate",
+        "aci-overfits-deeper",
+        "bounded-chaotic-window-trains-fastest",
     ):
         assert verdicts[claim_id] == "fails", (claim_id, verdicts)

@@ -32,11 +32,14 @@ from relulab.experiments.correlated_init.theory import (
 )
 from relulab.experiments.correlated_init.units import OPTIMISERS, TEACHERS, probe_points
 from relulab.store import UnitResult
+from relulab.theory.correlated import describe
 
 __all__ = [
     "analyse",
     "dead_node_claims",
     "log_validation",
+    "overfitting",
+    "plane_phases",
     "propagation_claims",
     "training_claims",
     "training_scores",
@@ -480,7 +483,79 @@ def training_claims(results: Results, config: CorrelatedInitConfig) -> list[Clai
         ),
         _order_claim(order, scale),
         _intermediate_claim(results["train-complex-sgd"], scale),
+        _overfitting_claim(results["train-deep"], config),
+        _plane_claim(results["train-plane"], config),
     ]
+
+
+def overfitting(result: UnitResult) -> dict[str, np.ndarray]:
+    """Per init, per seed: how far the validation loss ends above its minimum over training,
+    in decades (0: no sign of overfitting)."""
+    curves = log_validation(result)
+    names = dict.fromkeys(c["init"] for c in result.conditions)
+    return {
+        name: curves[rows, -1] - curves[rows].min(axis=1)
+        for name in names
+        for rows in [where(result.conditions, init=name)]
+    }
+
+
+def _overfitting_claim(result: UnitResult, config: CorrelatedInitConfig) -> Claim:
+    rise = overfitting(result)
+    comparisons = {
+        f"aci − {other}": mean_difference_ci(rise["aci"], rise[other])
+        for other in ("weak-aci", "raai")
+    }
+    least = _lowest(comparisons)
+    return above(
+        "aci-overfits-deeper",
+        "In a deeper network ACI starts to overfit, which a weaker correlation strength "
+        "avoids; RAAI shows no sign of overfitting.",
+        quantity="rise of log10 validation loss from its minimum to the end (complex teacher, "
+        "Adam), ACI − the less overfitting of weak ACI and RAAI",
+        measured=least[1],
+        bound=0.0,
+        source=f"{SEED} §5 ('We trained a neural network with … layers'), §1, §6",
+        detail=f"least favourable: {least[0]}; {_listing(comparisons)}; rise per init: "
+        + "; ".join(f"{name} {mean_ci(values).describe()}" for name, values in rise.items()),
+        scale=_scale(
+            config,
+            f"students {config.deep_depth}×{config.train_width}, weak k = {config.weak_aci_k:g}",
+        ),
+        figure="training_deep.png",
+    )
+
+
+def plane_phases(result: UnitResult, config: CorrelatedInitConfig) -> np.ndarray:
+    """The mean-field phase (``describe``) of every student of the plane."""
+    return np.array(
+        [
+            describe(c["sigma_w2"], c["k"], config.parameterisation, config.train_width).phase
+            for c in result.conditions
+        ]
+    )
+
+
+def _plane_claim(result: UnitResult, config: CorrelatedInitConfig) -> Claim:
+    curves = log_validation(result)[:, 1:].mean(axis=1)
+    phases = plane_phases(result, config)
+    inside = phases == "chaotic"
+    measured = mean_difference_ci(curves[~inside], curves[inside])
+    return above(
+        "bounded-chaotic-window-trains-fastest",
+        "It may be beneficial for a ReLU network to remain in the bounded chaotic subspace "
+        "(beyond the seed: tested over the (σ_w², k) plane).",
+        quantity="mean over epochs of log10 validation loss, students outside − inside the "
+        "mean-field bounded chaotic window (standard teacher, Adam)",
+        measured=measured,
+        bound=0.0,
+        source=f"{SEED} §2 ('it may be beneficial for a ReLU network to remain in this subspace')",
+        note="beyond the seed",
+        detail=f"{int(inside.sum())} students inside, {int((~inside).sum())} outside; "
+        f"grid σ_w² {config.plane_sigma_w2}, k {config.plane_k}",
+        scale=_scale(config, f"{config.plane_seeds} seeds per grid point"),
+        figure="plane.png",
+    )
 
 
 def _order_claim(order: dict[str, Estimate], scale: str) -> Claim:
@@ -566,4 +641,8 @@ def _metrics(results: Results, config: CorrelatedInitConfig) -> dict[str, float]
             for name, score in training_scores(result).items():
                 metrics[f"score_{t}_{o}_{name}"] = float(score.mean())
             metrics[f"diverged_{t}_{o}"] = float(result.diverged.sum())
+    for name, rise in overfitting(results["train-deep"]).items():
+        metrics[f"deep_overfitting_{name}"] = float(rise.mean())
+    for name, score in training_scores(results["train-plane"]).items():
+        metrics[f"plane_score_{name}"] = float(score.mean())
     return metrics

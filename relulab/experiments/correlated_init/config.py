@@ -75,6 +75,11 @@ class CorrelatedInitConfig:
     adam_lr: float = setting(0.001, "inferred", note="TensorFlow's Adam default")
     adam_eps: float = setting(1e-7, "inferred", note="TensorFlow's Adam default")
     train_seeds: int = 10
+    deep_depth: int = setting(12, "inferred", note="§5's deeper network (its depth was lost)")
+    weak_aci_k: float = setting(-0.5, "inferred", note="§5: a weaker correlation strength")
+    plane_sigma_w2: tuple[float, ...] = (1.0, 1.5, 1.8, 2.2, 2.6, 3.0)  # beyond the seed
+    plane_k: tuple[float, ...] = (-0.99, -0.5, 0.0, 0.5)
+    plane_seeds: int = 3
     on_par_ratio: float = setting(1.1, "inferred", note="'on par': within 10 % in loss")
 
     def validate(self) -> None:
@@ -94,7 +99,14 @@ class CorrelatedInitConfig:
         ):
             if getattr(self, name) < 3:
                 raise ConfigError(f"{name} must be at least 3, got {getattr(self, name)}")
-        for name in ("train_depth", "simple_teacher_width", "batch_size", "sgd_epochs"):
+        for name in (
+            "train_depth",
+            "simple_teacher_width",
+            "batch_size",
+            "sgd_epochs",
+            "deep_depth",
+            "plane_seeds",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
         if self.adam_epochs < 1 or self.train_seeds < 3:
@@ -106,16 +118,16 @@ class CorrelatedInitConfig:
                 f"parameterisation must be one of {', '.join(PARAMETERISATIONS)}, "
                 f"got {self.parameterisation!r}"
             )
-        for name in ("aci_k", "positive_k", "train_aci_k", "positive_train_k"):
+        for name in ("aci_k", "positive_k", "train_aci_k", "positive_train_k", "weak_aci_k"):
             try:
                 covariance_coefficients(getattr(self, name), self.parameterisation, 1000)
             except ValueError as error:
                 raise ConfigError(f"{name}: {error}") from None
-        for k in self.correlation_sweep:
+        for k in (*self.correlation_sweep, *self.plane_k):
             try:
                 covariance_coefficients(k, self.parameterisation, 1000)
             except ValueError as error:
-                raise ConfigError(f"correlation_sweep: {error}") from None
+                raise ConfigError(f"correlation_sweep/plane_k: {error}") from None
         for name in ("correlation_c0", "near_c0"):
             if not -1 < getattr(self, name) < 1:
                 raise ConfigError(f"{name} must lie in (-1, 1)")
@@ -157,6 +169,8 @@ PRESETS = {
         sgd_epochs=300,
         adam_epochs=100,
         train_seeds=20,
+        deep_depth=20,
+        plane_seeds=5,
     ),
 }
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from relulab.analysis import where
 from relulab.experiments.base import Figure, Results
-from relulab.experiments.correlated_init.claims import log_validation
+from relulab.experiments.correlated_init.claims import log_validation, training_scores
 from relulab.experiments.correlated_init.config import CorrelatedInitConfig, student_inits
 from relulab.experiments.correlated_init.theory import (
     RELU,
@@ -217,10 +217,70 @@ def _figure_training(
     )
 
 
+def _figure_deep(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
+    result = results["train-deep"]
+    curves = log_validation(result)
+    epochs = np.arange(curves.shape[1])
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for name in dict.fromkeys(c["init"] for c in result.conditions):
+        mean, low, high = _band(curves[where(result.conditions, init=name)])
+        colour = COLOURS.get(name, "tab:pink")
+        ax.plot(epochs, mean, color=colour, label=name)
+        ax.fill_between(epochs, low, high, color=colour, alpha=0.15)
+    ax.set(
+        xlabel="epoch",
+        ylabel="log10 validation loss",
+        title=f"{config.deep_depth} hidden layers, complex teacher, Adam",
+    )
+    ax.legend()
+    return save(
+        fig,
+        out_dir,
+        "training_deep.png",
+        "Deeper students (seed 003 §5's overfitting remark): ACI, ACI with a weaker "
+        f"correlation (k = {config.weak_aci_k:g}), RAAI and He; mean and 95 % band.",
+    )
+
+
+def _figure_plane(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
+    result = results["train-plane"]
+    scores = training_scores(result)
+    w2 = np.array(config.plane_sigma_w2)
+    ks = np.array(config.plane_k)
+    grid = np.array([[scores[f"w2={w:g},k={k:g}"].mean() for w in w2] for k in ks])
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    mesh = ax.pcolormesh(w2, ks, grid, shading="nearest", cmap="viridis_r")
+    fig.colorbar(mesh, ax=ax, label="mean over epochs of log10 validation loss")
+    fine_k = np.linspace(ks.min(), ks.max(), 100)
+    limits = [
+        relu_phase_boundaries(*covariance_coefficients(k, config.parameterisation, 1000))
+        for k in fine_k
+    ]
+    ax.plot([lim.chaos_onset for lim in limits], fine_k, "w--", label="χ1 = 1")
+    ax.plot([lim.bounded_limit for lim in limits], fine_k, "w:", label="bounded limit")
+    ax.set(
+        xlim=(w2.min() - 0.2, w2.max() + 0.2),
+        xlabel="σ_w²",
+        ylabel=f"k ({config.parameterisation})",
+        title="training speed over the phase diagram (standard teacher, Adam)",
+    )
+    ax.legend(loc="lower left", fontsize=8)
+    return save(
+        fig,
+        out_dir,
+        "plane.png",
+        "Beyond the seed: training speed of correlated students over (σ_w², k), "
+        f"{config.plane_seeds} seeds per point, with the mean-field boundaries: the bounded "
+        "chaotic window lies between the dashed and the dotted line (k < 0).",
+    )
+
+
 def figures(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> list[Figure]:
     return [
         _figure_phase_probes(results, config, out_dir),
         _figure_sweep(results, config, out_dir),
         _figure_dead(results, config, out_dir),
         *(_figure_training(results, config, out_dir, t) for t in TEACHERS),
+        _figure_deep(results, config, out_dir),
+        _figure_plane(results, config, out_dir),
     ]

@@ -31,7 +31,17 @@ from relulab.init import correlated_, get_scheme
 from relulab.store import UnitResult
 from relulab.tasks import two_inputs_with_correlation
 
-__all__ = ["TEACHERS", "estimate_bytes", "plan", "probe_points", "simulate_network"]
+__all__ = [
+    "OPTIMISERS",
+    "TEACHERS",
+    "deep_inits",
+    "estimate_bytes",
+    "plan",
+    "plane_inits",
+    "probe_points",
+    "simulate_network",
+    "train_students",
+]
 
 TEACHERS = ("standard", "simple", "complex")
 OPTIMISERS = ("sgd", "adam")
@@ -179,10 +189,12 @@ def _dead_nodes_unit(config: CorrelatedInitConfig) -> Unit:
     return Unit("dead-nodes", run)
 
 
-def _teacher(name: str, config: CorrelatedInitConfig, seed: int, dtype: torch.dtype) -> BatchedMLP:
+def _teacher(
+    name: str, config: CorrelatedInitConfig, seed: int, dtype: torch.dtype, depth: int
+) -> BatchedMLP:
     """The three teachers of seed 003 §4: a He ReLU net of the student's size, a single-layer
     ReLU net with few nodes, a tanh net of the student's size in tanh's chaotic phase."""
-    hidden = (config.train_width,) * config.train_depth
+    hidden = (config.train_width,) * depth
     if name == "standard":
         return BatchedMLP(
             MLPSpec((config.input_dim, *hidden, 1)), 1, "kaiming_normal", seeds=[seed], dtype=dtype
@@ -202,16 +214,19 @@ def _teacher(name: str, config: CorrelatedInitConfig, seed: int, dtype: torch.dt
 
 
 def teacher_data(
-    teacher: str, config: CorrelatedInitConfig, context: RunContext
+    teacher: str, config: CorrelatedInitConfig, context: RunContext, depth: int | None = None
 ) -> tuple[torch.Tensor, ...]:
-    """Training and validation inputs :math:`x \\sim N(0, I)` and the teacher's outputs,
-    standardised on the training set (zero mean, unit variance) [I]."""
-    generator = context.generator(f"teacher-{teacher}")
+    """Training and validation inputs :math:`x \\sim N(0, I)` and the outputs of a teacher of
+    ``depth`` hidden layers (default: the students'), standardised on the training set (zero
+    mean, unit variance) [I]."""
+    depth = config.train_depth if depth is None else depth
+    suffix = "" if depth == config.train_depth else f"-depth{depth}"
+    generator = context.generator(f"teacher-{teacher}{suffix}")
     n = config.train_samples + config.validation_samples
     x = torch.randn(n, config.input_dim, generator=generator, dtype=torch.float64)
     seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
     with torch.no_grad():
-        y = _teacher(teacher, config, seed, torch.float64).forward(x)[0]
+        y = _teacher(teacher, config, seed, torch.float64, depth).forward(x)[0]
     train_y = y[: config.train_samples]
     y = (y - train_y.mean()) / train_y.std()
     x, y = x.to(context.dtype), y.to(context.dtype)
@@ -219,52 +234,132 @@ def teacher_data(
     return x[:cut], y[:cut], x[cut:], y[cut:]
 
 
-def _training_unit(config: CorrelatedInitConfig, teacher: str, optimiser: str) -> Unit:
-    def run(context: RunContext) -> UnitResult:
-        x, y, x_val, y_val = teacher_data(teacher, config, context)
-        inits = student_inits(config)
-        conditions = [
-            {"init": name, "seed": s, "teacher": teacher, "optimiser": optimiser}
-            for name in inits
-            for s in range(config.train_seeds)
-        ]
-        order = list(inits)
-        model = BatchedMLP(
-            MLPSpec((config.input_dim, *(config.train_width,) * config.train_depth, 1)),
-            n_networks=len(conditions),
-            init=[inits[c["init"]][0] for c in conditions],
-            init_options=[inits[c["init"]][1] for c in conditions],
-            seeds=[1000 * order.index(c["init"]) + c["seed"] for c in conditions],
-            dtype=context.dtype,
-            device=context.device,
-        )
-        problem = SupervisedProblem(
-            model,
-            x.to(context.device),
-            y.to(context.device),
-            "mse",
-            config.batch_size,
-            context.generator(f"batches-{teacher}-{optimiser}"),
-            validation=(x_val.to(context.device), y_val.to(context.device)),
-        )
-        steps_per_epoch = config.train_samples // config.batch_size
-        if optimiser == "sgd":
-            epochs, step = config.sgd_epochs, BatchedSGD(problem.params, config.sgd_lr)
-        else:
-            epochs = config.adam_epochs
-            step = BatchedAdam(problem.params, config.adam_lr, eps=config.adam_eps)
-        steps = epochs * steps_per_epoch
-        with context.progress(steps, f"{teacher} teacher, {optimiser}") as advance:
-            result = train(problem, step, steps, steps_per_epoch, advance)
-        return UnitResult.from_training(result, conditions)
+Inits = dict[str, tuple[str, dict[str, Any]]]
 
-    return Unit(f"train-{teacher}-{optimiser}", run)
+
+def train_students(
+    context: RunContext,
+    config: CorrelatedInitConfig,
+    teacher: str,
+    optimiser: str,
+    inits: Inits,
+    seeds: int,
+    depth: int,
+    name: str,
+) -> UnitResult:
+    """Every init × seed as one :class:`~relulab.engine.BatchedMLP` of ``depth`` hidden layers
+    trained on one teacher with one optimiser (TensorFlow's defaults [I]); validation loss per
+    epoch."""
+    x, y, x_val, y_val = teacher_data(teacher, config, context, depth)
+    conditions = [
+        {"init": init, "seed": s, "teacher": teacher, "optimiser": optimiser, **inits[init][1]}
+        for init in inits
+        for s in range(seeds)
+    ]
+    order = list(inits)
+    device = context.device
+    model = BatchedMLP(
+        MLPSpec((config.input_dim, *(config.train_width,) * depth, 1)),
+        n_networks=len(conditions),
+        init=[inits[c["init"]][0] for c in conditions],
+        init_options=[inits[c["init"]][1] for c in conditions],
+        seeds=[1000 * order.index(c["init"]) + c["seed"] for c in conditions],
+        dtype=context.dtype,
+        device=device,
+    )
+    problem = SupervisedProblem(
+        model,
+        x.to(device),
+        y.to(device),
+        "mse",
+        config.batch_size,
+        context.generator(f"batches-{name}"),
+        validation=(x_val.to(device), y_val.to(device)),
+    )
+    steps_per_epoch = config.train_samples // config.batch_size
+    if optimiser == "sgd":
+        epochs, step = config.sgd_epochs, BatchedSGD(problem.params, config.sgd_lr)
+    else:
+        epochs = config.adam_epochs
+        step = BatchedAdam(problem.params, config.adam_lr, eps=config.adam_eps)
+    steps = epochs * steps_per_epoch
+    with context.progress(steps, name) as advance:
+        result = train(problem, step, steps, steps_per_epoch, advance)
+    return UnitResult.from_training(result, conditions)
+
+
+def _training_unit(config: CorrelatedInitConfig, teacher: str, optimiser: str) -> Unit:
+    name = f"train-{teacher}-{optimiser}"
+    return Unit(
+        name,
+        lambda context: train_students(
+            context,
+            config,
+            teacher,
+            optimiser,
+            student_inits(config),
+            config.train_seeds,
+            config.train_depth,
+            name,
+        ),
+    )
+
+
+def plane_inits(config: CorrelatedInitConfig) -> Inits:
+    """Correlated students on the (σ_w², k) grid of the beyond-the-seed plane."""
+    return {
+        f"w2={w2:g},k={k:g}": (
+            "correlated",
+            {"sigma_w2": w2, "k": k, "parameterisation": config.parameterisation},
+        )
+        for w2 in config.plane_sigma_w2
+        for k in config.plane_k
+    }
+
+
+def _plane_unit(config: CorrelatedInitConfig) -> Unit:
+    return Unit(
+        "train-plane",
+        lambda context: train_students(
+            context,
+            config,
+            "standard",
+            "adam",
+            plane_inits(config),
+            config.plane_seeds,
+            config.train_depth,
+            "train-plane",
+        ),
+    )
+
+
+def deep_inits(config: CorrelatedInitConfig) -> Inits:
+    """He, ACI, ACI with the weaker ``weak_aci_k`` and RAAI for the deeper students (§5)."""
+    inits = table1_inits(config)
+    weak = ("correlated", {**inits["aci"][1], "k": config.weak_aci_k})
+    return {"he": inits["he"], "aci": inits["aci"], "weak-aci": weak, "raai": inits["raai"]}
+
+
+def _deep_unit(config: CorrelatedInitConfig) -> Unit:
+    return Unit(
+        "train-deep",
+        lambda context: train_students(
+            context,
+            config,
+            "complex",
+            "adam",
+            deep_inits(config),
+            config.train_seeds,
+            config.deep_depth,
+            "train-deep",
+        ),
+    )
 
 
 def plan(config: CorrelatedInitConfig) -> list[Unit]:
     units = [_propagation_unit(config), _dead_nodes_unit(config)]
     units += [_training_unit(config, t, o) for t in TEACHERS for o in OPTIMISERS]
-    return units
+    return [*units, _deep_unit(config), _plane_unit(config)]
 
 
 def estimate_bytes(config: CorrelatedInitConfig) -> int:
