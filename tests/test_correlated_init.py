@@ -69,8 +69,7 @@ def test_correlated_init_run_writes_claims_with_numbers(tmp_path):
         assert isinstance(claim["measured"], float) and math.isfinite(claim["measured"]), claim
         assert "seed 003" in claim["expected"] and claim["source"].startswith("seed 003")
         assert claim["scale"] and claim["figure"]
-        if claim["id"] != "rai-aci-order-depends-on-optimiser":
-            assert claim["n"] >= 3 and claim["ci_low"] <= claim["ci_high"], claim
+        assert claim["n"] >= 3 and claim["ci_low"] <= claim["ci_high"], claim
     names = {p.name for p in out.iterdir()}
     assert {"phase_probes.png", "fig3_sweep.png", "dead_nodes.png"} <= names
     assert {f"training_{t}.png" for t in (*TEACHERS, "deep")} | {"plane.png"} <= names
