@@ -76,7 +76,7 @@ def _figure_sweep(results: Results, config: CorrelatedInitConfig, out_dir: Path)
     fine = np.linspace(sweep.min(), sweep.max(), 60)
     a, b = covariance_coefficients(config.aci_k, config.parameterisation, 1000)
     limit = relu_phase_boundaries(a, b).bounded_limit
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
     for curve, c0, colour in (
         ("correlation", config.correlation_c0, "tab:red"),
         ("correlation_near", config.near_c0, "tab:purple"),
@@ -141,13 +141,24 @@ def _figure_sweep(results: Results, config: CorrelatedInitConfig, out_dir: Path)
         ylabel="backward growth of ⟨g²⟩ per layer",
         title="gradients (blue k=0, red anti, orange positive)",
     )
+    palette = plt.colormaps["viridis"](np.linspace(0, 0.9, len(sweep)))
+    for colour, w in zip(palette, sweep, strict=True):
+        rows = where(result.conditions, k=float(config.aci_k), sigma_w2=float(w))
+        axes[3].semilogy(result.steps, result.curves["length"][rows].mean(0), "o", ms=2, c=colour)
+        theory = point_theory(config.aci_k, w, config).length
+        axes[3].semilogy(result.steps, theory, color=colour, lw=1, label=f"σ_w² = {w:g}")
+    axes[3].set(xlabel="layer", ylabel="q_l", title="length map reaching its fixed point")
+    axes[3].legend(fontsize=7)
+    secondary = axes[0].secondary_xaxis("top", functions=(lambda w: w * a / 2, lambda c: 2 * c / a))
+    secondary.set_xlabel("χ1")
     return save(
         fig,
         out_dir,
         "fig3_sweep.png",
-        "Seed 003 Fig. 3 as a sweep: correlation after many layers, simulated vs mean field "
-        "(dashed χ1 = 1, dotted bounded limit); the length at the last layer; the gradient's "
-        "growth per layer against ln χ1 (line: equality).",
+        "Seed 003 Fig. 3 as a sweep: correlation after many layers against σ_w² (top axis χ1), "
+        "simulated vs mean field (dashed χ1 = 1, dotted bounded limit); the length at the last "
+        "layer; the gradient's growth per layer against ln χ1 (line: equality); the length per "
+        "layer (dots: simulation, lines: mean field).",
     )
 
 
