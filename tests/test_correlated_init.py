@@ -171,7 +171,11 @@ def test_propagation_claims_hold_on_theory_and_fail_without_the_phases():
     def flat_gradients(k, w2, curves):
         curves["gradient"] = curves["gradient"] * 0 + 1.0
 
+    def far_off(k, w2, curves):  # finite nets that do not follow the correlation map
+        curves["correlation"] = curves["correlation"] - 0.2
+
     failing = {
+        far_off: ("correlation-theory-matches-simulation",),
         no_chaos: ("aci-bounded-chaos", "chaos-onset-at-chi1"),
         uncorrelated_chaos: ("no-chaos-uncorrelated",),
         always_bounded: ("length-phase-matches-theory",),
@@ -186,14 +190,14 @@ def test_propagation_claims_hold_on_theory_and_fail_without_the_phases():
 INPUTS = np.random.default_rng(7).standard_normal((6, 40))
 
 
-def _dead_nodes(config, inactive_of, correlation_shift=0.0):
+def _dead_nodes(config, inactive_of, correlation_shift=0.0, rai_dead=0.1):
     rng = np.random.default_rng(1)
     conditions, inactive, dead, correlation = [], [], [], []
     for name in table1_inits(config):
         theory = mean_correlation_theory(name, config, INPUTS)
         for net in range(6):
             inactive.append(inactive_of(name) + 1e-3 * rng.standard_normal(config.dead_depth))
-            dead.append(np.full(config.dead_depth, 0.1 if name == "rai" else 0.2))
+            dead.append(np.full(config.dead_depth, rai_dead if name == "rai" else 0.2))
             correlation.append(theory + correlation_shift + 1e-3 * rng.standard_normal())
             conditions.append({"init": name, "network": net})
     curves = {
@@ -216,6 +220,8 @@ def test_dead_node_claims_follow_theory_and_fail_when_rai_is_symmetric():
     assert theory["asymmetric-correlation-map-matches-simulation"] == "holds"
     shifted = dead_node_claims(_dead_nodes(CONFIG, lambda n: 0.3, correlation_shift=0.2), CONFIG)
     assert _verdicts(shifted)["asymmetric-correlation-map-matches-simulation"] == "fails"
+    more_dead = dead_node_claims(_dead_nodes(CONFIG, lambda n: 0.3, rai_dead=0.3), CONFIG)
+    assert _verdicts(more_dead)["rai-fewer-dead-on-all"] == "fails"
     half = _verdicts(
         dead_node_claims(_dead_nodes(CONFIG, lambda n: np.full(CONFIG.dead_depth, 0.55)), CONFIG)
     )
