@@ -56,6 +56,9 @@ class CorrelatedInitConfig:
         -100 / 101, "inferred", note="Table 1's k = 100 read as a precision matrix: b = −100/101"
     )
     aci_train_sigma_w2: float = setting(2.0, "stated", note="Table 1: ACI σ_w² = 2")
+    aci_train_sigma_b2: float = setting(
+        0.0, "inferred", note="Table 1's second column read as k; read as σ_b² it would be 100"
+    )
     raai_sigma_w2: float = setting(0.92, "stated", note="Table 1: RAAI σ_w² = 0.92")
     correlation_sweep: tuple[float, ...] = setting(
         (-0.5, 0.5, 1.0), "inferred", note="appendix B: anti/positive strengths besides ACI, He"
@@ -99,6 +102,8 @@ class CorrelatedInitConfig:
         ):
             if getattr(self, name) < 3:
                 raise ConfigError(f"{name} must be at least 3, got {getattr(self, name)}")
+        if self.aci_train_sigma_b2 < 0:
+            raise ConfigError("aci_train_sigma_b2 must be ≥ 0")
         for name in (
             "train_depth",
             "simple_teacher_width",
@@ -187,6 +192,7 @@ def table1_inits(config: CorrelatedInitConfig) -> dict[str, tuple[str, dict[str,
                 "sigma_w2": config.aci_train_sigma_w2,
                 "k": config.train_aci_k,
                 "parameterisation": reading,
+                "sigma_b2": config.aci_train_sigma_b2,
             },
         ),
         "rai": ("rai", {}),

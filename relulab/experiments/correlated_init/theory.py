@@ -66,7 +66,8 @@ def row_scheme(name: str, config: CorrelatedInitConfig) -> RowScheme:
     if scheme == "rai":
         return RowScheme(RAI_SIGMA_W2, asymmetric=True)
     a, b = covariance_coefficients(options["k"], options["parameterisation"], 1000)
-    return RowScheme(options["sigma_w2"], a=a, b=b, asymmetric=scheme == "raai")
+    sigma_b2 = options.get("sigma_b2", 0.0)
+    return RowScheme(options["sigma_w2"], a=a, b=b, sigma_b2=sigma_b2, asymmetric=scheme == "raai")
 
 
 @functools.lru_cache(maxsize=64)
