@@ -219,10 +219,13 @@ def _chaos_onset_claim(result: UnitResult, config: CorrelatedInitConfig, scale: 
     ]
     n = min(len(p) for p in per_point)
 
-    def onset(*changes: np.ndarray) -> float:
-        return interpolated_crossing(sweep, np.array([np.mean(c) for c in changes]), 0.0)
+    def onset(*changes: np.ndarray, axis: int = -1) -> np.ndarray:
+        means = np.stack([np.mean(c, axis=axis) for c in changes], axis=-1)
+        flat = means.reshape(-1, len(sweep))
+        crossings = [interpolated_crossing(sweep, row, 0.0) for row in flat]
+        return np.array(crossings).reshape(means.shape[:-1])
 
-    measured = statistic_ci([p[:n] for p in per_point], onset)
+    measured = statistic_ci([p[:n] for p in per_point], onset, vectorized=True)
     theory = [point_theory(config.aci_k, w2, config).correlation_near[-1] for w2 in sweep]
     expected = interpolated_crossing(sweep, np.array(theory) - config.near_c0, 0.0)
     return within(
