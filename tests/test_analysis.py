@@ -217,3 +217,17 @@ def test_same_sign_fraction_matches_monte_carlo_units():
     assert float(same_sign_fraction(ratio, n)) == pytest.approx(same_sign, abs=0.01)
     assert float(same_sign_fraction(0.0, n)) == pytest.approx(2.0 ** (1 - n))
     assert float(same_sign_fraction(1e6, n)) == pytest.approx(1.0)
+
+
+def test_mean_difference_ci_covers_the_true_difference_and_needs_three_samples():
+    from relulab.analysis import mean_difference_ci
+
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(1.0, 1.0, 40), rng.normal(0.0, 1.0, 25)
+    estimate = mean_difference_ci(a, b)
+    assert estimate.value == pytest.approx(a.mean() - b.mean())
+    assert estimate.low < 1.0 < estimate.high and estimate.low > 0 and estimate.n == 25
+    # an interval from unequal spreads is wider than the equal-spread one
+    wide = mean_difference_ci(a * 5, b)
+    assert wide.high - wide.low > estimate.high - estimate.low
+    assert math.isinf(mean_difference_ci([1.0, 2.0], [0.0, 1.0, 2.0]).low)

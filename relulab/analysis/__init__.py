@@ -24,6 +24,7 @@ from relulab.analysis.intervals import (
     argmin_ci,
     correlation_ci,
     mean_ci,
+    mean_difference_ci,
     proportion_ci,
     rows_statistic_ci,
     statistic_ci,
@@ -52,4 +53,5 @@ __all__ = [
     "tail_range",
     "rows_statistic_ci",
     "same_sign_fraction",
+    "mean_difference_ci",
 ]

@@ -9,6 +9,7 @@ built on an estimate follows the interval, not the point value (:mod:`relulab.ex
 * :func:`statistic_ci` — any statistic of one or several paired samples, same bootstrap.
 * :func:`rows_statistic_ci` — a statistic of a whole table of per-network curves, same
   bootstrap over the rows.
+* :func:`mean_difference_ci` — the difference of two independent samples' means, same bootstrap.
 * :func:`proportion_ci` — a fraction of successes with the Wilson score interval (Wilson 1927).
 * :func:`correlation_ci` — Pearson or Spearman correlation with the Fisher-z interval; for
   Spearman the standard error :math:`\sqrt{1.06/(n-3)}` of Fieller, Hartley & Pearson (1957).
@@ -33,6 +34,7 @@ __all__ = [
     "proportion_ci",
     "statistic_ci",
     "rows_statistic_ci",
+    "mean_difference_ci",
 ]
 
 LEVEL = 0.95
@@ -313,4 +315,38 @@ def rows_statistic_ci(
     indices = np.arange(len(table), dtype=np.float64)
     return statistic_ci(
         [indices], on_rows, level=level, resamples=resamples, seed=seed, vectorized=True
+    )
+
+
+def mean_difference_ci(
+    first: Sequence[float] | np.ndarray,
+    second: Sequence[float] | np.ndarray,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Estimate:
+    r""":math:`\bar a - \bar b` of two independent samples (e.g. two initialisations' networks)
+    with a BCa bootstrap interval, each sample resampled on its own (:func:`statistic_ci`,
+    ``paired=False``); ``n`` is the smaller sample's size.
+
+    Example:
+        >>> estimate = mean_difference_ci([2.0, 2.1, 1.9, 2.05], [1.0, 1.1, 0.9, 0.95])
+        >>> round(estimate.value, 3), estimate.low > 0
+        (1.025, True)
+    """
+    a = np.asarray(first, dtype=np.float64).ravel()
+    b = np.asarray(second, dtype=np.float64).ravel()
+    estimate = statistic_ci(
+        [a, b],
+        lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis),
+        paired=False,
+        level=level,
+        resamples=resamples,
+        seed=seed,
+        vectorized=True,
+    )
+    if min(len(a), len(b)) < 3:
+        return Estimate(estimate.value, -math.inf, math.inf, min(len(a), len(b)), level)
+    return Estimate(
+        estimate.value, estimate.low, estimate.high, min(len(a), len(b)), level, estimate.method
     )

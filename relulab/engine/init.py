@@ -7,14 +7,15 @@ The draws are written straight into preallocated ``(S, …)`` tensors (no module
 
 Schemes are the per-tensor ones of the registry :data:`relulab.init.SCHEMES` (listed in
 :data:`INIT_SCHEMES`: ``torch_default``, ``kaiming_normal``, ``kaiming_uniform``,
-``lecun_normal``, ``normal``, ``orthogonal``, ``rai``, ``raai``), each layer drawn by the
-scheme's own fill in float64; ``scale`` multiplies the weights and biases (for ``normal`` it is
-the std σ: seed ``004_…`` appendix E uses σ² = 2e-4).
+``lecun_normal``, ``normal``, ``orthogonal``, ``rai``, ``raai``, ``correlated``), each layer
+drawn by the scheme's own fill in float64 with the scheme's keyword ``options`` (per network);
+``scale`` multiplies the weights and biases (for ``normal`` it is the std σ: seed ``004_…``
+appendix E uses σ² = 2e-4).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 from torch import Tensor
@@ -36,12 +37,16 @@ def per_network(value: float | Sequence[float] | Tensor, n_networks: int, name: 
 
 
 def _draw_layer(
-    scheme: str, shape: tuple[int, int], has_bias: bool, generator: torch.Generator
+    scheme: str,
+    shape: tuple[int, int],
+    has_bias: bool,
+    generator: torch.Generator,
+    options: Mapping[str, float] | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """One network's layer in float64, weight then bias, by the scheme's fill."""
     weight = torch.empty(shape, dtype=torch.float64)
     bias = torch.zeros(shape[0], dtype=torch.float64) if has_bias else None
-    get_scheme(scheme).fill(weight, bias, generator)
+    get_scheme(scheme).fill(weight, bias, generator, **(options or {}))
     return weight, bias
 
 
@@ -54,6 +59,7 @@ def init_weight_stack(
     bias: bool | Sequence[bool] = True,
     dtype: torch.dtype = torch.float32,
     device: torch.device | str = "cpu",
+    options: Mapping[str, float] | Sequence[Mapping[str, float]] | None = None,
 ) -> list[tuple[Tensor, Tensor | None]]:
     """Weights ``(S, out, in)`` and biases ``(S, out)`` (or ``None``) for each ``(out, in)``:
     network ``s`` draws its layers in order from a generator seeded with ``seeds[s]`` by the
@@ -70,6 +76,8 @@ def init_weight_stack(
         bias: whether layers have biases, for all or per layer.
         dtype: the dtype of the stacks.
         device: their device.
+        options: keyword options of the scheme's initialiser (e.g. ``sigma_w2``, ``k`` of
+            ``correlated``), one mapping for all networks or one per network.
 
     Returns:
         ``[(weight, bias), …]`` per layer.
@@ -84,6 +92,7 @@ def init_weight_stack(
     if unknown:
         raise ValueError(f"unknown init scheme(s) {unknown}; choose from {', '.join(INIT_SCHEMES)}")
     scales = per_network(scale, n_networks, "scale")
+    option_sets = per_network(options or {}, n_networks, "options")
     seeds = list(range(n_networks)) if seeds is None else per_network(seeds, n_networks, "seeds")
     biases = (
         per_network(bias, len(shapes), "bias")
@@ -101,7 +110,7 @@ def init_weight_stack(
         generator = torch.Generator().manual_seed(int(seeds[s]))
         for (weight, bias_tensor), shape in zip(stack, shapes, strict=True):
             drawn_weight, drawn_bias = _draw_layer(
-                schemes[s], shape, bias_tensor is not None, generator
+                schemes[s], shape, bias_tensor is not None, generator, option_sets[s]
             )
             weight[s] = drawn_weight * scales[s]
             if bias_tensor is not None:

@@ -26,7 +26,7 @@ without BatchNorm declares ``manual_backward`` and computes its gradients by han
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Literal
@@ -75,10 +75,11 @@ class _StackedNetworks(BatchedFamily):
         relu_shift: float | Sequence[float] | Tensor,
         dtype: torch.dtype,
         device: torch.device | str,
+        init_options: Mapping[str, float] | Sequence[Mapping[str, float]] | None = None,
     ) -> list[tuple[Tensor, Tensor | None]]:
         self.n_networks = n_networks
         stack = init_weight_stack(
-            shapes, n_networks, init, init_scale, seeds, biases, dtype, device
+            shapes, n_networks, init, init_scale, seeds, biases, dtype, device, init_options
         )
         self.params = [t for pair in stack for t in pair if t is not None]
         for p in self.params:
@@ -143,6 +144,8 @@ class BatchedMLP(_StackedNetworks):
         relu_shift: the ReLU−b shift :math:`b`, shared or per network.
         dtype: the parameters' dtype.
         device: their device.
+        init_options: keyword options of the scheme's initialiser (e.g. ``{"sigma_w2": 2.0,
+            "k": -1.0}`` for ``correlated``), shared or one mapping per network.
 
     Example:
         >>> model = BatchedMLP(MLPSpec((3, 16, 1)), n_networks=4, relu_shift=0.2)
@@ -162,6 +165,7 @@ class BatchedMLP(_StackedNetworks):
         relu_shift: float | Sequence[float] | Tensor = 0.0,
         dtype: torch.dtype = torch.float32,
         device: torch.device | str = "cpu",
+        init_options: Mapping[str, float] | Sequence[Mapping[str, float]] | None = None,
     ) -> None:
         self.spec = spec
         self.activation = get_activation(spec.activation, spec.leaky_slope)
@@ -175,6 +179,7 @@ class BatchedMLP(_StackedNetworks):
             relu_shift,
             dtype,
             device,
+            init_options,
         )
         self.weights = [w for w, _ in stack]
         self.biases = [b for _, b in stack]

@@ -17,7 +17,8 @@ drawn from the problem's generator.
 Observables at recording steps, computed on the full data from the model's
 :meth:`~relulab.engine.family.BatchedFamily.trace`: the fraction of hidden units that are *dead*
 (pre-activation ≤ 0 on every sample) and *always on* (> 0 on every sample), over all hidden
-layers (:func:`relulab.nn.statistics.unit_states`); with minibatches also the full-data loss.
+layers (:func:`relulab.nn.statistics.unit_states`); with minibatches also the full-data loss;
+with held-out ``validation`` data ``(x, y)`` also the loss on it (``validation_loss``).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class SupervisedProblem:
         loss: ``"mse"`` or ``"half_sum"``.
         batch_size: minibatch size (default: full batch).
         generator: draws the minibatch order (default: seeded with 0).
+        validation: held-out ``(x, y)``; its loss is recorded as ``validation_loss``.
 
     Example:
         >>> from relulab.engine import BatchedMLP, MLPSpec
@@ -66,6 +68,7 @@ class SupervisedProblem:
         loss: LossName = "mse",
         batch_size: int | None = None,
         generator: torch.Generator | None = None,
+        validation: tuple[Tensor, Tensor] | None = None,
     ) -> None:
         if loss not in ("mse", "half_sum"):
             raise ValueError(f"loss must be 'mse' or 'half_sum', got {loss!r}")
@@ -81,6 +84,7 @@ class SupervisedProblem:
         self.loss_name: LossName = loss
         self.batch_size = batch_size
         self.generator = generator or torch.Generator().manual_seed(0)
+        self.validation = validation
         self._order: Tensor | None = None
         self._cursor = 0
 
@@ -109,11 +113,17 @@ class SupervisedProblem:
     @torch.no_grad()
     def observe(self) -> dict[str, Tensor]:
         """Per-network observables on the full data: dead and always-on fractions of the hidden
-        units (and the full-data loss with minibatches)."""
+        units (and the full-data loss with minibatches, the validation loss with held-out
+        data)."""
         observed: dict[str, Tensor] = {}
         trace = self.model.trace(self.x)
         if self.batch_size is not None:
             observed["full_loss"] = _per_network_loss(trace.output, self.y, self.loss_name)
+        if self.validation is not None:
+            x_val, y_val = self.validation
+            observed["validation_loss"] = _per_network_loss(
+                self.model.forward(x_val), y_val, self.loss_name
+            )
         if trace.preactivations:
             layers = [unit_states(z, BATCHED_SAMPLE_DIMS) for z in trace.preactivations]
             states = UnitStates(

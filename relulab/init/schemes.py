@@ -20,6 +20,9 @@ Per-tensor schemes (:math:`n_{in}` = the layer's fan-in; the bias rule;
 * ``orthogonal``: orthonormal rows or columns (Saxe et al. 2014); bias 0.
 * ``rai``: random asymmetric initialisation (Lu et al. 2020); weights and bias drawn together.
 * ``raai``: anti-correlated rows ``[w, b]`` then RAI's Beta entry (seed ``003_…`` §3); drawn.
+* ``correlated``: rows :math:`N(0, (\sigma_w^2/N)(aI + (b/N)J))`, ``k`` read by a
+  ``parameterisation`` (seed ``003_…`` §2: ACI, and positively correlated controls); bias
+  :math:`N(0, \sigma_b^2)`, drawn (0 by default). Defaults: :math:`\sigma_w^2 = 2`, uncorrelated.
 
 Data-dependent schemes (:mod:`relulab.init.model`): ``scale`` (seed ``002_…`` §5.1, eq. 13),
 ``scale_bias`` (eqs. 14 then 13), ``lsuv`` (Mishkin & Matas 2015).
@@ -35,6 +38,7 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
+from relulab.init.correlated import correlated_
 from relulab.init.model import (
     InitReport,
     check_biases,
@@ -194,6 +198,12 @@ _ALL = (
         "drawn",
         raai_,
         requires_bias=True,
+    ),
+    Scheme(
+        "correlated",
+        "correlated Gaussian rows (σ_w²/N)(aI + (b/N)J), bias N(0, σ_b²) (seed 003 §2, ACI)",
+        "drawn",
+        correlated_,
     ),
     Scheme(
         "scale",

@@ -1,0 +1,40 @@
+"""Anti-correlated and asymmetric initialisations (seed ``003_…``, Singh & Sreejith).
+
+Mean field against simulation: phases of deep ReLU networks whose weights into a node are
+correlated — ordered, bounded chaotic (only with anti-correlation) and unbounded — probed by
+wide random networks on both sides of each boundary; seed 003's Fig. 3 as a sweep over σ_w²
+(correlation after many layers, the stability change at χ1 = 1, the length); gradients growing
+by χ1 per layer. Dead nodes (Table 1): the per-input inactive probability and the units dead on
+every input under He, ACI, RAI, RAAI and a positively correlated control. Teacher–student
+training (§4–5, appendix B): students initialised He/ACI/RAI/RAAI and a sweep of correlation
+strengths, on three teachers, with SGD and Adam, every init × seed one batched computation.
+
+The package reads top to bottom: :mod:`.config` (settings with provenance tags, presets, the
+compared inits), :mod:`.units` (the batched computations), :mod:`.theory` (the mean-field
+curves each measurement is compared with), :mod:`.claims` (scorecard and metrics),
+:mod:`.figures`.
+"""
+
+from __future__ import annotations
+
+from relulab.experiments.base import Experiment
+from relulab.experiments.correlated_init.claims import analyse
+from relulab.experiments.correlated_init.config import PRESETS, CorrelatedInitConfig
+from relulab.experiments.correlated_init.figures import figures
+from relulab.experiments.correlated_init.units import estimate_bytes, plan
+
+__all__ = ["EXPERIMENT", "PRESETS", "CorrelatedInitConfig", "analyse", "figures", "plan"]
+
+EXPERIMENT = Experiment(
+    name="correlated-init",
+    title="Anti-correlated and asymmetric initialisations: phases, dead nodes, training",
+    seed="003",
+    summary="phases probed by simulation, Fig. 3 sweep, gradients, Table 1 dead nodes, "
+    "teacher–student training of He/ACI/RAI/RAAI",
+    config=CorrelatedInitConfig,
+    presets=PRESETS,
+    plan=plan,
+    analyse=analyse,
+    figures=figures,
+    estimate_bytes=estimate_bytes,
+)

@@ -1,0 +1,297 @@
+"""Figures of the correlated-init study, one per claim group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from relulab.analysis import where
+from relulab.experiments.base import Figure, Results
+from relulab.experiments.correlated_init.claims import log_validation, training_scores
+from relulab.experiments.correlated_init.config import CorrelatedInitConfig, student_inits
+from relulab.experiments.correlated_init.theory import (
+    RELU,
+    dead_node_theory,
+    mean_correlation_theory,
+    point_theory,
+)
+from relulab.experiments.correlated_init.units import OPTIMISERS, TEACHERS, probe_points
+from relulab.report.plotting import plot_phase_regions, plt, save
+from relulab.theory import phase_diagram
+from relulab.theory.correlated import covariance_coefficients, relu_phase_boundaries
+
+__all__ = ["figures"]
+
+COLOURS = {"he": "tab:blue", "aci": "tab:red", "rai": "tab:green", "raai": "tab:purple"}
+COLOURS["positive"] = "tab:orange"
+
+
+def _band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and a normal-approximation 95 % band over the first axis (figures only; claims use
+    bootstrap intervals)."""
+    mean = values.mean(axis=0)
+    half = 1.96 * values.std(axis=0, ddof=1) / np.sqrt(max(len(values), 1))
+    return mean, mean - half, mean + half
+
+
+def _figure_phase_probes(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
+    result = results["propagation"]
+    w2 = np.linspace(0.05, 4.0, config.grid_points)
+    b2 = np.linspace(0.0, 2.0, config.grid_points)
+    strengths = [("uncorrelated", 0.0), ("anti-correlated", config.aci_k)]
+    strengths.append(("positively correlated", config.positive_k))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for ax, (title, k) in zip(axes, strengths, strict=True):
+        a, b = covariance_coefficients(k, config.parameterisation, 1000)
+        plot_phase_regions(ax, phase_diagram(RELU, w2, b2, a=a, b=b))
+        for p in probe_points(config):
+            if not np.isclose(p[0], k):
+                continue
+            rows = where(result.conditions, k=float(p[0]), sigma_w2=float(p[1]))
+            change = result.curves["correlation_near"][rows, -1].mean() - config.near_c0
+            lengths = result.curves["length"][rows]
+            growth = np.log(lengths[:, -1] / lengths[:, config.correlation_depth // 2]).mean()
+            marker = "v" if change < 0 else "^"
+            colour = "black" if growth < 0.5 else "white"
+            ax.scatter(p[1], config.sigma_b2, marker=marker, s=70, c=colour, edgecolors="k")
+        ax.set(title=f"{title} (k = {k:g}, {config.parameterisation})")
+        ax.text(0.3, 1.7, "ordered", fontsize=8)
+        ax.text(3.2, 1.7, "unbounded", fontsize=8)
+    axes[1].text(2.05, 1.0, "bounded\nchaotic", fontsize=8)
+    return save(
+        fig,
+        out_dir,
+        "phase_probes.png",
+        "Mean-field phases over (σ_w², σ_b²) (ordered χ1 < 1, bounded chaotic, unbounded "
+        "length; dashed χ1 = 1) and simulated probes at σ_b² = "
+        f"{config.sigma_b2}: ▲ close signals correlate, ▼ they decorrelate; black: length "
+        "bounded, white: growing (seed 003 §2, Figs. 1–2).",
+    )
+
+
+def _figure_sweep(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
+    result = results["propagation"]
+    sweep = np.array(sorted(config.sweep_sigma_w2))
+    fine = np.linspace(sweep.min(), sweep.max(), 60)
+    a, b = covariance_coefficients(config.aci_k, config.parameterisation, 1000)
+    limit = relu_phase_boundaries(a, b).bounded_limit
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
+    for curve, c0, colour in (
+        ("correlation", config.correlation_c0, "tab:red"),
+        ("correlation_near", config.near_c0, "tab:purple"),
+    ):
+        stats = [
+            _band(
+                result.curves[curve][
+                    where(result.conditions, k=float(config.aci_k), sigma_w2=float(w)), -1
+                ]
+            )
+            for w in sweep
+        ]
+        mean, low, high = (np.array(column) for column in zip(*stats, strict=True))
+        axes[0].errorbar(
+            sweep, mean, [mean - low, high - mean], fmt="o", color=colour, label=f"c0 = {c0}"
+        )
+        theory = [getattr(point_theory(config.aci_k, w, config), curve)[-1] for w in fine]
+        axes[0].plot(fine, theory, color=colour, lw=1.5)
+    axes[0].set(
+        xlabel="σ_w²",
+        ylabel=f"c at layer {config.correlation_depth}",
+        title=f"k = {config.aci_k:g}: simulated (dots, 95 %) vs theory",
+    )
+    for ax in axes[:2]:
+        ax.axvline(2.0 / a, color="k", ls="--", lw=1)
+        ax.axvline(limit, color="grey", ls=":", lw=1)
+    axes[0].legend()
+    lengths = [
+        result.curves["length"][
+            where(result.conditions, k=float(config.aci_k), sigma_w2=float(w)), -1
+        ].mean()
+        for w in sweep
+    ]
+    axes[1].semilogy(sweep, lengths, "o", color="tab:blue", label="simulated")
+    axes[1].semilogy(
+        fine,
+        [point_theory(config.aci_k, w, config).length[-1] for w in fine],
+        color="tab:blue",
+        label="theory",
+    )
+    axes[1].axvline(2.0 / a, color="k", ls="--", lw=1)
+    axes[1].axvline(limit, color="grey", ls=":", lw=1)
+    axes[1].set(xlabel="σ_w²", ylabel=f"q at layer {config.correlation_depth}", title="length")
+    axes[1].legend()
+    for p in probe_points(config):
+        rows = where(result.conditions, k=float(p[0]), sigma_w2=float(p[1]))
+        grads = result.curves["gradient"][rows, :-1]
+        depth = np.arange(1, config.correlation_depth)
+        rates = [-np.polyfit(depth, np.log(g), 1)[0] for g in grads]
+        chi = point_theory(*p, config).chi1
+        axes[2].errorbar(
+            np.log(chi),
+            np.mean(rates),
+            1.96 * np.std(rates, ddof=1) / np.sqrt(len(rates)),
+            fmt="o",
+            color="tab:red" if p[0] < 0 else ("tab:orange" if p[0] > 0 else "tab:blue"),
+        )
+    span = np.array([-0.6, 0.6])
+    axes[2].plot(span, span, color="k", lw=1)
+    axes[2].set(
+        xlabel="ln χ1 (theory)",
+        ylabel="backward growth of ⟨g²⟩ per layer",
+        title="gradients (blue k=0, red anti, orange positive)",
+    )
+    palette = plt.colormaps["viridis"](np.linspace(0, 0.9, len(sweep)))
+    for colour, w in zip(palette, sweep, strict=True):
+        rows = where(result.conditions, k=float(config.aci_k), sigma_w2=float(w))
+        axes[3].semilogy(result.steps, result.curves["length"][rows].mean(0), "o", ms=2, c=colour)
+        theory = point_theory(config.aci_k, w, config).length
+        axes[3].semilogy(result.steps, theory, color=colour, lw=1, label=f"σ_w² = {w:g}")
+    axes[3].set(xlabel="layer", ylabel="q_l", title="length map reaching its fixed point")
+    axes[3].legend(fontsize=7)
+    secondary = axes[0].secondary_xaxis("top", functions=(lambda w: w * a / 2, lambda c: 2 * c / a))
+    secondary.set_xlabel("χ1")
+    return save(
+        fig,
+        out_dir,
+        "fig3_sweep.png",
+        "Seed 003 Fig. 3 as a sweep: correlation after many layers against σ_w² (top axis χ1), "
+        "simulated vs mean field (dashed χ1 = 1, dotted bounded limit); the length at the last "
+        "layer; the gradient's growth per layer against ln χ1 (line: equality); the length per "
+        "layer (dots: simulation, lines: mean field).",
+    )
+
+
+def _figure_dead(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
+    result = results["dead-nodes"]
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
+    for name in dict.fromkeys(c["init"] for c in result.conditions):
+        rows = where(result.conditions, init=name)
+        colour = COLOURS.get(name)
+        for ax, curve in zip(axes[:2], ("inactive", "dead_on_all"), strict=True):
+            mean, low, high = _band(result.curves[curve][rows])
+            ax.plot(result.steps, mean, "o-", color=colour, label=name, ms=3)
+            ax.fill_between(result.steps, low, high, color=colour, alpha=0.2)
+        axes[0].plot(result.steps, dead_node_theory(name, config), "--", color=colour, lw=1)
+        mean, low, high = _band(result.curves["mean_correlation"][rows])
+        axes[2].plot(result.steps, mean, "o", color=colour, ms=3, label=name)
+        axes[2].fill_between(result.steps, low, high, color=colour, alpha=0.2)
+        theory = mean_correlation_theory(name, config, result.arrays["inputs"])
+        axes[2].plot(result.steps, theory, "--", color=colour, lw=1)
+    axes[0].axhline(0.36, color="grey", ls=":", lw=1)
+    axes[0].set(xlabel="layer", ylabel="P(h ≤ 0) per input", title="dashed: theory; dotted 0.36")
+    axes[1].set(
+        xlabel="layer",
+        ylabel="fraction of units dead on all inputs",
+        title=f"{config.dead_inputs} inputs",
+    )
+    axes[2].set(
+        xlabel="layer",
+        ylabel="mean pairwise correlation of h",
+        title="dashed: infinite-width law (population dynamics)",
+    )
+    axes[0].legend()
+    return save(
+        fig,
+        out_dir,
+        "dead_nodes.png",
+        f"Dead nodes (seed 003 Table 1) in width-{config.dead_width} random nets, 95 % bands "
+        "over networks: per-input inactive probability (dashed: exact infinite-width law) and "
+        "units dead on every input; the inputs' mean pairwise correlation (seed 003 Figs. 4–5, \
+appendices C–E).",
+    )
+
+
+def _figure_training(
+    results: Results, config: CorrelatedInitConfig, out_dir: Path, teacher: str
+) -> Figure:
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    for ax, optimiser in zip(axes, OPTIMISERS, strict=True):
+        result = results[f"train-{teacher}-{optimiser}"]
+        curves = log_validation(result)
+        epochs = np.arange(curves.shape[1])
+        for name in student_inits(config):
+            rows = where(result.conditions, init=name)
+            mean, low, high = _band(curves[rows])
+            colour = COLOURS.get(name)
+            style = "-" if name in COLOURS else ":"
+            ax.plot(epochs, mean, style, color=colour, label=name)
+            ax.fill_between(epochs, low, high, color=colour, alpha=0.15)
+        ax.set(xlabel="epoch", ylabel="log10 validation loss", title=f"{teacher}, {optimiser}")
+    axes[0].legend(fontsize=8)
+    return save(
+        fig,
+        out_dir,
+        f"training_{teacher}.png",
+        f"{teacher.capitalize()} teacher (seed 003 §4–5, appendix B): validation loss of "
+        f"{config.train_seeds} students per init, mean and 95 % band (normal approximation).",
+    )
+
+
+def _figure_deep(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
+    result = results["train-deep"]
+    curves = log_validation(result)
+    epochs = np.arange(curves.shape[1])
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for name in dict.fromkeys(c["init"] for c in result.conditions):
+        mean, low, high = _band(curves[where(result.conditions, init=name)])
+        colour = COLOURS.get(name, "tab:pink")
+        ax.plot(epochs, mean, color=colour, label=name)
+        ax.fill_between(epochs, low, high, color=colour, alpha=0.15)
+    ax.set(
+        xlabel="epoch",
+        ylabel="log10 validation loss",
+        title=f"{config.deep_depth} hidden layers, complex teacher, Adam",
+    )
+    ax.legend()
+    return save(
+        fig,
+        out_dir,
+        "training_deep.png",
+        "Deeper students (seed 003 §5's overfitting remark): ACI, ACI with a weaker "
+        f"correlation (k = {config.weak_aci_k:g}), RAAI and He; mean and 95 % band.",
+    )
+
+
+def _figure_plane(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
+    result = results["train-plane"]
+    scores = training_scores(result)
+    w2 = np.array(config.plane_sigma_w2)
+    ks = np.array(config.plane_k)
+    grid = np.array([[scores[f"w2={w:g},k={k:g}"].mean() for w in w2] for k in ks])
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    mesh = ax.pcolormesh(w2, ks, grid, shading="nearest", cmap="viridis_r")
+    fig.colorbar(mesh, ax=ax, label="mean over epochs of log10 validation loss")
+    fine_k = np.linspace(ks.min(), ks.max(), 100)
+    limits = [
+        relu_phase_boundaries(*covariance_coefficients(k, config.parameterisation, 1000))
+        for k in fine_k
+    ]
+    ax.plot([lim.chaos_onset for lim in limits], fine_k, "w--", label="χ1 = 1")
+    ax.plot([lim.bounded_limit for lim in limits], fine_k, "w:", label="bounded limit")
+    ax.set(
+        xlim=(w2.min() - 0.2, w2.max() + 0.2),
+        xlabel="σ_w²",
+        ylabel=f"k ({config.parameterisation})",
+        title="training speed over the phase diagram (standard teacher, Adam)",
+    )
+    ax.legend(loc="lower left", fontsize=8)
+    return save(
+        fig,
+        out_dir,
+        "plane.png",
+        "Beyond the seed: training speed of correlated students over (σ_w², k), "
+        f"{config.plane_seeds} seeds per point, with the mean-field boundaries: the bounded "
+        "chaotic window lies between the dashed and the dotted line (k < 0).",
+    )
+
+
+def figures(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> list[Figure]:
+    return [
+        _figure_phase_probes(results, config, out_dir),
+        _figure_sweep(results, config, out_dir),
+        _figure_dead(results, config, out_dir),
+        *(_figure_training(results, config, out_dir, t) for t in TEACHERS),
+        _figure_deep(results, config, out_dir),
+        _figure_plane(results, config, out_dir),
+    ]

@@ -1,0 +1,370 @@
+"""The work of the correlated-init study: random deep networks measured forward and backward,
+and teacher–student training, each one resumable batched computation.
+
+* ``propagation`` — for every probed (k, σ_w²): random width-N ReLU nets with correlated rows
+  (:func:`relulab.init.correlated_`), two input pairs (far, near), per layer the length, both
+  pairs' correlations and the backward gradient's second moment (seed 003 §2, Figs. 1–3).
+* ``dead-nodes`` — wide deep nets under He, ACI, RAI, RAAI and a positive control on many
+  inputs: per layer the inactive probability and the fraction of units dead on every input
+  (Table 1).
+* ``train-<teacher>-<optimiser>`` — every student init × seed of one teacher and optimiser as
+  one :class:`relulab.engine.BatchedMLP` (§4–5, appendix B).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from relulab.engine import BatchedAdam, BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem, train
+from relulab.experiments.base import Unit
+from relulab.experiments.context import RunContext
+from relulab.experiments.correlated_init.config import (
+    CorrelatedInitConfig,
+    student_inits,
+    table1_inits,
+)
+from relulab.init import correlated_, get_scheme
+from relulab.store import UnitResult
+from relulab.tasks import two_inputs_with_correlation
+
+__all__ = [
+    "OPTIMISERS",
+    "TEACHERS",
+    "deep_inits",
+    "estimate_bytes",
+    "plan",
+    "plane_inits",
+    "probe_points",
+    "simulate_network",
+    "train_students",
+]
+
+TEACHERS = ("standard", "simple", "complex")
+OPTIMISERS = ("sgd", "adam")
+
+
+def probe_points(config: CorrelatedInitConfig) -> list[tuple[float, float]]:
+    """Every (k, σ_w²) the propagation unit simulates: the phase probes and the Fig. 3 sweep."""
+    points = [(0.0, w2) for w2 in config.probe_uncorrelated]
+    points += [(config.aci_k, w2) for w2 in (*config.probe_anti, *config.sweep_sigma_w2)]
+    points += [(config.positive_k, w2) for w2 in config.probe_positive]
+    unique: list[tuple[float, float]] = []
+    for point in points:
+        if not any(np.allclose(point, other) for other in unique):
+            unique.append(point)
+    return unique
+
+
+def _correlation(u: torch.Tensor, i: int, j: int) -> float:
+    return float((u[i] * u[j]).mean() / torch.sqrt(u[i].square().mean() * u[j].square().mean()))
+
+
+def simulate_network(
+    k: float, sigma_w2: float, config: CorrelatedInitConfig, generator: torch.Generator
+) -> dict[str, np.ndarray]:
+    r"""One random net of ``correlation_depth`` layers of width N on four inputs (a far pair
+    of correlation ``correlation_c0``, a near pair of ``near_c0``), float64.
+
+    Layer l: :math:`u^l = W^l \phi(u^{l-1}) + b^l` (:math:`\phi` = identity on the inputs),
+    rows of :math:`W^l` drawn by :func:`~relulab.init.correlated_`, :math:`b \sim
+    N(0, \sigma_b^2)`. Backward: :math:`g^l = \partial (v\cdot u^L)/\partial u^l` for a
+    Gaussian :math:`v`.
+
+    Returns:
+        Per layer: ``length`` (mean square of u over inputs and units), ``correlation`` (far
+        pair), ``correlation_near`` and ``gradient`` (mean square of :math:`g^l`).
+    """
+    width = config.correlation_width
+    x = torch.cat(
+        [
+            two_inputs_with_correlation(width, config.correlation_c0, generator),
+            two_inputs_with_correlation(width, config.near_c0, generator),
+        ]
+    )
+    h, preactivations = x, []
+    for layer in range(config.correlation_depth):
+        weight = correlated_(
+            torch.empty(width, width, dtype=torch.float64),
+            sigma_w2=sigma_w2,
+            k=k,
+            parameterisation=config.parameterisation,
+            generator=generator,
+        )
+        bias = torch.randn(width, generator=generator, dtype=torch.float64)
+        u = (torch.relu(h) if layer else h) @ weight.T + bias * math.sqrt(config.sigma_b2)
+        u.requires_grad_(True)
+        u.retain_grad()
+        preactivations.append(u)
+        h = u
+    readout = torch.randn(h.shape, generator=generator, dtype=torch.float64)
+    (h * readout).sum().backward()
+    with torch.no_grad():
+        return {
+            "length": np.array([float(u.square().mean()) for u in preactivations]),
+            "correlation": np.array([_correlation(u, 0, 1) for u in preactivations]),
+            "correlation_near": np.array([_correlation(u, 2, 3) for u in preactivations]),
+            "gradient": np.array([float(u.grad.square().mean()) for u in preactivations]),
+        }
+
+
+def _propagation_unit(config: CorrelatedInitConfig) -> Unit:
+    def run(context: RunContext) -> UnitResult:
+        points = probe_points(config)
+        conditions, rows = [], []
+        with context.progress(len(points) * config.correlation_networks, "propagation") as done:
+            for k, sigma_w2 in points:
+                for net in range(config.correlation_networks):
+                    generator = context.generator(f"propagation-{k:g}-{sigma_w2:g}-{net}")
+                    rows.append(simulate_network(k, sigma_w2, config, generator))
+                    conditions.append({"k": k, "sigma_w2": sigma_w2, "network": net})
+                    done(1)
+        curves = {name: np.array([row[name] for row in rows]) for name in rows[0]}
+        final = {name: curve[:, -1] for name, curve in curves.items()}
+        return UnitResult.forward_only(
+            conditions, np.arange(1, config.correlation_depth + 1), curves, final
+        )
+
+    return Unit("propagation", run)
+
+
+def dead_node_statistics(
+    scheme: str, options: dict[str, Any], x: torch.Tensor, depth: int, generator: torch.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per layer of one random net of width ``x.shape[1]`` on inputs ``x`` ``(n, width)``: the
+    fraction of (unit, input) pairs with :math:`h \\le 0`, the fraction of units with
+    :math:`h \\le 0` on every input, and the mean pairwise correlation of the inputs'
+    pre-activations. Layers drawn by the registry's fill of ``scheme`` with ``options``."""
+    width = x.shape[1]
+    h = x
+    inactive, dead, correlation = [], [], []
+    for layer in range(depth):
+        weight = torch.empty(width, width, dtype=torch.float64)
+        bias = torch.zeros(width, dtype=torch.float64)
+        get_scheme(scheme).fill(weight, bias, generator, **options)
+        u = (torch.relu(h) if layer else h) @ weight.T + bias
+        off = u <= 0
+        inactive.append(float(off.double().mean()))
+        dead.append(float(off.all(dim=0).double().mean()))
+        gram = u @ u.T
+        scale = torch.sqrt(torch.diagonal(gram))
+        corr = gram / (scale[:, None] * scale[None, :])
+        n = corr.shape[0]
+        correlation.append(float((corr.sum() - n) / (n * (n - 1))))
+        h = u
+    return np.array(inactive), np.array(dead), np.array(correlation)
+
+
+def _dead_nodes_unit(config: CorrelatedInitConfig) -> Unit:
+    def run(context: RunContext) -> UnitResult:
+        inits = table1_inits(config)
+        data_generator = context.generator("dead-nodes-inputs")
+        x = torch.randn(config.dead_inputs, config.dead_width, generator=data_generator).double()
+        conditions, rows = [], []
+        with context.progress(len(inits) * config.dead_networks, "dead nodes") as done:
+            for name, (scheme, options) in inits.items():
+                for net in range(config.dead_networks):
+                    generator = context.generator(f"dead-nodes-{name}-{net}")
+                    rows.append(
+                        dead_node_statistics(scheme, options, x, config.dead_depth, generator)
+                    )
+                    conditions.append({"init": name, "network": net})
+                    done(1)
+        curves = {
+            name: np.array([row[i] for row in rows])
+            for i, name in enumerate(("inactive", "dead_on_all", "mean_correlation"))
+        }
+        final = {name: curve[:, -1] for name, curve in curves.items()}
+        return UnitResult.forward_only(
+            conditions,
+            np.arange(1, config.dead_depth + 1),
+            curves,
+            final,
+            {"inputs": x.numpy()},
+        )
+
+    return Unit("dead-nodes", run)
+
+
+def _teacher(
+    name: str, config: CorrelatedInitConfig, seed: int, dtype: torch.dtype, depth: int
+) -> BatchedMLP:
+    """The three teachers of seed 003 §4: a He ReLU net of the student's size, a single-layer
+    ReLU net with few nodes, a tanh net of the student's size in tanh's chaotic phase."""
+    hidden = (config.train_width,) * depth
+    if name == "standard":
+        return BatchedMLP(
+            MLPSpec((config.input_dim, *hidden, 1)), 1, "kaiming_normal", seeds=[seed], dtype=dtype
+        )
+    if name == "simple":
+        spec = MLPSpec((config.input_dim, config.simple_teacher_width, 1))
+        return BatchedMLP(spec, 1, "kaiming_normal", seeds=[seed], dtype=dtype)
+    spec = MLPSpec((config.input_dim, *hidden, 1), activation="tanh")
+    return BatchedMLP(
+        spec,
+        1,
+        "lecun_normal",
+        init_scale=math.sqrt(config.tanh_teacher_sigma_w2),
+        seeds=[seed],
+        dtype=dtype,
+    )
+
+
+def teacher_data(
+    teacher: str, config: CorrelatedInitConfig, context: RunContext, depth: int | None = None
+) -> tuple[torch.Tensor, ...]:
+    """Training and validation inputs :math:`x \\sim N(0, I)` and the outputs of a teacher of
+    ``depth`` hidden layers (default: the students'), standardised on the training set (zero
+    mean, unit variance) [I]."""
+    depth = config.train_depth if depth is None else depth
+    suffix = "" if depth == config.train_depth else f"-depth{depth}"
+    generator = context.generator(f"teacher-{teacher}{suffix}")
+    n = config.train_samples + config.validation_samples
+    x = torch.randn(n, config.input_dim, generator=generator, dtype=torch.float64)
+    seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
+    with torch.no_grad():
+        y = _teacher(teacher, config, seed, torch.float64, depth).forward(x)[0]
+    train_y = y[: config.train_samples]
+    y = (y - train_y.mean()) / train_y.std()
+    x, y = x.to(context.dtype), y.to(context.dtype)
+    cut = config.train_samples
+    return x[:cut], y[:cut], x[cut:], y[cut:]
+
+
+Inits = dict[str, tuple[str, dict[str, Any]]]
+
+
+def train_students(
+    context: RunContext,
+    config: CorrelatedInitConfig,
+    teacher: str,
+    optimiser: str,
+    inits: Inits,
+    seeds: int,
+    depth: int,
+    name: str,
+) -> UnitResult:
+    """Every init × seed as one :class:`~relulab.engine.BatchedMLP` of ``depth`` hidden layers
+    trained on one teacher with one optimiser (TensorFlow's defaults [I]); validation loss per
+    epoch."""
+    x, y, x_val, y_val = teacher_data(teacher, config, context, depth)
+    conditions = [
+        {"init": init, "seed": s, "teacher": teacher, "optimiser": optimiser, **inits[init][1]}
+        for init in inits
+        for s in range(seeds)
+    ]
+    order = list(inits)
+    device = context.device
+    model = BatchedMLP(
+        MLPSpec((config.input_dim, *(config.train_width,) * depth, 1)),
+        n_networks=len(conditions),
+        init=[inits[c["init"]][0] for c in conditions],
+        init_options=[inits[c["init"]][1] for c in conditions],
+        seeds=[1000 * order.index(c["init"]) + c["seed"] for c in conditions],
+        dtype=context.dtype,
+        device=device,
+    )
+    problem = SupervisedProblem(
+        model,
+        x.to(device),
+        y.to(device),
+        "mse",
+        config.batch_size,
+        context.generator(f"batches-{name}"),
+        validation=(x_val.to(device), y_val.to(device)),
+    )
+    steps_per_epoch = config.train_samples // config.batch_size
+    if optimiser == "sgd":
+        epochs, step = config.sgd_epochs, BatchedSGD(problem.params, config.sgd_lr)
+    else:
+        epochs = config.adam_epochs
+        step = BatchedAdam(problem.params, config.adam_lr, eps=config.adam_eps)
+    steps = epochs * steps_per_epoch
+    with context.progress(steps, name) as advance:
+        result = train(problem, step, steps, steps_per_epoch, advance)
+    return UnitResult.from_training(result, conditions)
+
+
+def _training_unit(config: CorrelatedInitConfig, teacher: str, optimiser: str) -> Unit:
+    name = f"train-{teacher}-{optimiser}"
+    return Unit(
+        name,
+        lambda context: train_students(
+            context,
+            config,
+            teacher,
+            optimiser,
+            student_inits(config),
+            config.train_seeds,
+            config.train_depth,
+            name,
+        ),
+    )
+
+
+def plane_inits(config: CorrelatedInitConfig) -> Inits:
+    """Correlated students on the (σ_w², k) grid of the beyond-the-seed plane."""
+    return {
+        f"w2={w2:g},k={k:g}": (
+            "correlated",
+            {"sigma_w2": w2, "k": k, "parameterisation": config.parameterisation},
+        )
+        for w2 in config.plane_sigma_w2
+        for k in config.plane_k
+    }
+
+
+def _plane_unit(config: CorrelatedInitConfig) -> Unit:
+    return Unit(
+        "train-plane",
+        lambda context: train_students(
+            context,
+            config,
+            "standard",
+            "adam",
+            plane_inits(config),
+            config.plane_seeds,
+            config.train_depth,
+            "train-plane",
+        ),
+    )
+
+
+def deep_inits(config: CorrelatedInitConfig) -> Inits:
+    """He, ACI, ACI with the weaker ``weak_aci_k`` and RAAI for the deeper students (§5)."""
+    inits = table1_inits(config)
+    weak = ("correlated", {**inits["aci"][1], "k": config.weak_aci_k})
+    return {"he": inits["he"], "aci": inits["aci"], "weak-aci": weak, "raai": inits["raai"]}
+
+
+def _deep_unit(config: CorrelatedInitConfig) -> Unit:
+    return Unit(
+        "train-deep",
+        lambda context: train_students(
+            context,
+            config,
+            "complex",
+            "adam",
+            deep_inits(config),
+            config.train_seeds,
+            config.deep_depth,
+            "train-deep",
+        ),
+    )
+
+
+def plan(config: CorrelatedInitConfig) -> list[Unit]:
+    units = [_propagation_unit(config), _dead_nodes_unit(config)]
+    units += [_training_unit(config, t, o) for t in TEACHERS for o in OPTIMISERS]
+    return [*units, _deep_unit(config), _plane_unit(config)]
+
+
+def estimate_bytes(config: CorrelatedInitConfig) -> int:
+    """Peak memory in bytes: the propagation's weights kept for the backward pass
+    (depth × width² float64), the dead-node layer, or the phase-diagram grids."""
+    propagation = 8 * (config.correlation_depth + 2) * config.correlation_width**2
+    dead = 8 * 4 * config.dead_width**2 + 8 * 3 * config.dead_inputs * config.dead_width
+    return max(propagation, dead, 8 * 30 * config.grid_points**2)
