@@ -5,8 +5,16 @@
 * :mod:`relulab.analysis.curves` — plateaus, first crossings, log and power-law slopes,
   interpolated crossings, boundaries of a sweep.
 * :mod:`relulab.analysis.estimators` — finite-sample bias of the reported estimators.
+* :mod:`relulab.analysis.alignment` — how closely two loss curves follow each other; variance
+  of a representation explained by features.
 """
 
+from relulab.analysis.alignment import (
+    LossAlignment,
+    early_window,
+    loss_alignment,
+    variance_explained,
+)
 from relulab.analysis.curves import (
     first_below,
     fit_log_slope,
@@ -43,4 +51,8 @@ __all__ = [
     "sample_bias_corrected_ratio",
     "statistic_ci",
     "where",
+    "LossAlignment",
+    "early_window",
+    "loss_alignment",
+    "variance_explained",
 ]
