@@ -33,7 +33,7 @@ def _ci(values) -> Estimate:
     return mean_ci(values[np.isfinite(values)])
 
 
-def aligned_claim(claim_id, statement, gaps, config, source, figure, scale) -> Claim:
+def aligned_claim(claim_id, statement, gaps, config, source, figure, scale, extra="") -> Claim:
     """The ReLU loss follows the linear loss: mean alignment gap below the tolerance."""
     return below(
         claim_id,
@@ -43,13 +43,13 @@ def aligned_claim(claim_id, statement, gaps, config, source, figure, scale) -> C
         bound=config.alignment_tolerance,
         source=source,
         note="alignment measure and tolerance [I]",
-        detail=f"per seed: {np.round(gaps, 3).tolist()}",
+        detail=f"per seed: {np.round(gaps, 3).tolist()}{extra}",
         scale=scale,
         figure=figure,
     )
 
 
-def parted_claim(claim_id, statement, gaps, config, source, figure, scale) -> Claim:
+def parted_claim(claim_id, statement, gaps, config, source, figure, scale, extra="") -> Claim:
     """The ReLU loss parts from the linear loss: mean alignment gap above the tolerance."""
     return above(
         claim_id,
@@ -59,7 +59,7 @@ def parted_claim(claim_id, statement, gaps, config, source, figure, scale) -> Cl
         bound=config.alignment_tolerance,
         source=source,
         note="alignment measure and tolerance [I]",
-        detail=f"per seed: {np.round(gaps, 3).tolist()}",
+        detail=f"per seed: {np.round(gaps, 3).tolist()}{extra}",
         scale=scale,
         figure=figure,
     )
@@ -340,16 +340,22 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
     c = config.constant
     hierarchy = _pair(results, "hierarchy")
     xor = _pair(results, "xor")
-    gaps = {
-        "hierarchy_bias": measure.alignment_gaps(*hierarchy, config, c=c),
-        "hierarchy_free": measure.alignment_gaps(*hierarchy, config, c=0.0),
-        "xor_bias": measure.alignment_gaps(*xor, config, c=c),
-        "xor_free": measure.alignment_gaps(*xor, config, c=0.0),
-        "hierarchy_both": measure.alignment_gaps(*_pair(results, "hierarchy-both"), config),
-        "xor_both": measure.alignment_gaps(*_pair(results, "xor-both"), config),
-    }
     xl = _pair(results, "xor-linear")
-    gaps["xor_linear"] = measure.alignment_gaps(*xl, config, c=c, delta=config.margin_delta)
+    full = {
+        "hierarchy_bias": measure.alignments(*hierarchy, config, c=c),
+        "hierarchy_free": measure.alignments(*hierarchy, config, c=0.0),
+        "xor_bias": measure.alignments(*xor, config, c=c),
+        "xor_free": measure.alignments(*xor, config, c=0.0),
+        "hierarchy_both": measure.alignments(*_pair(results, "hierarchy-both"), config),
+        "xor_both": measure.alignments(*_pair(results, "xor-both"), config),
+        "xor_linear": measure.alignments(*xl, config, c=c, delta=config.margin_delta),
+    }
+    gaps = {k: v[:, 0] for k, v in full.items()}
+    extra = {
+        k: f"; best shifts (steps) {np.round(v[:, 1]).tolist()}; unshifted gaps "
+        f"{np.round(v[:, 2], 3).tolist()}"
+        for k, v in full.items()
+    }
     claims = [
         aligned_claim(
             "hierarchy-aligned-with-bias",
@@ -360,6 +366,7 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
             f"{SEED} §4, Fig. 2B",
             "alignment.png",
             scale,
+            extra=extra["hierarchy_bias"],
         ),
         parted_claim(
             "hierarchy-part-without-bias",
@@ -369,6 +376,7 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
             f"{SEED} §4, Fig. 2B",
             "alignment.png",
             scale,
+            extra=extra["hierarchy_free"],
         ),
         aligned_claim(
             "xor-aligned-with-bias",
@@ -379,6 +387,7 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
             f"{SEED} §4, Fig. 2D",
             "alignment.png",
             scale,
+            extra=extra["xor_bias"],
         ),
         parted_claim(
             "xor-part-without-bias",
@@ -388,6 +397,7 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
             f"{SEED} §4, Fig. 2D",
             "alignment.png",
             scale,
+            extra=extra["xor_free"],
         ),
         aligned_claim(
             "both-layer-bias-aligned-hierarchy",
@@ -397,6 +407,7 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
             f"{SEED} appendix C.3, Fig. 9A",
             "alignment.png",
             scale,
+            extra=extra["hierarchy_both"],
         ),
         aligned_claim(
             "both-layer-bias-aligned-xor",
@@ -406,6 +417,7 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
             f"{SEED} appendix C.3, Fig. 9B",
             "alignment.png",
             scale,
+            extra=extra["xor_both"],
         ),
     ]
     mech = measure.mechanism(*hierarchy, config)
@@ -423,6 +435,7 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
             f"{SEED} §6.1, Fig. 5B",
             "xor_linear.png",
             scale,
+            extra=extra["xor_linear"],
         )
     )
     relu_xl = xl[0]
@@ -436,6 +449,7 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
     sweep_gaps, peaks = measure.c_sweep(*hierarchy, config)
     claims += [every_c_claim(sweep_gaps, config, scale), linear_units_rise_claim(peaks, scale)]
     metrics = {f"alignment_gap_{k}": float(np.mean(v)) for k, v in gaps.items()}
+    metrics.update({f"alignment_shift_{k}": float(np.mean(v[:, 1])) for k, v in full.items()})
     metrics.update(
         t_star_mean=float(np.mean(mech.t_star)),
         peak_always_on_mean=float(np.mean(mech.peak_on)),

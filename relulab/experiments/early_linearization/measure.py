@@ -39,6 +39,7 @@ from relulab.theory.deep_linear import (
 
 __all__ = [
     "alignment_gaps",
+    "alignments",
     "forward",
     "hierarchy_modes",
     "mode_half_times",
@@ -55,22 +56,28 @@ def forward(W1: np.ndarray, W2: np.ndarray, X: np.ndarray, relu: bool):
     return H, np.asarray(W2, np.float64) @ H
 
 
+def alignments(
+    relu: UnitResult, linear: UnitResult, config: EarlyLinearizationConfig, **match
+) -> np.ndarray:
+    """Per matched network ``(gap, shift, unshifted gap)`` of
+    :func:`relulab.analysis.loss_alignment`: the ReLU loss against the linear loss of the same
+    seed and variant over the linear net's early window, ``(n, 3)``."""
+    rows = []
+    for i in where(relu.conditions, **match):
+        reference = linear.curves["loss"][i]
+        window = early_window(relu.steps, reference, config.window_fraction)
+        result = loss_alignment(
+            relu.steps, relu.curves["loss"][i], reference, window, config.max_shift * window
+        )
+        rows.append((result.gap, result.shift, result.unshifted))
+    return np.array(rows).reshape(-1, 3)
+
+
 def alignment_gaps(
     relu: UnitResult, linear: UnitResult, config: EarlyLinearizationConfig, **match
 ) -> np.ndarray:
-    """Per matched network: :func:`relulab.analysis.loss_alignment` gap of the ReLU loss against
-    the linear loss of the same seed and variant, over the linear net's early window."""
-    index = where(relu.conditions, **match)
-    gaps = []
-    for i in index:
-        reference = linear.curves["loss"][i]
-        window = early_window(relu.steps, reference, config.window_fraction)
-        gaps.append(
-            loss_alignment(
-                relu.steps, relu.curves["loss"][i], reference, window, config.max_shift * window
-            ).gap
-        )
-    return np.array(gaps)
+    """The gaps of :func:`alignments`, one per matched network."""
+    return alignments(relu, linear, config, **match)[:, 0]
 
 
 def hierarchy_modes(config: EarlyLinearizationConfig, c: float) -> tuple[np.ndarray, LinearModes]:
