@@ -42,6 +42,7 @@ TINY = [
     "map_variances=0.0004",
     "map_constants=0,1",
     "map_seeds=1",
+    "map_widths=4",
     "mds_points=3",
 ]
 

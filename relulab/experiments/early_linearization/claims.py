@@ -470,6 +470,9 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
             )
     metrics.update(_delta_metrics(xl, config))
     metrics.update(_map_metrics(_pair(results, "map"), config))
+    for width, (bias_gap, free_gap) in width_gaps(results, config).items():
+        metrics[f"width_gap_h{width}_bias"] = float(np.mean(bias_gap))
+        metrics[f"width_gap_h{width}_free"] = float(np.mean(free_gap))
     return Analysis(claims, {k: v for k, v in metrics.items() if math.isfinite(v)})
 
 
@@ -509,3 +512,17 @@ def _map_metrics(pair, config) -> dict[str, float]:
         for a, v in enumerate(config.map_variances)
         for b, c in enumerate(config.map_constants)
     }
+
+
+def width_gaps(results: Results, config) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Beyond the seed: (bias, no bias) alignment gaps on the hierarchy per hidden width."""
+    out = {}
+    for width in sorted({config.hidden, *config.map_widths}):
+        name = "hierarchy" if width == config.hidden else f"width{width}"
+        pair = _pair(results, name)
+        seeds = range(config.map_seeds)
+        out[width] = tuple(
+            np.array([measure.alignment_gaps(*pair, config, c=c, seed=k)[0] for k in seeds])
+            for c in (config.constant, 0.0)
+        )
+    return out

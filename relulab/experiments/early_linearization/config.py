@@ -52,6 +52,9 @@ class EarlyLinearizationConfig:
         (0.0, 0.1, 1.0, 3.0), "inferred", note="beyond the seed: c axis of the map"
     )  # [I]
     map_seeds: int = setting(3, "inferred", note="beyond the seed: networks per map cell")  # [I]
+    map_widths: tuple[int, ...] = setting(
+        (16, 256), "inferred", note="beyond the seed: hidden widths besides `hidden`"
+    )  # [I]
     alignment_tolerance: float = setting(
         0.1, "inferred", note="largest |Δ ln L| still called aligned ('almost perfect match')"
     )  # [I]
@@ -83,6 +86,10 @@ class EarlyLinearizationConfig:
             raise ConfigError("map_variances must be positive; constants must be ≥ 0")
         if 0.0 not in self.constants:
             raise ConfigError("constants must include 0 (the bias-free reference of fig. 10)")
+        if self.map_seeds > self.seeds:
+            raise ConfigError("map_seeds must not exceed seeds (the width map reuses them)")
+        if min(self.map_widths) < 1:
+            raise ConfigError("map_widths must be ≥ 1")
         if min(self.deltas) < 0:
             raise ConfigError("deltas must be ≥ 0")
         steps = (self.hierarchy_steps, self.xor_steps, self.xor_linear_steps, self.parallel_steps)

@@ -12,7 +12,7 @@ import numpy as np
 from relulab.analysis import where
 from relulab.experiments.base import Figure, Results
 from relulab.experiments.early_linearization import measure
-from relulab.experiments.early_linearization.claims import delta_gaps, map_gaps
+from relulab.experiments.early_linearization.claims import delta_gaps, map_gaps, width_gaps
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig
 from relulab.report.plotting import plt, save
 from relulab.theory.deep_linear import gated_linear_prediction, learning_time_constant
@@ -255,7 +255,13 @@ def _mds(results: Results, config, out_dir) -> Figure:
 
 def _map(results: Results, config, out_dir) -> Figure:
     grid = map_gaps((results["map-relu"], results["map-linear"]), config)
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, (ax, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    widths = width_gaps(results, config)
+    for k, label in ((0, f"c = {config.constant:g}"), (1, "no bias")):
+        right.plot(list(widths), [np.mean(g[k]) for g in widths.values()], "o-", label=label)
+    right.axhline(config.alignment_tolerance, color="k", ls=":")
+    right.set(xscale="log", xlabel="hidden width", ylabel="alignment gap", title="width")
+    right.legend()
     image = ax.imshow(grid, origin="lower", cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(config.map_constants)), [f"{c:g}" for c in config.map_constants])
     ax.set_yticks(range(len(config.map_variances)), [f"{v:g}" for v in config.map_variances])
@@ -263,8 +269,8 @@ def _map(results: Results, config, out_dir) -> Figure:
         ax.text(b, a, f"{value:.2f}", ha="center", va="center", color="w", fontsize=8)
     ax.set(xlabel="input constant c", ylabel="init variance σ²", title="alignment gap (hierarchy)")
     fig.colorbar(image, ax=ax)
-    caption = "Beyond the seed: the ReLU–linear alignment gap over (σ², c), mean over "
-    caption += f"{config.map_seeds} seeds per cell."
+    caption = "Beyond the seed: the ReLU–linear alignment gap over (σ², c) and over the hidden "
+    caption += f"width (σ² = {config.init_variance:g}), mean over {config.map_seeds} seeds."
     return save(fig, out_dir, "map.png", caption)
 
 

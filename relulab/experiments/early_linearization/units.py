@@ -80,6 +80,12 @@ def _conditions(config: EarlyLinearizationConfig, task: str, kind: str) -> list[
             for c in (0.0, config.constant)
             for k in range(config.seeds)
         ]
+    elif kind == "width":
+        rows = [
+            {**base, "c": c, "seed": k}
+            for c in (0.0, config.constant)
+            for k in range(config.map_seeds)
+        ]
     elif kind == "map":
         rows = [
             {**base, "c": c, "variance": v, "seed": k}
@@ -106,8 +112,10 @@ def _train_unit(
     activation: str,
     kind: str,
     snapshots: Snapshots,
+    hidden: int | None = None,
 ) -> Unit:
     conditions = _conditions(config, task, kind)
+    width = config.hidden if hidden is None else hidden
     steps = _steps(config, task)
 
     def run(context: RunContext) -> UnitResult:
@@ -118,7 +126,7 @@ def _train_unit(
         x = torch.stack([as_tensor(X) for X, _ in pairs])
         y = torch.stack([as_tensor(Y) for _, Y in pairs])
         spec = MLPSpec(
-            (x.shape[-1], config.hidden, y.shape[-1]),
+            (x.shape[-1], width, y.shape[-1]),
             activation=activation,
             bias=False,
             output_bias=bool(conditions[0]["output_bias"]),
@@ -152,7 +160,8 @@ def _train_unit(
 
 def plan(config: EarlyLinearizationConfig) -> list[Unit]:
     """Per activation: hierarchy (bias, no bias, c sweep), both-layer biases on the hierarchy
-    and on XOR, XOR, XOR + linear (Δ sweep), the parallel task, and the (σ², c) map."""
+    and on XOR, XOR, XOR + linear (Δ sweep), the parallel task, the (σ², c) map and one unit
+    per extra hidden width (bias and no bias)."""
     units = []
     for act in ACTIVATIONS:
         units += [
@@ -163,6 +172,10 @@ def plan(config: EarlyLinearizationConfig) -> list[Unit]:
             _train_unit(config, f"xor-linear-{act}", "xor-linear", act, "deltas", "final"),
             _train_unit(config, f"parallel-{act}", "parallel", act, "main", "final"),
             _train_unit(config, f"map-{act}", "hierarchy", act, "map", "none"),
+        ]
+        units += [
+            _train_unit(config, f"width{h}-{act}", "hierarchy", act, "width", "none", hidden=h)
+            for h in config.map_widths
         ]
     return units
 
