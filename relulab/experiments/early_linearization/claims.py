@@ -458,6 +458,9 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
         xor_linear_reliance_bias=float(np.mean(bias_rel)),
         xor_linear_reliance_free=float(np.mean(free_rel)),
     )
+    for label, values in (("bias", par_bias), ("free", par_free)):
+        for field in ("rank", "r2_simple", "r2_complex", "r2_both", "waiting"):
+            metrics[f"parallel_{field}_{label}"] = float(np.mean(getattr(values, field)))
     for c_value, g in sweep_gaps.items():
         metrics[f"c_sweep_gap_c{c_value:g}"] = float(np.mean(g))
         metrics[f"c_sweep_peak_on_c{c_value:g}"] = float(np.mean(peaks[c_value]))
