@@ -340,7 +340,7 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
     c = config.constant
     hierarchy = _pair(results, "hierarchy")
     xor = _pair(results, "xor")
-    xl = _pair(results, "xor-linear")
+    xl = _pair(results, "xor-plus-linear")
     full = {
         "hierarchy_bias": measure.alignments(*hierarchy, config, c=c),
         "hierarchy_free": measure.alignments(*hierarchy, config, c=0.0),

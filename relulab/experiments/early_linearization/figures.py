@@ -133,7 +133,7 @@ def _gated(results: Results, config, out_dir) -> Figure:
 
 
 def _xor_linear(results: Results, config, out_dir) -> Figure:
-    relu, linear = results["xor-linear-relu"], results["xor-linear-linear"]
+    relu, linear = results["xor-plus-linear-relu"], results["xor-plus-linear-linear"]
     d, c = config.margin_delta, config.constant
     fig, axes = plt.subplots(1, 5, figsize=(24, 4.2))
     _mean_loss(axes[0], linear, "linear, bias", COLOURS["linear"], c=c, delta=d)

@@ -169,7 +169,7 @@ def plan(config: EarlyLinearizationConfig) -> list[Unit]:
             _train_unit(config, f"hierarchy-both-{act}", "hierarchy", act, "both", "none"),
             _train_unit(config, f"xor-{act}", "xor", act, "main", "none"),
             _train_unit(config, f"xor-both-{act}", "xor", act, "both", "none"),
-            _train_unit(config, f"xor-linear-{act}", "xor-linear", act, "deltas", "final"),
+            _train_unit(config, f"xor-plus-linear-{act}", "xor-linear", act, "deltas", "final"),
             _train_unit(config, f"parallel-{act}", "parallel", act, "main", "final"),
             _train_unit(config, f"map-{act}", "hierarchy", act, "map", "none"),
         ]
