@@ -220,7 +220,8 @@ def gated_claim(mech: measure.Mechanism, config, scale) -> Claim:
 
 def delay_claims(mech: measure.Mechanism, config, scale) -> list[Claim]:
     measured = mech.half_times_relu - mech.half_times_linear
-    ratio = np.nansum(measured, axis=1) / np.nansum(mech.predicted_delay, axis=1)
+    predicted = np.nansum(mech.predicted_delay, axis=1)  # 0 where no unit was dead at init
+    ratio = np.nansum(measured, axis=1) / np.where(predicted > 0, predicted, np.nan)
     return [
         above(
             "relu-modes-lag-linear",
@@ -468,9 +469,10 @@ def analyse(results: Results, config: EarlyLinearizationConfig) -> Analysis:
         if c_value > 0:
             sweep_mech = measure.mechanism(*hierarchy, config, c=c_value)
             measured = sweep_mech.half_times_relu - sweep_mech.half_times_linear
-            metrics[f"c_sweep_delay_ratio_c{c_value:g}"] = float(
-                np.nanmean(np.nansum(measured, 1) / np.nansum(sweep_mech.predicted_delay, 1))
-            )
+            predicted = np.nansum(sweep_mech.predicted_delay, 1)
+            ratio = np.nansum(measured, 1) / np.where(predicted > 0, predicted, np.nan)
+            if np.isfinite(ratio).any():
+                metrics[f"c_sweep_delay_ratio_c{c_value:g}"] = float(np.nanmean(ratio))
     metrics.update(_delta_metrics(xl, config))
     metrics.update(_map_metrics(_pair(results, "map"), config))
     for width, (bias_gap, free_gap) in width_gaps(results, config).items():
