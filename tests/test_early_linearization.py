@@ -99,6 +99,7 @@ def _mechanism(**overrides) -> Mechanism:
         negative_kinks=0.9 + 0.02 * rng.random(n),
         mean_function_gap=0.03 + 0.01 * rng.random(n),
         gated_gap=0.05 + 0.01 * rng.random(n),
+        item_spread=0.01 * rng.random(n),
         half_times_relu=np.tile([2000.0, 9000, 15000, 15000], (n, 1)) + 100 * rng.random((n, 4)),
         half_times_linear=np.tile([1900.0, 8800, 14700, 14700], (n, 1)) + 10 * rng.random((n, 4)),
         predicted_delay=np.tile([100.0, 250, 350, 350], (n, 1)) + 10 * rng.random((n, 4)),

@@ -186,6 +186,8 @@ def mechanism_claims(mech: measure.Mechanism, config, scale) -> list[Claim]:
             bound=config.alignment_tolerance,
             source=f"{SEED} §5.2, Fig. 3D",
             note="tolerance [I]",
+            detail="spread of the items' outputs about their mean, /‖ȳ‖: "
+            f"{np.round(mech.item_spread, 3).tolist()}",
             scale=scale,
             figure="mechanism.png",
         ),

@@ -109,7 +109,7 @@ def _mechanism(results: Results, config, out_dir) -> Figure:
     i = int(index[0])
     W1 = relu.arrays["param_0"][i].astype(np.float64)
     bias, weights = c * W1[:, :, -1], W1[:, :, :-1]
-    fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
+    fig, axes = plt.subplots(1, 5, figsize=(25, 4.2))
     axes[0].plot(relu.steps, np.linalg.norm(bias, axis=1), label="‖b‖")
     axes[0].plot(relu.steps, np.linalg.norm(weights, axis=(1, 2)), label="‖W1‖_F")
     axes[0].set(title="norms (seed 0)", xlabel="GD step")
@@ -130,7 +130,18 @@ def _mechanism(results: Results, config, out_dir) -> Figure:
     axes[3].plot(relu.steps, np.clip(kinks, -5, 5), lw=0.6)
     axes[3].axhline(0, color="r", ls="--")
     axes[3].set(title="kinks −b_j/‖w_j‖ (seed 0, clipped to ±5)", xlabel="GD step")
-    caption = "Mechanism on the hierarchy, bias-ReLU (seed 004 fig. 3A–C and 12)."
+    X, Y = measure.augmented_task("hierarchy", config, c)
+    mean_target = Y.mean(axis=0)
+    k = int(np.argmin(np.abs(relu.curves["loss"][i] - 0.5 * np.sum((Y - mean_target) ** 2))))
+    _, outputs = measure.forward(W1[k], relu.arrays["param_1"][i, k], X, relu=True)
+    axes[4].plot(mean_target, "ko-", lw=2, label="ȳ")
+    for item in range(X.shape[0]):
+        axes[4].plot(outputs[:, item], ".--", label=f"ŷ item {item}")
+    axes[4].set(
+        title=f"outputs at step {relu.steps[k]} (loss ≈ that of ŷ ≡ ȳ)", xlabel="output unit"
+    )
+    axes[4].legend(fontsize=7)
+    caption = "Mechanism on the hierarchy, bias-ReLU (seed 004 fig. 3A–D and 12)."
     return save(fig, out_dir, "mechanism.png", caption)
 
 

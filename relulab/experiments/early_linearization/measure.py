@@ -127,6 +127,8 @@ class Mechanism:
         mean_function_gap: max over inputs of ‖ŷ_i − ȳ‖/‖ȳ‖ where the loss is closest to the
             loss of predicting ȳ everywhere.
         gated_gap: largest |Δ ln L| between the gated linear model from t* and the simulation.
+        item_spread: at the same step, max_i ‖ŷ_i − mean_j ŷ_j‖/‖ȳ‖ (how much the items'
+            outputs differ from each other, whatever their common level).
         half_times_relu, half_times_linear: per mode (T½ of :func:`mode_half_times`).
         predicted_delay: per mode, seed eq. 14 with the kept fraction 1 − dead(0).
         theory_rel_error: per mode |T½(linear sim)/T½(theory) − 1|.
@@ -139,6 +141,7 @@ class Mechanism:
     negative_kinks: np.ndarray
     mean_function_gap: np.ndarray
     gated_gap: np.ndarray
+    item_spread: np.ndarray
     half_times_relu: np.ndarray
     half_times_linear: np.ndarray
     predicted_delay: np.ndarray
@@ -201,6 +204,10 @@ def mechanism(
         rows["negative_kinks"].append(float(np.mean(kinks < 0)))
         rows["mean_function_gap"].append(float(np.max(deviation)))
         rows["gated_gap"].append(_gated_gap(relu, i, j, X, modes, tau, config))
+        spread = outputs.T - outputs.mean(axis=1)
+        rows["item_spread"].append(
+            float(np.max(np.linalg.norm(spread, axis=1)) / np.linalg.norm(mean_target))
+        )
         rows["half_times_relu"].append(t_relu)
         rows["half_times_linear"].append(t_lin)
         rows["predicted_delay"].append(relu_hitting_delay(modes.s, modes.d, p0, tau, kept))
