@@ -5,8 +5,16 @@
 * :mod:`relulab.analysis.curves` — plateaus, first crossings, log and power-law slopes,
   interpolated crossings, boundaries of a sweep.
 * :mod:`relulab.analysis.estimators` — finite-sample bias of the reported estimators.
+* :mod:`relulab.analysis.alignment` — how closely two loss curves follow each other; variance
+  of a representation explained by features.
 """
 
+from relulab.analysis.alignment import (
+    LossAlignment,
+    early_window,
+    loss_alignment,
+    variance_explained,
+)
 from relulab.analysis.curves import (
     boundary_bracket,
     first_below,
@@ -54,4 +62,8 @@ __all__ = [
     "rows_statistic_ci",
     "same_sign_fraction",
     "mean_difference_ci",
+    "LossAlignment",
+    "early_window",
+    "loss_alignment",
+    "variance_explained",
 ]

@@ -2,6 +2,8 @@
 
 The recorder preallocates one ``(T, S)`` tensor per metric on the training device and writes a
 row at each recording step; the only transfer to the host happens once, in :meth:`to_numpy`.
+A metric may also be a per-network tensor ``(S, …)`` (e.g. a parameter snapshot); its buffer is
+then ``(T, S, …)`` and its curve ``(S, T, …)``.
 """
 
 from __future__ import annotations
@@ -75,13 +77,14 @@ class Recorder:
         return step in self._row_of_step
 
     def record(self, step: int, values: dict[str, Tensor]) -> None:
-        """Write ``{name: (S,)}`` into the row of ``step`` (on the device, no host sync)."""
+        """Write ``{name: (S,) or (S, …)}`` into the row of ``step`` (on the device, no host
+        sync)."""
         row = self._row_of_step[step]
         for name, value in values.items():
             buffer = self._buffers.get(name)
             if buffer is None:
                 buffer = torch.full(
-                    (len(self.steps), self.n_networks),
+                    (len(self.steps), *value.shape),
                     float("nan"),
                     dtype=self.dtype,
                     device=self.device,
@@ -90,5 +93,5 @@ class Recorder:
             buffer[row].copy_(value.detach())
 
     def to_numpy(self) -> dict[str, np.ndarray]:
-        """Curves as ``{name: array (S, T)}`` on the host."""
-        return {name: buf.T.cpu().numpy() for name, buf in self._buffers.items()}
+        """Curves as ``{name: array (S, T)}`` (``(S, T, …)`` for tensor metrics) on the host."""
+        return {name: buf.movedim(0, 1).cpu().numpy() for name, buf in self._buffers.items()}

@@ -18,7 +18,10 @@ Observables at recording steps, computed on the full data from the model's
 :meth:`~relulab.engine.family.BatchedFamily.trace`: the fraction of hidden units that are *dead*
 (pre-activation ≤ 0 on every sample) and *always on* (> 0 on every sample), over all hidden
 layers (:func:`relulab.nn.statistics.unit_states`); with minibatches also the full-data loss;
-with held-out ``validation`` data ``(x, y)`` also the loss on it (``validation_loss``).
+with held-out ``validation`` data ``(x, y)`` also the loss on it (``validation_loss``);
+with ``record_parameters`` also a snapshot of every parameter, ``param_0``, ``param_1``, … in
+the order of ``model.params`` (curves ``(S, T, …)``: the weight trajectories seed ``004_…``
+projects onto its data modes).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class SupervisedProblem:
         batch_size: minibatch size (default: full batch).
         generator: draws the minibatch order (default: seeded with 0).
         validation: held-out ``(x, y)``; its loss is recorded as ``validation_loss``.
+        record_parameters: also observe a copy of every parameter (module docstring).
 
     Example:
         >>> from relulab.engine import BatchedMLP, MLPSpec
@@ -69,6 +73,7 @@ class SupervisedProblem:
         batch_size: int | None = None,
         generator: torch.Generator | None = None,
         validation: tuple[Tensor, Tensor] | None = None,
+        record_parameters: bool = False,
     ) -> None:
         if loss not in ("mse", "half_sum"):
             raise ValueError(f"loss must be 'mse' or 'half_sum', got {loss!r}")
@@ -85,6 +90,7 @@ class SupervisedProblem:
         self.batch_size = batch_size
         self.generator = generator or torch.Generator().manual_seed(0)
         self.validation = validation
+        self.record_parameters = record_parameters
         self._order: Tensor | None = None
         self._cursor = 0
 
@@ -133,4 +139,6 @@ class SupervisedProblem:
             fractions = states.fractions(trace.output.dtype)
             observed["dead_fraction"] = fractions["dead_fraction"]
             observed["always_on_fraction"] = fractions["always_on_fraction"]
+        if self.record_parameters:
+            observed.update({f"param_{k}": p.detach() for k, p in enumerate(self.params)})
         return observed

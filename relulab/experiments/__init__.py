@@ -6,6 +6,7 @@ from relulab.experiments import (
     anisotropy,
     bias_after_relu,
     correlated_init,
+    early_linearization,
     prepost_ln,
     sample_variance,
     single_neuron,
@@ -23,6 +24,7 @@ REGISTRY: dict[str, Experiment] = {
         anisotropy.EXPERIMENT,
         bias_after_relu.EXPERIMENT,
         correlated_init.EXPERIMENT,
+        early_linearization.EXPERIMENT,
     )
 }
 

@@ -1,0 +1,151 @@
+r"""How closely two training curves follow each other, and how much of a representation a set of
+features explains (seed ``004_…`` §4, fig. 2B/2D and appendix D).
+
+* :func:`early_window` — the end of a reference run's early phase: the first recorded step at
+  which its loss has made a given share of its total drop;
+* :func:`loss_alignment` — the largest gap in log-loss between two runs over a window, after
+  the best time shift within a bound: :math:`\min_\delta \max_t |\ln L(t) - \ln L_{ref}(t -
+  \delta)|`, with the shift :math:`\delta` that attains it;
+* :func:`variance_explained` — the share of a representation's variance across inputs that a
+  least-squares fit from features explains (seed 004 appendix D).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["LossAlignment", "early_window", "loss_alignment", "variance_explained"]
+
+
+def early_window(steps: np.ndarray, reference: np.ndarray, fraction: float = 0.95) -> float:
+    r"""First recorded step at which ``reference`` has made ``fraction`` of its total drop.
+
+    .. math:: \min\{t : L(t) \le L(T) + (1 - \text{fraction})\,(L(0) - L(T))\}
+
+    Args:
+        steps: recording steps ``(T,)``.
+        reference: the reference run's loss ``(T,)`` (e.g. the linear network's).
+        fraction: the share of the drop, in (0, 1).
+
+    Returns:
+        The step (the last step if the curve never drops).
+
+    Example:
+        >>> early_window(np.arange(5), np.array([1.0, 0.5, 0.2, 0.05, 0.0]), 0.9)
+        3.0
+    """
+    reference = np.asarray(reference, dtype=np.float64)
+    level = reference[-1] + (1.0 - fraction) * (reference[0] - reference[-1])
+    below = np.flatnonzero(reference <= level)
+    return float(steps[below[0]] if below.size and reference[0] > reference[-1] else steps[-1])
+
+
+@dataclass(frozen=True)
+class LossAlignment:
+    """Result of :func:`loss_alignment`.
+
+    Attributes:
+        gap: the largest :math:`|\\ln L - \\ln L_{ref}|` over the window after the best shift.
+        shift: the best shift :math:`\\delta` in steps (positive: the run lags the reference).
+        unshifted: the same gap with :math:`\\delta = 0`.
+    """
+
+    gap: float
+    shift: float
+    unshifted: float
+
+
+def loss_alignment(
+    steps: np.ndarray,
+    loss: np.ndarray,
+    reference: np.ndarray,
+    window_end: float,
+    max_shift: float = 0.0,
+    n_shifts: int = 81,
+) -> LossAlignment:
+    r"""Alignment of a run's loss with a reference run's over the early window.
+
+    .. math::
+        g = \min_{|\delta| \le \delta_{max}} \max_{t \le t_w} \bigl|\ln L(t) - \ln
+        L_{ref}(t - \delta)\bigr|,
+
+    the reference interpolated linearly in log-loss between recordings and held at its first
+    value before step 0; ``t`` runs over the recorded steps up to ``window_end``. The seed's
+    "closely aligned (with a slight time shift)" reads as a small :math:`g` with a small
+    :math:`\delta`; "the curves part" as a large :math:`g` (seed 004 §4, fig. 2B, 2D).
+
+    Args:
+        steps: recording steps ``(T,)``, ascending.
+        loss: the run's loss ``(T,)``, positive.
+        reference: the reference's loss ``(T,)``, positive.
+        window_end: last step of the window (e.g. :func:`early_window`).
+        max_shift: :math:`\delta_{max}` in steps.
+        n_shifts: shifts tried on an even grid over :math:`[-\delta_{max}, \delta_{max}]`.
+
+    Returns:
+        :class:`LossAlignment`.
+
+    Example:
+        >>> t = np.arange(0.0, 100.0)
+        >>> ref = np.exp(-t / 10)
+        >>> late = np.exp(-np.maximum(t - 5, 0) / 10)
+        >>> a = loss_alignment(t, late, ref, window_end=60, max_shift=10, n_shifts=21)
+        >>> round(a.gap, 9), a.shift, round(a.unshifted, 3)
+        (0.0, 5.0, 0.5)
+    """
+    steps = np.asarray(steps, dtype=np.float64)
+    log_loss = np.log(np.maximum(np.asarray(loss, dtype=np.float64), np.finfo(float).tiny))
+    log_ref = np.log(np.maximum(np.asarray(reference, dtype=np.float64), np.finfo(float).tiny))
+    inside = steps <= window_end
+    shifts = np.linspace(-max_shift, max_shift, n_shifts) if max_shift > 0 else np.zeros(1)
+    gaps = np.array(
+        [
+            np.max(np.abs(log_loss[inside] - np.interp(steps[inside] - d, steps, log_ref)))
+            for d in shifts
+        ]
+    )
+    best = int(np.argmin(np.where(np.isfinite(gaps), gaps, np.inf)))
+    unshifted = float(np.max(np.abs(log_loss[inside] - log_ref[inside])))
+    return LossAlignment(float(gaps[best]), float(shifts[best]), unshifted)
+
+
+def variance_explained(representation: np.ndarray, features: np.ndarray) -> float:
+    r"""Share of a representation's variance across inputs explained by features (seed 004
+    appendix D, after Lampinen et al. 2024).
+
+    With :math:`\tilde Y` the representation ``(P, units)`` and :math:`\tilde X` the features
+    ``(P, q)``, both centred over the P inputs (the fit's intercept),
+
+    .. math::
+        R^2 = 1 - \frac{\lVert\tilde Y - \tilde X\hat W\rVert_F^2}{\lVert\tilde Y\rVert_F^2},
+        \qquad \hat W = \arg\min_W \lVert\tilde Y - \tilde X W\rVert_F^2 .
+
+    This regresses the representation *on* the features — the direction appendix D uses —
+    unlike :func:`relulab.nn.statistics.r_squared`, which predicts features from a
+    representation.
+
+    Args:
+        representation: ``(P, units)``.
+        features: ``(P,)`` or ``(P, q)``.
+
+    Returns:
+        :math:`R^2` in [0, 1]; NaN for a representation that does not vary across inputs.
+
+    Example:
+        >>> s = np.array([1.0, 1, 0, 0])
+        >>> H = np.outer(s, [2.0, -1.0]) + 3.0
+        >>> round(variance_explained(H, s), 12)
+        1.0
+    """
+    Y = np.asarray(representation, dtype=np.float64)
+    X = np.asarray(features, dtype=np.float64).reshape(Y.shape[0], -1)
+    Y = Y - Y.mean(axis=0)
+    X = X - X.mean(axis=0)
+    total = float(np.sum(Y * Y))
+    if total <= 0:
+        return float("nan")
+    coef, *_ = np.linalg.lstsq(X, Y, rcond=None)
+    residual = Y - X @ coef
+    return 1.0 - float(np.sum(residual * residual)) / total
