@@ -251,3 +251,14 @@ def test_bad_arguments():
         FunctionalProblem(FunctionalFamily(mlp, 1), iter([]), "hinge")
     with pytest.raises(ValueError, match="data-dependent"):
         FunctionalFamily(mlp, 1, init="scale")
+
+
+def test_bench_w4_trains_the_same_networks_on_both_paths():
+    from relulab.bench import summary_rows, workloads
+
+    result = workloads.w4_cnn_ensemble(
+        torch.device("cpu"), steps=2, n_networks=2, width=1 / 32, batch_size=4
+    )
+    assert result["engine_vs_naive_max_abs_diff"] < 1e-5
+    assert result["speedup_vs_naive"] > 0
+    assert any(row[0] == "W4 CNN ensemble" for row in summary_rows({"w4": result}))

@@ -21,7 +21,7 @@ from relulab.runner.environment import library_versions
 
 __all__ = ["WORKLOADS", "run_bench", "summary_rows", "top_operators", "write_bench"]
 
-WORKLOADS = ("w1", "w2", "w3")
+WORKLOADS = ("w1", "w2", "w3", "w4")
 
 
 def top_operators(run: Callable[[], object], limit: int = 8) -> list[dict[str, Any]]:
@@ -80,6 +80,9 @@ def run_bench(
     if "w3" in names:
         progress(f"W3 wide forward statistics ({'full' if full else 'scaled-down'}) …")
         results["w3"] = workloads.w3_wide(device, full=full)
+    if "w4" in names:
+        progress("W4 CNN ensemble: torch.func family vs the per-model loop …")
+        results["w4"] = workloads.w4_cnn_ensemble(device, naive_networks=naive_networks)
     return results
 
 
@@ -147,4 +150,20 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 "",
             )
         )
+    if w4 := results.get("w4"):
+        rows += [
+            (
+                "W4 CNN ensemble",
+                "engine network-steps/s",
+                f"{w4['engine_network_steps_per_s']:,.1f}",
+                "",
+            ),
+            (
+                "W4 CNN ensemble",
+                "per-model loop network-steps/s",
+                f"{w4['naive_network_steps_per_s']:,.1f}",
+                "",
+            ),
+            ("W4 CNN ensemble", "engine / per-model loop", f"{w4['speedup_vs_naive']:.1f}×", ""),
+        ]
     return rows
