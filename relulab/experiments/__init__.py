@@ -6,6 +6,7 @@ from relulab.experiments import (
     anisotropy,
     bias_after_relu,
     correlated_init,
+    init_training,
     prepost_ln,
     sample_variance,
     single_neuron,
@@ -23,6 +24,7 @@ REGISTRY: dict[str, Experiment] = {
         anisotropy.EXPERIMENT,
         bias_after_relu.EXPERIMENT,
         correlated_init.EXPERIMENT,
+        init_training.EXPERIMENT,
     )
 }
 
