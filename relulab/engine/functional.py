@@ -46,7 +46,7 @@ from torch import Tensor, nn
 from torch.func import functional_call, grad_and_value, stack_module_state, vmap
 
 from relulab.engine.family import BatchedFamily, Trace
-from relulab.init import InitReport, apply_init_
+from relulab.init import InitReport, apply_init_, get_scheme
 from relulab.nn.statistics import sample_moments_from_sums
 from relulab.probe import ACTIVATION_TYPES
 
@@ -76,18 +76,27 @@ def _build_copy(
     init: str | None,
     init_data: InitData,
     dtype: torch.dtype,
+    device: torch.device,
 ) -> tuple[nn.Module, InitReport | None]:
     """Copy ``index``: ``factory()`` under torch's global seed ``seed`` (restored afterwards),
-    in ``dtype``, then the scheme ``init`` drawn from a generator seeded with ``seed``."""
+    in ``dtype``, then the scheme ``init`` drawn from a generator seeded with ``seed``.
+
+    Per-tensor schemes draw on the CPU (relulab.init's float64 draws), so a copy is the same
+    on every device. Data-dependent schemes run forward passes: they run on ``device`` with a
+    generator there (on CUDA their N(0, 1) draw comes from the CUDA generator)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         module = factory().to(dtype)
     if init is None:
-        return module, None
+        return module.to(device), None
+    if not get_scheme(init).data_dependent:
+        report = apply_init_(module, init, generator=torch.Generator().manual_seed(seed))
+        return module.to(device), report
+    module = module.to(device)
     data = init_data(index) if callable(init_data) else init_data
     if data is not None:
-        data = data.to(dtype)
-    generator = torch.Generator().manual_seed(seed)
+        data = data.to(device=device, dtype=dtype)
+    generator = torch.Generator(device=device).manual_seed(seed)
     return module, apply_init_(module, init, data, generator=generator)
 
 
@@ -140,15 +149,16 @@ class FunctionalFamily(BatchedFamily):
         seeds = list(range(n_networks)) if seeds is None else [int(s) for s in seeds]
         if len(seeds) != n_networks:
             raise ValueError(f"{len(seeds)} seeds for {n_networks} networks")
+        device = torch.device(device)
         built = [
-            _build_copy(factory, seed, index, init, init_data, dtype)
+            _build_copy(factory, seed, index, init, init_data, dtype, device)
             for index, seed in enumerate(seeds)
         ]
         copies = [module for module, _ in built]
         self.init_reports = [report for _, report in built]
         self.n_networks = n_networks
         self.seeds = seeds
-        self.device = torch.device(device)
+        self.device = device
         self._template = copy.deepcopy(copies[0]).train()
         self._base = copy.deepcopy(copies[0]).to("meta").train()
         params, buffers = stack_module_state(copies)
