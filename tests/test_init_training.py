@@ -52,6 +52,7 @@ def test_tiny_run_end_to_end_and_resume(tmp_path, capsys):
         "ratios_at_init.png",
         "training_loss.png",
         "training_ratios.png",
+        "ratio_trajectories.png",
         "time_to_level.png",
         "report.html",
         "runs.sqlite",

@@ -273,7 +273,7 @@ def training_claims(
             note="tolerance [I]; seed-mean ratios at each init's best lr",
             detail="per layer: " + ", ".join(f"{v:.2f}" for v in relative),
             scale=scale,
-            figure="training_ratios.png",
+            figure="ratio_trajectories.png",
         ),
     ]
     if "batchnorm" in summary:

@@ -108,6 +108,39 @@ def _training_ratios(results: Results, config: InitTrainingConfig, out_dir: Path
     )
 
 
+def _ratio_trajectories(results: Results, config: InitTrainingConfig, out_dir: Path) -> Figure:
+    fig, axes = _panels(config)
+    styles = ("-", "--", ":")
+    for i, task in enumerate(config.tasks):
+        for j, optimiser in enumerate(config.optimisers):
+            ax = axes[i][j]
+            summary = training_summary(results, config, task, optimiser)
+            for init in ("scale", "scale_bias"):
+                runs = summary[init]
+                ratios = np.nanmean(runs["ratios"], axis=0)  # (layers, T)
+                n_layers = ratios.shape[0]
+                chosen = sorted({max(1, n_layers // 3), max(1, 2 * n_layers // 3), n_layers})
+                for style, layer in zip(styles, chosen, strict=False):
+                    ax.plot(
+                        runs["steps"],
+                        ratios[layer - 1],
+                        style,
+                        color=COLOURS[init],
+                        label=f"{LABELS[init]}, layer {layer}",
+                    )
+            ax.set_yscale("log")
+            ax.set(xlabel="iteration", ylabel="r", title=f"{task}, {optimiser}")
+            ax.legend(fontsize=6)
+    return save(
+        fig,
+        out_dir,
+        "ratio_trajectories.png",
+        "The sample mean/std ratio of three layers during training, scale vs scale+bias, "
+        "seed mean at each init's best learning rate (seed 002 §5.3: the ratios converge "
+        "after a few thousand iterations).",
+    )
+
+
 def _time_to_level(results: Results, config: InitTrainingConfig, out_dir: Path) -> Figure:
     fig, axes = _panels(config)
     for i, task in enumerate(config.tasks):
@@ -141,6 +174,7 @@ def figures(results: Results, config: InitTrainingConfig, out_dir: Path) -> list
         made += [
             _training_loss(results, config, out_dir),
             _training_ratios(results, config, out_dir),
+            _ratio_trajectories(results, config, out_dir),
             _time_to_level(results, config, out_dir),
         ]
     return made
