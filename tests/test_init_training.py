@@ -211,3 +211,34 @@ def test_unet_layout_preserves_sizes():
         1024,
         1024,
     ]
+
+
+def test_paper_preset_runs_on_real_format_files(tmp_path):
+    """The paper path (real files, refuses stand-ins) at a tiny size; on the CPU, the same code
+    a ``--device cuda`` run takes (the device only changes where tensors live)."""
+    from test_images import write_cifar, write_isbi
+
+    data = tmp_path / "data"
+    write_cifar(data, n=4)
+    write_isbi(data / "isbi2012", n=3, size=32)
+    out = tmp_path / "paper"
+    settings = [
+        f"--set=data_dir={data}",
+        "--set=allcnn_width=0.03",
+        "--set=unet_width=0.03",
+        "--set=ratio_networks=3",
+        "--set=ratio_images=6",
+        "--set=steps=1",
+        "--set=record_every=1",
+        "--set=optimisers=adam",
+        "--set=adam_lrs=0.0001",
+        "--set=inits=scale,scale_bias",
+        "--set=cifar_batch=2",
+        "--set=init_batches=1",
+        "--set=probe_images=4",
+    ]
+    args = ["run", "init-training", "--preset", "paper", "--quiet", "--threads", "1"]
+    assert cli.main([*args, "--device", "cpu", "--out", str(out), *settings]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert all("real data" in c["scale"] for c in summary["claims"])
+    assert summary["units"]["ratios-isbi2012"]["networks"] == 3
