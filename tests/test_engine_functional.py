@@ -262,3 +262,14 @@ def test_bench_w4_trains_the_same_networks_on_both_paths():
     assert result["engine_vs_naive_max_abs_diff"] < 1e-5
     assert result["speedup_vs_naive"] > 0
     assert any(row[0] == "W4 CNN ensemble" for row in summary_rows({"w4": result}))
+
+
+def test_layer_statistics_of_a_linear_on_sequences_uses_the_last_axis():
+    family = FunctionalFamily(lambda: nn.Sequential(nn.Linear(4, 5), nn.ReLU()), 2, dtype=F64)
+    x = torch.randn(6, 7, 4, dtype=F64) + 1.0  # (N, T, d): 5 features over N and T
+    sums = family.layer_statistics(x)
+    assert sums.total[0].shape == (2, 5) and sums.count[0] == 42
+    u = family.module(0)[0](x)
+    mean, var = u.mean(dim=(0, 1)), u.var(dim=(0, 1), unbiased=False)
+    expected = (mean.square().sum() / var.sum()).sqrt()
+    torch.testing.assert_close(sums.ratio()[0, 0], expected, rtol=1e-9, atol=0)

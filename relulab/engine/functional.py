@@ -209,13 +209,22 @@ class FunctionalFamily(BatchedFamily):
         """The forward pass with every Linear/Conv call's input and output and every
         activation module's input and output (module docstring), each ``(S, B, …)``; buffers
         are left as they were."""
+        return self._traced(x, per_network, everything=True)[0]
+
+    def _traced(self, x: Tensor, per_network: bool, everything: bool) -> tuple[Trace, list[bool]]:
+        """The trace (only the Linear/Conv outputs unless ``everything``) and, per Linear/Conv
+        call, whether it was a Linear (features on the last axis) or a convolution (axis 1)."""
         layers, activations = self._hooked_modules()
+        linear: list[bool] = []  # filled once: vmap runs the function once
 
         def traced(params: dict[str, Tensor], buffers: dict[str, Tensor], x: Tensor):
             records: dict[str, list[Tensor]] = {"in": [], "out": [], "z": [], "h": []}
+            linear.clear()
 
             def keep_layer(module: nn.Module, inputs: tuple, output: Tensor) -> None:
-                records["in"].append(inputs[0])
+                linear.append(isinstance(module, nn.Linear))
+                if everything:
+                    records["in"].append(inputs[0])
                 records["out"].append(output.clone())  # an in-place activation may follow
 
             def keep_preactivation(module: nn.Module, inputs: tuple) -> None:
@@ -225,8 +234,9 @@ class FunctionalFamily(BatchedFamily):
                 records["h"].append(output)
 
             hooks = [m.register_forward_hook(keep_layer) for m in layers]
-            hooks += [m.register_forward_pre_hook(keep_preactivation) for m in activations]
-            hooks += [m.register_forward_hook(keep_activation) for m in activations]
+            if everything:
+                hooks += [m.register_forward_pre_hook(keep_preactivation) for m in activations]
+                hooks += [m.register_forward_hook(keep_activation) for m in activations]
             try:
                 output = self._call(params, buffers, x)
             finally:
@@ -239,7 +249,7 @@ class FunctionalFamily(BatchedFamily):
             output, (inputs, outputs, pre, post) = vmap(traced, in_dims=in_dims)(
                 self._param_dict(), self._buffers_for_observation(False), x
             )
-        return Trace(output, inputs, outputs, pre, post)
+        return Trace(output, inputs, outputs, pre, post), list(linear)
 
     def _hooked_modules(self) -> tuple[list[nn.Module], list[nn.Module]]:
         modules = list(self._base.modules())
@@ -253,8 +263,9 @@ class FunctionalFamily(BatchedFamily):
         its output over ``x`` (seed ``002_…`` §2.2, eq. 9), accumulated batch by batch
         (:func:`relulab.nn.statistics.sample_moments_from_sums`) so large data fit.
 
-        A feature is a Linear output's last axis or a convolution's channel (axis 1);
-        statistics run over samples and positions. Buffers are left as they were.
+        A feature is a Linear output's last axis (at any rank: a sequence ``(N, T, d)`` has d
+        features) or a convolution's channel (axis 1); statistics run over samples and
+        positions. Buffers are left as they were.
 
         Args:
             x: shared inputs ``(N, …)``.
@@ -275,9 +286,10 @@ class FunctionalFamily(BatchedFamily):
         square: list[Tensor] = []
         count: list[int] = []
         for start in range(0, len(x), batch_size):
-            outputs = self.trace(x[start : start + batch_size]).linear_outputs
-            for k, u in enumerate(outputs):
-                u = u.movedim(-1, 2) if u.dim() == 3 else u  # Linear (S, B, d): features axis 2
+            trace, linear = self._traced(x[start : start + batch_size], False, everything=False)
+            for k, u in enumerate(trace.linear_outputs):
+                if linear[k]:  # a Linear's features are its last axis, at any rank
+                    u = u.movedim(-1, 2)
                 dims = (1,) + tuple(range(3, u.dim()))
                 u64 = u.to(torch.float64)
                 if k == len(total):
