@@ -188,7 +188,7 @@ def _train_unit(config: InitTrainingConfig, task: str, optimiser: str, init: str
                     len(part),
                     seeds=[net_seeds[j] for j in seed_index],
                     init=scheme,
-                    init_data=(lambda s, idx=seed_index: init_samples[idx[s]].cpu()),
+                    init_data=(lambda s, idx=seed_index: init_samples[idx[s]]),
                     dtype=dtype,
                     device=device,
                 )
