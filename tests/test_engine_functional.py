@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -273,3 +274,19 @@ def test_layer_statistics_of_a_linear_on_sequences_uses_the_last_axis():
     mean, var = u.mean(dim=(0, 1)), u.var(dim=(0, 1), unbiased=False)
     expected = (mean.square().sum() / var.sum()).sqrt()
     torch.testing.assert_close(sums.ratio()[0, 0], expected, rtol=1e-9, atol=0)
+
+
+def test_the_engines_supervised_problem_trains_the_family_by_autograd():
+    from relulab.engine import SupervisedProblem
+
+    x, y = vector_data()
+    a = FunctionalFamily(mlp, 3, dtype=F64)
+    b = FunctionalFamily(mlp, 3, dtype=F64)
+    supervised = SupervisedProblem(a, x, y, loss="mse")
+    functional = FunctionalProblem(b, iter(lambda: (x, y), None), "mse")
+    result_a = train(supervised, BatchedAdam(supervised.params, [1e-3, 1e-2, 3e-2]), 8, 4)
+    result_b = train(functional, BatchedAdam(functional.params, [1e-3, 1e-2, 3e-2]), 8, 4)
+    np.testing.assert_allclose(result_a.curves["loss"], result_b.curves["loss"], rtol=1e-10)
+    for p, q in zip(a.params, b.params, strict=True):
+        torch.testing.assert_close(p, q, rtol=1e-10, atol=1e-12)
+    assert "dead_fraction" in result_a.curves  # the supervised problem's observables, from trace

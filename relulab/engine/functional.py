@@ -163,7 +163,10 @@ class FunctionalFamily(BatchedFamily):
         self._base = copy.deepcopy(copies[0]).to("meta").train()
         params, buffers = stack_module_state(copies)
         self.names = list(params)
-        self.params = [params[name].detach().to(self.device) for name in self.names]
+        # leaves that require grad, as the other families': autograd on forward() works too
+        self.params = [
+            params[name].detach().to(self.device).requires_grad_(True) for name in self.names
+        ]
         self.buffers = {name: value.to(self.device) for name, value in buffers.items()}
         self.training = True
 
@@ -199,11 +202,14 @@ class FunctionalFamily(BatchedFamily):
             per_network: whether ``x`` has the network axis first.
             update_buffers: let a training-mode forward update the BatchNorm statistics (a
                 plain module's behaviour); by default they are left as they were.
+
+        Differentiable when grad mode is on (:class:`~relulab.engine.SupervisedProblem`'s
+        autograd path trains the family this way, without updating BatchNorm statistics;
+        :class:`FunctionalProblem` is the ``torch.func`` path that does).
         """
         buffers = self._buffers_for_observation(update_buffers)
         in_dims = (0, 0, 0 if per_network else None)
-        with torch.no_grad():
-            return vmap(self._call, in_dims=in_dims)(self._param_dict(), buffers, x)
+        return vmap(self._call, in_dims=in_dims)(self._param_dict(), buffers, x)
 
     def trace(self, x: Tensor, per_network: bool = False) -> Trace:
         """The forward pass with every Linear/Conv call's input and output and every
@@ -328,7 +334,8 @@ class FunctionalFamily(BatchedFamily):
         before = {n: b.clone() for n, b in self.buffers.items()} if self.training else {}
         data_dim = 0 if per_network else None
         losses_grads = vmap(grad_and_value(network_loss), in_dims=(0, 0, data_dim, data_dim))
-        grads, losses = losses_grads(self._param_dict(), self.buffers, x, y)
+        with torch.no_grad():  # torch.func.grad differentiates inside; no outer graph is built
+            grads, losses = losses_grads(self._param_dict(), self.buffers, x, y)
         if before:
             self._restore_buffers_where(~torch.isfinite(losses), before)
         return losses.detach(), [grads[name] for name in self.names]
