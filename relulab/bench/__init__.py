@@ -21,7 +21,7 @@ from relulab.runner.environment import library_versions
 
 __all__ = ["WORKLOADS", "run_bench", "summary_rows", "top_operators", "write_bench"]
 
-WORKLOADS = ("w1", "w2", "w3", "w4")
+WORKLOADS = ("w1", "w2", "w3", "w4", "w5")
 
 
 def top_operators(run: Callable[[], object], limit: int = 8) -> list[dict[str, Any]]:
@@ -83,6 +83,9 @@ def run_bench(
     if "w4" in names:
         progress("W4 single neurons: elementwise pass vs roofline, prefix sums …")
         results["w4"] = workloads.w4_single_neuron(device)
+    if "w5" in names:
+        progress("W5 CNN ensemble: torch.func family vs the per-model loop …")
+        results["w5"] = workloads.w5_cnn_ensemble(device, naive_networks=naive_networks)
     return results
 
 
@@ -177,5 +180,21 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 f"{w4['prefix_vs_direct_roofline']:.1f}×",
                 "",
             ),
+        ]
+    if w5 := results.get("w5"):
+        rows += [
+            (
+                "W5 CNN ensemble",
+                "engine network-steps/s",
+                f"{w5['engine_network_steps_per_s']:,.1f}",
+                "",
+            ),
+            (
+                "W5 CNN ensemble",
+                "per-model loop network-steps/s",
+                f"{w5['naive_network_steps_per_s']:,.1f}",
+                "",
+            ),
+            ("W5 CNN ensemble", "engine / per-model loop", f"{w5['speedup_vs_naive']:.1f}×", ""),
         ]
     return rows

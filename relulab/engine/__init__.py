@@ -12,6 +12,13 @@ from relulab.engine.forward import (
     activation_gradient_profile,
     forward_statistics,
 )
+from relulab.engine.functional import (
+    FUNCTIONAL_LOSSES,
+    FunctionalFamily,
+    FunctionalProblem,
+    LayerSums,
+    minibatches,
+)
 from relulab.engine.init import INIT_SCHEMES, init_weight_stack
 from relulab.engine.models import BatchedMLP, BatchedResidualToy, MLPSpec, ResidualToySpec
 from relulab.engine.optim import BatchedAdam, BatchedSGD
@@ -46,4 +53,9 @@ __all__ = [
     "TrainResult",
     "recording_steps",
     "train",
+    "FUNCTIONAL_LOSSES",
+    "FunctionalFamily",
+    "FunctionalProblem",
+    "LayerSums",
+    "minibatches",
 ]

@@ -7,6 +7,7 @@ from relulab.experiments import (
     bias_after_relu,
     correlated_init,
     early_linearization,
+    init_training,
     prepost_ln,
     sample_variance,
     single_neuron,
@@ -25,6 +26,7 @@ REGISTRY: dict[str, Experiment] = {
         bias_after_relu.EXPERIMENT,
         correlated_init.EXPERIMENT,
         early_linearization.EXPERIMENT,
+        init_training.EXPERIMENT,
     )
 }
 

@@ -2,6 +2,7 @@
 statistics shared by the probe and the engine (:mod:`relulab.nn.statistics`)."""
 
 from relulab.nn.activations import ACTIVATION_NAMES, Activation, ReLUMinusB, get_activation
+from relulab.nn.convnets import AllCNNC, UNet
 from relulab.nn.models import (
     MLP,
     ResidualBlockStep,
@@ -22,4 +23,6 @@ __all__ = [
     "activation_module",
     "residual_block",
     "get_activation",
+    "AllCNNC",
+    "UNet",
 ]

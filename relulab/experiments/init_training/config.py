@@ -1,0 +1,251 @@
+"""Settings of ``init-training`` (seed ``002_…`` §3.3 and §5), its presets, and its data.
+
+Every field is a :func:`relulab.config.setting` with its provenance: ``stated`` by seed 002,
+``inferred`` (the most likely reading; configurable with ``--set``) or an implementation
+``choice``; where ``quick`` departs from the seed the report marks the row.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import torch
+
+from relulab.config import ConfigError, setting
+from relulab.tasks.images import (
+    ImageDataError,
+    ImageDataset,
+    fit_normalization,
+    load_images,
+    to_unit_interval,
+)
+
+__all__ = ["INITS", "OPTIMISERS", "PRESETS", "TASKS", "InitTrainingConfig", "TaskData", "task_data"]
+
+TASKS = ("cifar10", "isbi2012")
+INITS = ("kaiming", "scale", "scale_bias", "batchnorm")
+OPTIMISERS = ("sgd", "adam")
+ARCHITECTURE = {"cifar10": "ALL-CNN-C", "isbi2012": "UNet"}
+
+
+@dataclass(frozen=True)
+class InitTrainingConfig:
+    """Settings (module docstring)."""
+
+    seed: int = 0
+    dtype: Literal["float32", "float64"] = setting("float32", "choice")
+    data_dir: str = setting(
+        "",
+        "choice",
+        note="directory holding cifar-10-batches-py and the ISBI 2012 tifs (or an isbi2012/ "
+        "subdirectory with them); empty: the bundled stand-ins",
+    )
+    real_data: bool = setting(True, "choice", note="refuse the stand-ins (paper preset)")
+    tasks: tuple[str, ...] = setting(TASKS, "stated", note="seed 002 §3.3, §5.2")
+    allcnn_width: float = setting(1.0, "stated", note="channel multiplier: 1 = 96/192 channels")
+    unet_width: float = setting(1.0, "stated", note="channel multiplier: 1 = 64 … 1024 channels")
+    ratio_networks: int = setting(30, "stated", note="seed 002 §3.3: 30 random initialisations")
+    ratio_images: int = setting(
+        100, "inferred", note="CIFAR images (ISBI: a tenth, ≥ 2 slices) the at-init ratio is over"
+    )
+    ratio_batch: int = setting(10, "choice", note="images per forward pass (memory)")
+    ratio_chunk: int = setting(30, "choice", note="networks per forward pass (memory)")
+    train: bool = setting(True, "choice", note="run the training half (seed §5)")
+    inits: tuple[str, ...] = setting(INITS, "stated", note="seed 002 §5: scale, scale+bias, BN")
+    optimisers: tuple[str, ...] = setting(OPTIMISERS, "stated", note="seed 002 §5.2")
+    sgd_lrs: tuple[float, ...] = setting((3e-4, 1e-3, 3e-3, 1e-2), "stated", note="§5.2")
+    adam_lrs: tuple[float, ...] = setting((3e-5, 1e-4, 3e-4, 1e-3), "stated", note="§5.2")
+    momentum: float = setting(0.9, "stated", note="SGD momentum, §5.2")
+    adam_betas: tuple[float, float] = setting((0.9, 0.999), "stated", note="§5.2")
+    adam_eps: float = setting(1e-8, "stated", note="§5.2")
+    n_seeds: int = setting(3, "stated", note="§5.2: 3 random seeds per setting")
+    steps: int = setting(20_000, "inferred", note="§5.3 reads curves 'well after 10k' iterations")
+    record_every: int = setting(200, "choice")
+    cifar_batch: int = setting(128, "inferred", note="the seed gives no batch size")
+    isbi_batch: int = setting(1, "inferred", note="the seed gives no batch size (UNet: 1 slice)")
+    init_batches: int = setting(5, "stated", note="§5.1: statistics from 5 minibatches")
+    scale_eps: float = setting(1e-5, "stated", note="§5.1 eq. 13")
+    augment: bool = setting(True, "stated", note="§5.2: pad-and-crop; rotations, flips, warps")
+    probe_images: int = setting(
+        64, "inferred", note="CIFAR images (ISBI: a sixteenth, ≥ 1 slice) for ratios in training"
+    )
+    train_chunk: int = setting(0, "choice", note="networks per batched computation; 0 = all")
+    lr_selection: Literal["mean_log_loss", "final_loss"] = setting(
+        "mean_log_loss",
+        "inferred",
+        note="'fastest converging' lr: lowest mean ln-loss over the run (averaged over seeds)",
+    )
+    loss_level: float = setting(
+        0.5,
+        "inferred",
+        note="time to loss level: the level is this fraction of the label entropy (the loss of "
+        "the best constant prediction)",
+    )
+    late_fraction: float = setting(
+        0.1, "inferred", note="'late' loss: the mean over the last fraction of recorded steps"
+    )
+    ratio_tolerance: float = setting(
+        0.25,
+        "inferred",
+        note="'similar values': per-layer |r_scale − r_scale+bias| / mean at the last step",
+    )
+    peak_layer: int = setting(12, "stated", note="§3.3: the UNet ratio rises up to around layer 12")
+    peak_tolerance: int = setting(2, "inferred", note="'around': ± layers")
+    fall_fraction: float = setting(
+        0.5, "inferred", note="'decreasing significantly': last layer below this × the peak"
+    )
+
+    def validate(self) -> None:
+        unknown = [t for t in self.tasks if t not in TASKS]
+        if unknown or not self.tasks:
+            raise ConfigError(f"tasks must be among {', '.join(TASKS)}, got {self.tasks}")
+        if any(i not in INITS for i in self.inits) or any(
+            o not in OPTIMISERS for o in self.optimisers
+        ):
+            raise ConfigError(
+                f"inits ⊂ {', '.join(INITS)} and optimisers ⊂ {', '.join(OPTIMISERS)}"
+            )
+        if (
+            min(self.allcnn_width, self.unet_width) <= 0
+            or max(self.allcnn_width, self.unet_width) > 4
+        ):
+            raise ConfigError("allcnn_width and unet_width must lie in (0, 4]")
+        for name in ("ratio_networks", "ratio_images", "n_seeds"):
+            if getattr(self, name) < 3:
+                raise ConfigError(
+                    f"{name} must be at least 3 (confidence intervals), got {getattr(self, name)}"
+                )
+        positive = (
+            "ratio_batch",
+            "ratio_chunk",
+            "steps",
+            "record_every",
+            "cifar_batch",
+            "isbi_batch",
+            "init_batches",
+            "probe_images",
+        )
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.train_chunk < 0:
+            raise ConfigError(f"train_chunk must be ≥ 0, got {self.train_chunk}")
+        if min(self.sgd_lrs + self.adam_lrs) <= 0:
+            raise ConfigError("learning rates must be positive")
+        if not 0 < self.loss_level < 1 or not 0 < self.late_fraction <= 1:
+            raise ConfigError("loss_level must lie in (0, 1) and late_fraction in (0, 1]")
+        if self.train and ("scale" not in self.inits or "scale_bias" not in self.inits):
+            raise ConfigError("training compares scale with scale_bias: keep both in inits")
+        for task in self.tasks:  # missing or malformed data: refused before anything is written
+            try:
+                task_data(self, task)
+            except ImageDataError as error:
+                raise ConfigError(str(error)) from None
+
+
+_PAPER = InitTrainingConfig()
+PRESETS = {
+    "quick": InitTrainingConfig(
+        real_data=False,
+        allcnn_width=0.0625,
+        unet_width=0.0625,
+        ratio_images=40,
+        ratio_batch=40,
+        ratio_chunk=10,
+        steps=150,
+        record_every=10,
+        cifar_batch=16,
+        isbi_batch=1,
+        probe_images=16,
+    ),
+    "paper": _PAPER,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Data.
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TaskData:
+    """One task's training inputs (normalised, float64 on the CPU) and targets.
+
+    Attributes:
+        name: ``cifar10`` or ``isbi2012``.
+        x: images ``(N, C, H, W)``, standardised with the training set's mean and std.
+        y: labels ``(N,)`` or masks ``(N, H, W)`` (int64).
+        n_classes: classes (per pixel for ISBI).
+        label_entropy: the entropy of the training labels in nats — the loss of the best
+            constant prediction.
+        description: one line on the data, for the report.
+        standin: whether these are the bundled stand-ins.
+    """
+
+    name: str
+    x: torch.Tensor
+    y: torch.Tensor
+    n_classes: int
+    label_entropy: float
+    description: str
+    standin: bool
+
+
+def _isbi_directory(data_dir: str) -> str:
+    root = Path(data_dir).expanduser()
+    nested = root / "isbi2012"
+    return str(nested if nested.is_dir() and not (root / "train-volume.tif").exists() else root)
+
+
+@functools.lru_cache(maxsize=4)
+def _load(task: str, data_dir: str, real_data: bool) -> ImageDataset:
+    directory = data_dir or None
+    if directory is not None and task == "isbi2012":
+        directory = _isbi_directory(data_dir)
+    return load_images(task, directory, standin_ok=not real_data)
+
+
+def _entropy(labels: np.ndarray, n_classes: int) -> float:
+    counts = np.bincount(labels.ravel(), minlength=n_classes).astype(np.float64)
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+@functools.lru_cache(maxsize=4)
+def _prepared(task: str, data_dir: str, real_data: bool) -> TaskData:
+    data = _load(task, data_dir, real_data)
+    x = to_unit_interval(data.train_images, dtype=torch.float64)
+    x = fit_normalization(x, "standard")(x)
+    targets = np.asarray(data.train_targets, dtype=np.int64)
+    return TaskData(
+        task,
+        x,
+        torch.from_numpy(targets),
+        data.n_classes,
+        _entropy(targets, data.n_classes),
+        data.describe(),
+        data.standin,
+    )
+
+
+def task_data(config: InitTrainingConfig, task: str) -> TaskData:
+    """The prepared data of ``task`` (loaded once per process): pixels scaled to [0, 1], then
+    standardised by the training set's mean and std over all pixels [I: the seed does not say].
+
+    Raises:
+        ImageDataError: missing or malformed files, or the stand-in where ``real_data`` is set.
+    """
+    return _prepared(task, config.data_dir, config.real_data)
+
+
+def lr_grid(config: InitTrainingConfig, optimiser: str) -> tuple[float, ...]:
+    """The learning rates searched for ``optimiser`` (seed §5.2)."""
+    return config.sgd_lrs if optimiser == "sgd" else config.adam_lrs
+
+
+def isbi_share(count: int, divisor: int, minimum: int) -> int:
+    """A CIFAR image count turned into ISBI slices (a slice is many CIFAR images' worth)."""
+    return max(minimum, math.ceil(count / divisor))

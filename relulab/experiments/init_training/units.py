@@ -1,0 +1,260 @@
+"""The work of ``init-training``: at-init ratio profiles, then one training unit per task,
+optimiser and initialisation (all learning rates and seeds in one batched computation).
+
+* ``ratios-{task}``: ``ratio_networks`` Kaiming-initialised copies (relulab.init's
+  ``kaiming_normal``: :math:`W \\sim N(0, 2/\\text{fan-in})`, biases 0, seed eq. 2) of the
+  task's architecture; per copy and per Linear/Conv layer the ratio of seed eq. 9 over the
+  first ``ratio_images`` training images (:meth:`relulab.engine.FunctionalFamily.layer_statistics`).
+* ``train-{task}-{optimiser}-{init}``: copies for every learning rate × seed, trained as one
+  :class:`relulab.engine.FunctionalFamily` (``torch.func``) by the engine's batched SGD
+  (momentum 0.9) or Adam with per-network learning rates. Copies of seed ``j`` share their data
+  stream (minibatch order and augmentation) and, for ``scale`` and ``scale_bias``, the N(0, 1)
+  draw before the data-dependent rescaling — so the two inits are compared pairwise by seed.
+  ``scale`` / ``scale_bias`` measure each copy on ``init_batches`` minibatches of its own
+  stream (seed §5.1). ``kaiming`` and ``batchnorm`` use ``kaiming_normal``. Recorded: the
+  minibatch loss and, on ``probe_images`` fixed training images, every layer's ratio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from relulab.engine import BatchedAdam, BatchedSGD, FunctionalFamily, FunctionalProblem, train
+from relulab.engine.functional import minibatches
+from relulab.experiments.base import Unit
+from relulab.experiments.context import RunContext
+from relulab.experiments.init_training.config import (
+    InitTrainingConfig,
+    TaskData,
+    isbi_share,
+    lr_grid,
+    task_data,
+)
+from relulab.nn import AllCNNC, UNet
+from relulab.store import UnitResult
+from relulab.tasks.images import isbi_augment, pad_and_crop
+
+__all__ = ["architecture", "plan", "ratio_images", "seeds_of"]
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+def architecture(config: InitTrainingConfig, task: str, batchnorm: bool = False):
+    """The factory of the task's network (ALL-CNN-C for CIFAR-10, the UNet for ISBI)."""
+    data = task_data(config, task)
+    channels = data.x.shape[1]
+    if task == "cifar10":
+        return partial(AllCNNC, config.allcnn_width, channels, data.n_classes, batchnorm)
+    return partial(UNet, config.unet_width, channels, data.n_classes, batchnorm)
+
+
+def ratio_images(config: InitTrainingConfig, task: str) -> int:
+    """How many training images the at-init ratio is measured on."""
+    if task == "cifar10":
+        return config.ratio_images
+    return isbi_share(config.ratio_images, 10, 2)
+
+
+def _ratio_batch(config: InitTrainingConfig, task: str) -> int:
+    return config.ratio_batch if task == "cifar10" else max(1, config.ratio_batch // 10)
+
+
+def _probe_count(config: InitTrainingConfig, task: str) -> int:
+    return config.probe_images if task == "cifar10" else isbi_share(config.probe_images, 16, 1)
+
+
+def seeds_of(context: RunContext, name: str, count: int) -> list[int]:
+    """``count`` network seeds drawn from the run's generator for ``name``."""
+    return torch.randint(0, 2**62, (count,), generator=context.generator(name)).tolist()
+
+
+# ---------------------------------------------------------------------------------------------
+# At initialisation.
+# ---------------------------------------------------------------------------------------------
+def _ratio_unit(config: InitTrainingConfig, task: str) -> Unit:
+    def run(context: RunContext) -> UnitResult:
+        data = task_data(config, task)
+        x = data.x[: ratio_images(config, task)].to(context.device, context.dtype)
+        seeds = seeds_of(context, f"ratios-{task}", config.ratio_networks)
+        chunks = [
+            seeds[i : i + config.ratio_chunk] for i in range(0, len(seeds), config.ratio_chunk)
+        ]
+        ratios = []
+        with context.progress(len(chunks), f"{task}: ratio at init, {len(seeds)} nets") as done:
+            for chunk in chunks:
+                family = FunctionalFamily(
+                    architecture(config, task),
+                    len(chunk),
+                    seeds=chunk,
+                    init="kaiming_normal",
+                    dtype=context.dtype,
+                    device=context.device,
+                )
+                sums = family.layer_statistics(x, batch_size=_ratio_batch(config, task))
+                ratios.append(sums.ratio().cpu().numpy())
+                done(1)
+        ratio = np.concatenate(ratios)
+        layers = np.arange(1, ratio.shape[1] + 1)
+        conditions = [{"task": task, "seed": s} for s in seeds]
+        return UnitResult.forward_only(conditions, layers, {"ratio": ratio}, {"last": ratio[:, -1]})
+
+    return Unit(f"ratios-{task}", run)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training.
+# ---------------------------------------------------------------------------------------------
+def _augmenter(config: InitTrainingConfig, task: str):
+    if not config.augment:
+        return None
+    if task == "cifar10":
+        return lambda x, y, g: (pad_and_crop(x, 4, generator=g), y)  # seed §5.2
+    return lambda x, y, g: isbi_augment(x, y, generator=g)  # seed §5.2
+
+
+def _streams(
+    config: InitTrainingConfig, task: str, data: TaskData, context: RunContext, device, dtype
+) -> list[Iterator[tuple[Tensor, Tensor]]]:
+    """One minibatch stream per seed index (the same for every init and optimiser)."""
+    batch = config.cifar_batch if task == "cifar10" else config.isbi_batch
+    batch = min(batch, len(data.x))
+    x, y = data.x.to(device, dtype), data.y.to(device)
+    streams = []
+    for j in range(config.n_seeds):
+        generator = context.generator(f"data-{task}-{j}")
+        streams.append(minibatches(x, y, batch, generator, _augmenter(config, task)))
+    return streams
+
+
+def _stacked(streams: list[Iterator], seed_index: list[int]) -> Iterator[tuple[Tensor, Tensor]]:
+    """Per step, one batch per seed index, laid out per network ``(S, B, …)``."""
+    index = torch.tensor(seed_index)
+    while True:
+        batches = [next(stream) for stream in streams]
+        xs = torch.stack([b[0] for b in batches])
+        ys = torch.stack([b[1] for b in batches])
+        yield xs[index.to(xs.device)], ys[index.to(ys.device)]
+
+
+def _init_samples(config: InitTrainingConfig, task, data, context, device, dtype) -> list[Tensor]:
+    """Per seed index, ``init_batches`` minibatches of its own stream (seed §5.1)."""
+    streams = _streams(config, task, data, context, device, dtype)
+    return [torch.cat([next(stream)[0] for _ in range(config.init_batches)]) for stream in streams]
+
+
+def _optimiser(config: InitTrainingConfig, optimiser: str, params, lrs):
+    if optimiser == "sgd":
+        return BatchedSGD(params, lrs, momentum=config.momentum)
+    return BatchedAdam(params, lrs, betas=config.adam_betas, eps=config.adam_eps)
+
+
+def _observer(x_probe: Tensor):
+    """Every layer's ratio (seed eq. 9) on the fixed probe images, per network."""
+
+    def observe(family: FunctionalFamily) -> dict[str, Tensor]:
+        ratio = family.layer_statistics(x_probe).ratio()
+        return {
+            f"ratio_{k + 1}": ratio[:, k].to(family.params[0].dtype) for k in range(ratio.shape[1])
+        }
+
+    return observe
+
+
+def _train_unit(config: InitTrainingConfig, task: str, optimiser: str, init: str) -> Unit:
+    name = f"train-{task}-{optimiser}-{init}"
+
+    def run(context: RunContext) -> UnitResult:
+        device, dtype = context.device, context.dtype
+        data = task_data(config, task)
+        lrs = lr_grid(config, optimiser)
+        net_seeds = seeds_of(context, f"nets-{task}", config.n_seeds)  # shared by every init
+        grid = [(lr, j) for lr in lrs for j in range(config.n_seeds)]
+        init_samples = _init_samples(config, task, data, context, device, dtype)
+        scheme = init if init in ("scale", "scale_bias") else "kaiming_normal"
+        chunk = config.train_chunk or len(grid)
+        probe = data.x[: _probe_count(config, task)].to(device, dtype)
+        results = []
+        with context.progress(config.steps * len(grid), name) as done:
+            for start in range(0, len(grid), chunk):
+                part = grid[start : start + chunk]
+                seed_index = [j for _, j in part]
+                family = FunctionalFamily(
+                    architecture(config, task, batchnorm=init == "batchnorm"),
+                    len(part),
+                    seeds=[net_seeds[j] for j in seed_index],
+                    init=scheme,
+                    init_data=(lambda s, idx=seed_index: init_samples[idx[s]]),
+                    dtype=dtype,
+                    device=device,
+                )
+                streams = _streams(config, task, data, context, device, dtype)
+                for stream in streams:  # skip the minibatches the init measured
+                    for _ in range(config.init_batches):
+                        next(stream)
+                problem = FunctionalProblem(
+                    family,
+                    _stacked(streams, seed_index),
+                    "cross_entropy",
+                    per_network=True,
+                    observe_fn=_observer(probe),
+                )
+                opt = _optimiser(config, optimiser, problem.params, [lr for lr, _ in part])
+                results.append(
+                    train(
+                        problem,
+                        opt,
+                        config.steps,
+                        config.record_every,
+                        progress=partial(_advance, done, len(part)),
+                    )
+                )
+        result = _concatenate(results)
+        conditions = [
+            {"task": task, "optimiser": optimiser, "init": init, "lr": lr, "seed_index": j}
+            for lr, j in grid
+        ]
+        arrays = {"label_entropy": np.array([data.label_entropy])}
+        return UnitResult.from_training(result, conditions, arrays)
+
+    return Unit(name, run)
+
+
+def _advance(done, networks: int, steps: int) -> None:
+    done(steps * networks)
+
+
+def _concatenate(results: list):
+    """One TrainResult from chunks trained one after the other (same recording grid)."""
+    if len(results) == 1:
+        return results[0]
+    first = results[0]
+
+    def join(key: str) -> dict[str, np.ndarray]:
+        return {
+            k: np.concatenate([getattr(r, key)[k] for r in results]) for k in getattr(first, key)
+        }
+
+    return type(first)(
+        first.steps,
+        join("curves"),
+        join("final"),
+        np.concatenate([r.diverged for r in results]),
+        np.concatenate([r.diverged_step for r in results]),
+    )
+
+
+def plan(config: InitTrainingConfig) -> list[Unit]:
+    units = [_ratio_unit(config, task) for task in config.tasks]
+    if config.train:
+        units += [
+            _train_unit(config, task, optimiser, init)
+            for task in config.tasks
+            for optimiser in config.optimisers
+            for init in config.inits
+        ]
+    return units
