@@ -250,3 +250,14 @@ def test_every_claim_holds_on_ideal_results(tiny):
     _ideal(ideal, config)
     verdicts = _verdicts(ideal, config)
     assert {k for k, v in verdicts.items() if v != "holds"} == set(), verdicts
+
+
+def test_quick_preset_says_where_it_departs_from_the_paper():
+    from relulab.config import provenance
+
+    rows = provenance(sv.PRESETS["quick"])
+    departs = {name for name, row in rows.items() if row["departs"]}
+    assert departs == {"widths", "gradient_width", "gradient_networks"}
+    assert rows["gradient_width"]["seed_value"] == 3000
+    assert not any(row["departs"] for row in provenance(sv.PRESETS["paper"]).values())
+    assert all(row["provenance"] for row in rows.values())
