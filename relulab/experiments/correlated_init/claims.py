@@ -105,12 +105,12 @@ def propagation_claims(result: UnitResult, config: CorrelatedInitConfig) -> list
 
     phases = {_label(*p): theory[p].phase for p in points}
     not_chaotic = {
-        _label(*p): near_change[_label(*p)] for p in points if p[0] >= 0
-    }  # k ≥ 0: no chaotic phase at any σ_w²
+        _label(*p): near_change[_label(*p)] for p in points if theory[p].b >= 0
+    }  # uncorrelated or positively correlated: no chaotic phase at any σ_w²
     window_points = {
         _label(*p): near_change[_label(*p)]
         for p in points
-        if p[0] < 0 and theory[p].phase == "chaotic"
+        if theory[p].b < 0 and theory[p].phase == "chaotic"
     }
     worst_growth = _worst(growth_error)
     worst_far = _worst(far_error)
@@ -121,7 +121,9 @@ def propagation_claims(result: UnitResult, config: CorrelatedInitConfig) -> list
         else ("none", Estimate(math.nan, math.nan, math.nan, 0))
     )
     worst_gradient = _worst(gradient_error)
-    non_positive_gradient = {_label(*p): gradient_error[_label(*p)] for p in points if p[0] <= 0}
+    non_positive_gradient = {
+        _label(*p): gradient_error[_label(*p)] for p in points if theory[p].b <= 0
+    }
     claims = [
         within(
             "length-phase-matches-theory",
@@ -148,8 +150,8 @@ def propagation_claims(result: UnitResult, config: CorrelatedInitConfig) -> list
             "ReLU networks with uncorrelated (or positively correlated) weights have no "
             "chaotic phase: two close signals become more correlated at every σ_w², also in the "
             "unbounded phase.",
-            quantity=f"c_L − c_0 of the near pair (c_0 = {config.near_c0}), k ≥ 0, at the "
-            "probe point with the smallest rise",
+            quantity=f"c_L − c_0 of the near pair (c_0 = {config.near_c0}), b ≥ 0 (no "
+            "anti-correlation), at the probe point with the smallest rise",
             measured=lowest_rise[1],
             bound=0.0,
             source=f"{SEED} §2 ('ReLU networks with uncorrelated weights'), Figs. 1a, 2",
@@ -197,7 +199,7 @@ def propagation_claims(result: UnitResult, config: CorrelatedInitConfig) -> list
             tolerance=config.gradient_atol,
             source=f"{SEED} §2 (χ1, after its ref. [38])",
             note="tolerance [I]",
-            detail=f"worst point {worst_gradient[0]}; k ≤ 0 only: worst "
+            detail=f"worst point {worst_gradient[0]}; b ≤ 0 only: worst "
             f"{_worst(non_positive_gradient)[0]} "
             f"{_worst(non_positive_gradient)[1].describe()}; {_listing(gradient_error)}",
             scale=scale,

@@ -126,13 +126,14 @@ def _figure_sweep(results: Results, config: CorrelatedInitConfig, out_dir: Path)
         grads = result.curves["gradient"][rows, :-1]
         depth = np.arange(1, config.correlation_depth)
         rates = [-np.polyfit(depth, np.log(g), 1)[0] for g in grads]
-        chi = point_theory(*p, config).chi1
+        theory = point_theory(*p, config)
+        chi = theory.chi1
         axes[2].errorbar(
             np.log(chi),
             np.mean(rates),
             1.96 * np.std(rates, ddof=1) / np.sqrt(len(rates)),
             fmt="o",
-            color="tab:red" if p[0] < 0 else ("tab:orange" if p[0] > 0 else "tab:blue"),
+            color="tab:red" if theory.b < 0 else ("tab:orange" if theory.b > 0 else "tab:blue"),
         )
     span = np.array([-0.6, 0.6])
     axes[2].plot(span, span, color="k", lw=1)
