@@ -585,37 +585,46 @@ def _order_claim(order: dict[str, Estimate], scale: str) -> Claim:
 
 def _intermediate_claim(result: UnitResult, scale: str) -> Claim:
     """ACI worse than the other Table 1 inits with SGD on the complex teacher somewhere in an
-    intermediate region of training (not at its start or end)."""
+    intermediate region of training (not at its start or end).
+
+    The statement is existential ("in some intermediate region"), so the statistic is the
+    largest gap over the interior epochs; the epoch is picked inside every bootstrap resample
+    (the networks of each init resampled independently), so the interval carries the
+    selection and a noise-only maximum does not pass as a gap."""
     curves = log_validation(result)
     epochs = curves.shape[1] - 1
     interior = np.arange(max(1, round(0.1 * epochs)), max(2, round(0.9 * epochs)) + 1)
-    rows = {n: where(result.conditions, init=n) for n in ("he", "aci", "rai", "raai")}
-    gaps = np.array(
-        [
-            min(
-                curves[rows["aci"], e].mean() - curves[rows[o], e].mean()
-                for o in ("he", "rai", "raai")
-            )
-            for e in interior
+    window = curves[:, interior]
+    names = ("aci", "he", "rai", "raai")
+    groups = [where(result.conditions, init=n).astype(np.float64) for n in names]
+
+    def gaps(*picked: np.ndarray, axis: int = -1) -> np.ndarray:
+        means = [
+            window[np.moveaxis(np.asarray(p), axis, -1).astype(int)].mean(axis=-2) for p in picked
         ]
+        return means[0] - np.maximum.reduce(means[1:])  # worse than every other init
+
+    measured = statistic_ci(
+        groups,
+        lambda *picked, axis=-1: gaps(*picked, axis=axis).max(axis=-1),
+        paired=False,
+        vectorized=True,
     )
-    epoch = int(interior[int(np.argmax(gaps))])
-    closest = min(
-        ("he", "rai", "raai"),
-        key=lambda o: curves[rows["aci"], epoch].mean() - curves[rows[o], epoch].mean(),
-    )
-    measured = mean_difference_ci(curves[rows["aci"], epoch], curves[rows[closest], epoch])
+    at = int(np.argmax(gaps(*groups)))
+    means_at = {n: window[g.astype(int), at].mean() for n, g in zip(names, groups, strict=True)}
+    closest = max(names[1:], key=means_at.get)  # the other init ACI is closest to
+    epoch = int(interior[at])
     return above(
         "aci-worse-sgd-complex-intermediate",
         "For a complex teacher, ACI performs worse than other initializations on training "
         "with SGD in some intermediate region.",
-        quantity="log10 validation loss, ACI − the best of He, RAI, RAAI, at the interior "
-        "epoch (10–90 % of training) where ACI is worst off",
+        quantity="largest gap over the interior epochs (10–90 % of training) of log10 "
+        "validation loss, ACI − the worst of He, RAI, RAAI (ACI worse than every other); the "
+        "epoch chosen inside each bootstrap resample",
         measured=measured,
         bound=0.0,
         source=f"{SEED} appendix B (Fig. 11), §5 (complex teacher, Fig. 8)",
-        note="the epoch is chosen as the most favourable to the claim",
-        detail=f"epoch {epoch} of {epochs}; closest other init: {closest}",
+        detail=f"largest at epoch {epoch} of {epochs}; closest other init there: {closest}",
         scale=scale,
         figure="training_complex.png",
     )
