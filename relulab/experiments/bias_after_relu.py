@@ -214,7 +214,12 @@ def _calibrated_unit(config: BiasAfterReLUConfig) -> Unit:
 
 def fine_shifts(config: BiasAfterReLUConfig) -> np.ndarray:
     """The fine grid of b for Δ at init: 0 to the largest swept b in ``fine_shift_step``
-    steps, plus the swept b themselves."""
+    steps, plus the swept b themselves.
+
+    Example:
+        >>> fine_shifts(BiasAfterReLUConfig(shifts=(0.0, 0.2, 0.5), fine_shift_step=0.1)).tolist()
+        [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+    """
     top = max(config.shifts)
     grid = np.arange(0.0, top + config.fine_shift_step / 2, config.fine_shift_step)
     return np.unique(np.round(np.concatenate([grid, config.shifts]), 9))
@@ -329,7 +334,13 @@ def seed_by_shift(
     values: np.ndarray, b: np.ndarray, seed: np.ndarray, shifts: np.ndarray | tuple[float, ...]
 ) -> np.ndarray:
     """Per-network values arranged as ``(seeds, shifts)``: row s holds seed s at every b (the
-    paired design: one seed's weights at every shift). Seeds missing a shift are dropped."""
+    paired design: one seed's weights at every shift). Seeds missing a shift are dropped.
+
+    Example:
+        >>> seed_by_shift(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.0, 0.1, 0.0, 0.1]),
+        ...               np.array([0, 0, 1, 1]), (0.0, 0.1)).tolist()
+        [[1.0, 2.0], [3.0, 4.0]]
+    """
     rows = []
     for s in np.unique(seed):
         row = [values[(seed == s) & np.isclose(b, shift)] for shift in shifts]

@@ -170,7 +170,19 @@ def bracket(
 ) -> Estimate:
     """A fine sweep's transition region (converged ↔ not) as an interval: the grid points from
     the first to the last change of outcome (:func:`relulab.analysis.boundary_bracket`), the
-    sweep read from its converging side; the value is the midpoint of the first change."""
+    sweep read from its converging side; the value is the midpoint of the first change.
+
+    Args:
+        result: a fine sweep (``b2-boundary`` or ``lr-boundary``).
+        key: the swept setting, ``"b2"`` or ``"lr"``.
+        descending: read the sweep from large to small values (b2 converges at the top).
+        parameterisation: ``"standard"`` or ``"reparam"``.
+        converge_tol: the loss level below which a run has converged.
+
+    Returns:
+        An :class:`~relulab.analysis.Estimate` with level 1 (a grid bracket, not a confidence
+        interval) and ``n`` the number of grid points; NaN if the outcome never changes.
+    """
     idx = where(result.conditions, parameterisation=parameterisation)
     swept = np.array([result.conditions[i][key] for i in idx])
     converged = outcomes(result, converge_tol)[idx] == OUTCOMES["converged"]

@@ -1,9 +1,9 @@
 """The work of the single-neuron study: every sweep is one batched computation.
 
 Each condition (w1, b1, w2, b2, lr, activation, teacher, teacher_bias, parameterisation) is one
-network of a
-:class:`relulab.engine.BatchedSingleNeuron`; networks that share an activation, teacher and
-parameterisation train together, each with its own learning rate.
+network of a :class:`relulab.engine.BatchedSingleNeuron`; networks that share an activation,
+teacher and parameterisation train together, each with its own learning rate and, where the
+teacher's bias is raised, its own targets.
 """
 
 from __future__ import annotations
@@ -138,8 +138,8 @@ def _lin_grid(bounds: tuple[float, float], n: int) -> np.ndarray:
 
 
 def plan(config: SingleNeuronConfig) -> list[Unit]:
-    """The seed's three sweeps, the teacher-bias sweep, the early steps of the lr sweep and the
-    SiLU run, then the fine boundaries and the two phase maps."""
+    """The seed's three sweeps and the fine boundaries, the teacher-bias sweep, the early steps
+    of the lr sweep, the SiLU run and the two phase maps."""
     c = config
     sweeps = [
         ("b1-sweep", "b1 sweep (b2 = 0)", lambda: [_condition(c, b1=v) for v in c.b1_sweep]),
