@@ -27,6 +27,7 @@ ray = pytest.importorskip("ray")
 SIZES = ["--set=D=12", "--set=n_samples=40", "--set=slopes=5", "--set=spectrum_points=5"]
 SWEEP = ["sweep", "anisotropy", "--grid", "d=4,6", "--quiet", "--threads", "1", *SIZES]
 POINTS = ("d=4", "d=6")
+AUTH_MODE = "RAY_AUTH_MODE"
 
 
 def _free_port() -> int:
@@ -47,6 +48,11 @@ def cluster():
     source = str(Path(relulab.__file__).resolve().parents[1])
     tests = str(Path(__file__).resolve().parent)
     temp = tempfile.mkdtemp(prefix="rl-ray-", dir="/tmp")  # Ray's socket paths must be short
+    # Ray ≥ 2.52 turns token authentication on when it finds a token (~/.ray/auth_token) left
+    # by an earlier local cluster; this private one on 127.0.0.1 and its driver (this process)
+    # run without, whatever the user's home holds.
+    saved = os.environ.get(AUTH_MODE)
+    os.environ[AUTH_MODE] = "disabled"
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join((source, tests))}
     head = subprocess.Popen(
         [
@@ -81,6 +87,10 @@ def cluster():
             os.killpg(head.pid, signal.SIGKILL)
             head.wait()
         shutil.rmtree(temp, ignore_errors=True)
+        if saved is None:
+            os.environ.pop(AUTH_MODE, None)
+        else:
+            os.environ[AUTH_MODE] = saved
 
 
 def _checksums(run_dir: Path) -> dict:

@@ -29,6 +29,7 @@ from relulab.config import ConfigError, apply_overrides, config_to_dict
 from relulab.errors import describe_error
 from relulab.experiments import get_experiment
 from relulab.files import check_output_dir, remove_temporaries, write_atomic
+from relulab.report.sweep import write_sweep_page
 from relulab.runner.execute import (
     PreparedRun,
     RunFailedError,
@@ -252,8 +253,6 @@ def execute_sweep(
         RunFailedError: a point failed (a unit or its outputs); every other point is finished,
             stored and shown; re-run the same command to resume.
     """
-    from relulab.report.sweep import write_sweep_page
-
     outcomes: dict[int, RunOutcome] = {}
     with locked(sweep.out_dir):
         remove_temporaries(sweep.out_dir)
