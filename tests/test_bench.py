@@ -46,3 +46,17 @@ def test_w4_times_both_single_neuron_paths_and_they_agree():
     assert result["direct_roofline_s"] > 0 and result["memory_bandwidth_bytes_per_s"] > 0
     rows = summary_rows({"w4": result})
     assert any("prefix / elementwise" in row[1] for row in rows)
+
+
+def test_scaling_curve_reports_rates_crossovers_and_draws_its_figure(tmp_path):
+    from relulab.bench import write_bench
+
+    result = workloads.scaling_curve(
+        CPU, counts=(1, 4), widths=(8, 16), width_networks=3, steps=5, naive_networks=2
+    )
+    assert len(result["engine_by_count"]) == 2 and len(result["naive_by_width"]) == 2
+    assert "engine_beats_naive_from_networks" in result
+    path = tmp_path / "bench.json"
+    write_bench({"scaling": result}, path)
+    assert path.with_suffix(".scaling.png").stat().st_size > 0
+    assert any(row[0] == "Scaling" for row in summary_rows({"scaling": result}))

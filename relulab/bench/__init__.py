@@ -19,9 +19,16 @@ from torch.profiler import ProfilerActivity, profile
 from relulab.bench import workloads
 from relulab.runner.environment import library_versions
 
-__all__ = ["WORKLOADS", "run_bench", "summary_rows", "top_operators", "write_bench"]
+__all__ = [
+    "WORKLOADS",
+    "plot_scaling",
+    "run_bench",
+    "summary_rows",
+    "top_operators",
+    "write_bench",
+]
 
-WORKLOADS = ("w1", "w2", "w3", "w4", "w5")
+WORKLOADS = ("w1", "w2", "w3", "w4", "w5", "scaling")
 
 
 def top_operators(run: Callable[[], object], limit: int = 8) -> list[dict[str, Any]]:
@@ -86,12 +93,46 @@ def run_bench(
     if "w5" in names:
         progress("W5 CNN ensemble: torch.func family vs the per-model loop …")
         results["w5"] = workloads.w5_cnn_ensemble(device, naive_networks=naive_networks)
+    if "scaling" in names:
+        progress("Scaling: network-steps/s against the number of networks and the width …")
+        results["scaling"] = workloads.scaling_curve(device)
     return results
 
 
 def write_bench(results: dict[str, Any], path: Path) -> None:
+    """Write ``bench.json``, and with the scaling workload its figure beside it
+    (``<name>.scaling.png``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2, default=str))
+    if "scaling" in results:
+        plot_scaling(results["scaling"], path.with_suffix(".scaling.png"))
+
+
+def plot_scaling(scaling: dict[str, Any], path: Path) -> Path:
+    """Network-steps/s of engine, naive loop and JAX against S and against the hidden width
+    (log–log), the crossovers marked; saved as PNG at ``path``."""
+    from relulab.report.plotting import plt, save_figure
+
+    fig, (by_count, by_width) = plt.subplots(1, 2, figsize=(11, 4))
+    for name, style in (("engine", "o-"), ("naive", "s--"), ("jax", "^:")):
+        if f"{name}_by_count" in scaling:
+            by_count.loglog(scaling["counts"], scaling[f"{name}_by_count"], style, label=name)
+            by_width.loglog(scaling["widths"], scaling[f"{name}_by_width"], style, label=name)
+    for key, colour in (
+        ("engine_beats_naive_from_networks", "tab:grey"),
+        ("engine_beats_jax_from_networks", "tab:green"),
+    ):
+        if scaling.get(key):
+            by_count.axvline(scaling[key], color=colour, lw=0.8, ls="--")
+    by_count.set(xlabel="networks S (hidden 64)", ylabel="network-steps / s", title="against S")
+    by_width.set(
+        xlabel="hidden width",
+        ylabel="network-steps / s",
+        title=f"against width (S = {scaling['width_networks']})",
+    )
+    by_count.legend()
+    save_figure(fig, path)
+    return path
 
 
 def _verdict(target: str, met: bool) -> str:
@@ -197,4 +238,12 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             ),
             ("W5 CNN ensemble", "engine / per-model loop", f"{w5['speedup_vs_naive']:.1f}×", ""),
         ]
+    if scaling := results.get("scaling"):
+        for key, label in (
+            ("engine_beats_naive_from_networks", "engine beats naive loop from S ="),
+            ("engine_beats_jax_from_networks", "engine beats JAX from S ="),
+        ):
+            if key in scaling:
+                value = scaling[key]
+                rows.append(("Scaling", label, "never" if value is None else f"{value:,.0f}", ""))
     return rows

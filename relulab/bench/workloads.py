@@ -11,6 +11,9 @@
 * **W4 single neurons at the seed's scale** — 3721 single ReLU neurons (a 61×61 map of seed
   ``001_…``) on 1000 grid points, Adam: the elementwise pass against its memory-bandwidth
   roofline (bandwidth measured now, by a large copy) and the closed-form prefix-sum path.
+* **Scaling** — W1's networks (and hidden widths 16 … 1024) for S = 1 … 10 000 networks:
+  engine, naive loop and JAX network-steps/s against S and against width, with the crossover
+  points, drawn by :func:`relulab.bench.plot_scaling`.
 * **W5 CNN ensemble** — S copies of a width-reduced ALL-CNN-C (seed ``002_…``; width 1/8) on
   CIFAR-shaped inputs, cross-entropy, SGD with momentum 0.9 and per-network learning rates:
   the ``torch.func`` family (:class:`relulab.engine.FunctionalFamily`, one ``vmap`` computation)
@@ -55,6 +58,7 @@ __all__ = [
     "w3_wide",
     "w4_single_neuron",
     "w5_cnn_ensemble",
+    "scaling_curve",
 ]
 
 
@@ -354,3 +358,92 @@ def w5_cnn_ensemble(
         "speedup_vs_naive": naive_s / engine_s,
         "engine_vs_naive_max_abs_diff": agreement,
     }
+
+
+def _w1_rates(
+    device: torch.device, n_networks: int, hidden: int, steps: int, naive_networks: int
+) -> dict[str, float]:
+    """Network-steps/s of W1's set-up with S networks of the given hidden width: engine, naive
+    loop (timed on at most ``naive_networks`` and scaled: its cost per network is constant)
+    and, where installed, JAX."""
+    x_np, y_np = hierarchical_task(8)
+    x = torch.tensor(x_np, dtype=torch.float32, device=device)
+    y = torch.tensor(y_np, dtype=torch.float32, device=device)
+    spec, lr = MLPSpec((8, hidden, 15), output_bias=False), 2e-4
+    model = BatchedMLP(spec, n_networks, init="normal", init_scale=math.sqrt(2e-4), device=device)
+    initial = [
+        t.detach().cpu().numpy().copy()
+        for t in (model.weights[0], model.biases[0], model.weights[1])
+    ]
+    problem = SupervisedProblem(model, x, y, loss="half_sum")
+    train(problem, BatchedSGD(problem.params, lr), 2, 2)  # warm-up
+    rates = {
+        "engine": n_networks
+        * steps
+        / _timed_train(problem, BatchedSGD(problem.params, lr), steps, device)
+    }
+    timed = min(n_networks, naive_networks)
+    modules = [model.module(s) for s in range(timed)]
+    sgd = lambda p: torch.optim.SGD(p, lr=lr)  # noqa: E731
+    naive_loop(modules[:1], x, y, 2, sgd, "half_sum")  # warm-up: autograd's first-call costs
+    naive_s = naive_loop(modules, x, y, steps, sgd, "half_sum")
+    rates["naive"] = timed * steps / naive_s
+    if jax_available() and device.type == "cpu":
+        _, steady, _ = jax_two_layer_gd(initial, x_np, y_np, steps, lr)
+        rates["jax"] = n_networks * steps / steady
+    return rates
+
+
+def _crossing(xs: list[float], ratio: list[float]) -> float | None:
+    """The first x (log-interpolated) where ``ratio`` reaches 1 from below; None if never."""
+    for i in range(1, len(xs)):
+        if ratio[i - 1] < 1 <= ratio[i]:
+            t = (math.log(1) - math.log(ratio[i - 1])) / (
+                math.log(ratio[i]) - math.log(ratio[i - 1])
+            )
+            return float(
+                math.exp(math.log(xs[i - 1]) + t * (math.log(xs[i]) - math.log(xs[i - 1])))
+            )
+    return float(xs[0]) if ratio and ratio[0] >= 1 else None
+
+
+def scaling_curve(
+    device: torch.device,
+    counts: tuple[int, ...] = (1, 10, 100, 1000, 10000),
+    widths: tuple[int, ...] = (16, 64, 256, 1024),
+    width_networks: int = 40,
+    steps: int = 200,
+    naive_networks: int = 20,
+) -> dict[str, Any]:
+    """Network-steps/s against the number of networks S (hidden 64) and against the hidden
+    width (S = ``width_networks``), engine vs naive loop vs JAX, with the crossovers: the S
+    from which the engine beats the naive loop, and from which it beats JAX (if ever)."""
+    by_count = [_w1_rates(device, s, 64, steps, naive_networks) for s in counts]
+    by_width = [_w1_rates(device, width_networks, h, steps, naive_networks) for h in widths]
+
+    def column(rows: list[dict[str, float]], key: str) -> list[float] | None:
+        return [row[key] for row in rows] if all(key in row for row in rows) else None
+
+    result: dict[str, Any] = {
+        "device": str(device),
+        "steps": steps,
+        "counts": list(counts),
+        "widths": list(widths),
+        "width_networks": width_networks,
+        "naive_networks_timed": naive_networks,
+    }
+    for name in ("engine", "naive", "jax"):
+        if (values := column(by_count, name)) is not None:
+            result[f"{name}_by_count"] = values
+        if (values := column(by_width, name)) is not None:
+            result[f"{name}_by_width"] = values
+    ratio_naive = [
+        e / n for e, n in zip(result["engine_by_count"], result["naive_by_count"], strict=True)
+    ]
+    result["engine_beats_naive_from_networks"] = _crossing(list(counts), ratio_naive)
+    if "jax_by_count" in result:
+        ratio_jax = [
+            e / j for e, j in zip(result["engine_by_count"], result["jax_by_count"], strict=True)
+        ]
+        result["engine_beats_jax_from_networks"] = _crossing(list(counts), ratio_jax)
+    return result

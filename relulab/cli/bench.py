@@ -21,10 +21,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     bench.add_argument(
         "--workloads",
-        default="w1,w2,w3,w4,w5",
+        default="w1,w2,w3,w4,w5,scaling",
         help="comma-separated: w1 (tiny nets), w2 (residual toy), w3 (wide forward "
         "statistics), w4 (single neurons at the seed's scale), w5 (CNN ensemble through "
-        "torch.func); default all",
+        "torch.func), scaling (network-steps/s against S and width, with a figure); "
+        "default all",
     )
     bench.add_argument("--full", action="store_true", help="W3 at full size (width 3000)")
     bench.add_argument(
