@@ -3,12 +3,156 @@ needs: per-network minibatch order and a per-network stop criterion."""
 
 from __future__ import annotations
 
+import json
+import math
+
 import numpy as np
 import torch
 
+from relulab.cli import main
 from relulab.engine import BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem, train
+from relulab.experiments.early_linearization.claims import aligned_claim, parted_claim
+from relulab.experiments.linearization_images import claims as li_claims
+from relulab.experiments.linearization_images.config import LinearizationImagesConfig
 
 F64 = torch.float64
+CONFIG = LinearizationImagesConfig(real_data=False)
+TINY = [
+    "hidden=16",
+    "seeds=3",
+    "train_images=256",
+    "eval_images=8",
+    "epochs=3",
+    "records_per_epoch=2",
+    "batch_size=32",
+    "lr=0.002",
+]
+MNIST_CLAIMS = {
+    "mnist-aligned-with-bias",
+    "mnist-part-without-bias",
+    "mnist-standard-aligned-with-bias",
+    "mnist-standard-aligned-without-bias",
+    "mnist-lower-rank-with-bias",
+    "mnist-lower-test-error-with-bias",
+}
+CIFAR_CLAIMS = {
+    "cifar-aligned-with-bias",
+    "cifar-standard-aligned-with-bias",
+    "cifar-standard-part-without-bias",
+}
+
+
+def _run(out, *extra: str, preset: str = "quick") -> int:
+    args = ["run", "linearization-images", "--preset", preset, "--out", str(out), "--quiet"]
+    return main(args + [f"--set={s}" for s in (*TINY, *extra)])
+
+
+def _summary(out) -> dict:
+    return json.loads((out / "summary.json").read_text())
+
+
+def _check_summary(summary: dict, ids: set[str], scale: str) -> None:
+    assert {c["id"] for c in summary["claims"]} == ids
+    for claim in summary["claims"]:
+        assert claim["source"].startswith("seed 004") and "Fig." in claim["source"]
+        assert claim["verdict"] in ("holds", "fails", "inconclusive")
+        assert scale in claim["scale"], claim["scale"]
+
+
+# ------------------------------------------------------------------ end to end
+
+
+def test_tiny_run_on_the_standin_writes_everything_and_resumes(tmp_path):
+    out = tmp_path / "run"
+    assert _run(out) == 0
+    summary = _summary(out)
+    _check_summary(summary, MNIST_CLAIMS, "stand-in")
+    assert "stopped_share_pixel_mean_bias_relu" in summary["metrics"]
+    for name in ("alignment.png", "rank_error.png", "report.html", "runs.sqlite"):
+        assert (out / name).exists(), name
+    assert _run(out) == 0  # resumes: nothing to recompute
+
+
+def test_paper_preset_on_small_real_format_files(tmp_path):
+    """Real MNIST IDX files (gzipped) and CIFAR-10 python batches, written here and read back
+    through the loaders; CIFAR-10 gives the fig. 8 claims instead of the MNIST ones."""
+    from test_images import write_cifar, write_mnist
+
+    write_mnist(tmp_path / "mnist", n_train=300, n_test=12)
+    out = tmp_path / "mnist-run"
+    assert _run(out, f"data_dir={tmp_path / 'mnist'}", "normalizations=pixel_mean",
+                preset="paper") == 0  # fmt: skip
+    summary = _summary(out)
+    pixel_mean_only = {c for c in MNIST_CLAIMS if "standard" not in c}
+    _check_summary(summary, pixel_mean_only, "real mnist")
+    write_cifar(tmp_path, n=60)
+    out = tmp_path / "cifar-run"
+    assert _run(out, f"data_dir={tmp_path}", "dataset=cifar10", preset="paper") == 0
+    _check_summary(_summary(out), CIFAR_CLAIMS, "real cifar10")
+
+
+def test_bad_data_exits_2_and_writes_nothing(tmp_path, capsys):
+    cases = {
+        "missing": ["data_dir=" + str(tmp_path / "nowhere")],
+        "malformed": ["data_dir=" + str(tmp_path / "junk")],
+        "cifar without data": ["dataset=cifar10"],
+    }
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"):
+        (junk / name).write_bytes(b"not an idx file")
+    for label, extra in cases.items():
+        out = tmp_path / label.replace(" ", "-")
+        assert _run(out, *extra) == 2, label
+        assert not out.exists(), label
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1, err
+    out = tmp_path / "paper-on-standin"
+    assert _run(out, preset="paper") == 2 and not out.exists()
+    assert "stand-in" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ counter-examples
+
+
+def test_alignment_claims_fail_on_their_counter_examples():
+    args = (CONFIG, "seed 004 §3, Fig. 1A", "alignment.png", "test")
+    small, large = np.array([0.02, 0.03, 0.04, 0.05]), np.array([0.5, 0.7, 0.9, 1.1])
+    assert aligned_claim("a", "s", small, *args).verdict == "holds"
+    assert aligned_claim("a", "s", large, *args).verdict == "fails"
+    assert parted_claim("p", "s", large, *args).verdict == "holds"
+    assert parted_claim("p", "s", small, *args).verdict == "fails"
+
+
+def test_lower_with_bias_claim_fails_on_its_counter_example():
+    low, high = np.array([20.0, 21, 19, 20.5]), np.array([40.0, 42, 39, 41])
+    args = ("rank", "s", "effective rank", "seed 004 §3, Fig. 1B", "rank_error.png", "test")
+    build = li_claims.lower_with_bias_claim
+    assert build(*args[:3], low, high, *args[3:]).verdict == "holds"
+    assert build(*args[:3], high, low, *args[3:]).verdict == "fails"
+    # networks that never stopped are left out; with too few stopped the claim is inconclusive
+    never = np.array([np.nan, np.nan, 20.0, np.nan])
+    assert build(*args[:3], never, high, *args[3:]).verdict == "inconclusive"
+
+
+def test_alignment_measure_on_curves_is_the_toy_definition():
+    """Identical curves give a zero gap; a ReLU curve stuck at its start parts."""
+    from relulab.store import UnitResult
+
+    steps = np.arange(0, 101, 5)
+    decay = 0.5 * np.exp(-steps / 20.0) + 0.01
+    curves_lin = {"full_loss": np.tile(decay, (3, 1))}
+    stuck = {"full_loss": np.tile(np.where(steps < 60, 0.5, decay), (3, 1))}
+
+    def unit(curves):
+        return UnitResult([{"seed": k} for k in range(3)], steps, curves, {}, np.zeros(3, bool),
+                          np.full(3, -1), {})  # fmt: skip
+
+    same = li_claims.alignments(unit(curves_lin), unit(curves_lin), CONFIG)
+    assert np.allclose(same[:, 0], 0.0)
+    parted = li_claims.alignments(unit(stuck), unit(curves_lin), CONFIG)
+    assert (parted[:, 0] > CONFIG.alignment_tolerance).all()
+    assert math.isfinite(parted[0, 1])
 
 
 def _sgd_reference(module, x, y, order_seed, lr, steps, batch, stop_every=None, stop_at=None):
