@@ -23,7 +23,8 @@ TINY = [
     "train_images=256",
     "eval_images=8",
     "epochs=3",
-    "records_per_epoch=2",
+    "record_every=4",
+    "loss_images=200",
     "batch_size=32",
     "lr=0.002",
 ]
@@ -244,3 +245,11 @@ def test_training_ends_when_every_network_stopped():
     assert result.stopped_step.tolist() == [0, 0]
     assert all(torch.equal(a, b) for a, b in zip(before, problem.params, strict=True))
     assert np.all(result.curves["loss"] == result.curves["loss"][:, :1])
+
+
+def test_observe_data_measures_the_full_loss_on_the_given_samples():
+    x, y = torch.randn(20, 3, dtype=F64), torch.randn(20, 2, dtype=F64)
+    model = BatchedMLP(MLPSpec((3, 5, 2)), 2, seeds=[0, 1], dtype=F64)
+    subset = SupervisedProblem(model, x, y, "half_sum", batch_size=4, observe_data=(x[:7], y[:7]))
+    expected = 0.5 * (model.forward(x[:7]) - y[:7]).square().sum(dim=(1, 2))
+    torch.testing.assert_close(subset.observe()["full_loss"], expected.detach())

@@ -16,7 +16,8 @@ drawn from the problem's generator; with ``order_seeds`` each network draws its 
 its own generator instead (networks are then independent samples, and network ``s`` sees the
 batches a lone network with generator seed ``order_seeds[s]`` would see).
 
-Observables at recording steps, computed on the full data from the model's
+Observables at recording steps, computed on the full data (or on ``observe_data``, e.g. a
+fixed subset of a large training set, when given) from the model's
 :meth:`~relulab.engine.family.BatchedFamily.trace`: the fraction of hidden units that are *dead*
 (pre-activation ≤ 0 on every sample) and *always on* (> 0 on every sample), over all hidden
 layers (:func:`relulab.nn.statistics.unit_states`); with minibatches also the full-data loss;
@@ -72,6 +73,8 @@ class SupervisedProblem:
         order_seeds: one generator seed per network for its own minibatch order (default:
             one order shared by all networks, from ``generator``).
         record_error: also observe the validation classification error (module docstring).
+        observe_data: ``(x, y)`` on which :meth:`observe` measures ``full_loss`` and the unit
+            states instead of the training data (e.g. a fixed subset of it).
 
     Example:
         >>> from relulab.engine import BatchedMLP, MLPSpec
@@ -93,6 +96,7 @@ class SupervisedProblem:
         record_parameters: bool = False,
         order_seeds: Sequence[int] | None = None,
         record_error: bool = False,
+        observe_data: tuple[Tensor, Tensor] | None = None,
     ) -> None:
         if loss not in ("mse", "half_sum"):
             raise ValueError(f"loss must be 'mse' or 'half_sum', got {loss!r}")
@@ -111,6 +115,7 @@ class SupervisedProblem:
         self.validation = validation
         self.record_parameters = record_parameters
         self.record_error = record_error
+        self.observe_data = (x, y) if observe_data is None else observe_data
         if order_seeds is not None and len(order_seeds) != model.n_networks:
             raise ValueError(f"{len(order_seeds)} order seeds for {model.n_networks} networks")
         self._generators = (
@@ -158,9 +163,10 @@ class SupervisedProblem:
         units (and the full-data loss with minibatches, the validation loss with held-out
         data)."""
         observed: dict[str, Tensor] = {}
-        trace = self.model.trace(self.x)
+        x_obs, y_obs = self.observe_data
+        trace = self.model.trace(x_obs)
         if self.batch_size is not None:
-            observed["full_loss"] = _per_network_loss(trace.output, self.y, self.loss_name)
+            observed["full_loss"] = _per_network_loss(trace.output, y_obs, self.loss_name)
         if self.validation is not None:
             x_val, y_val = self.validation
             output = self.model.forward(x_val)

@@ -69,9 +69,15 @@ class LinearizationImagesConfig:
     epochs: float = setting(
         30.0, "inferred", note="horizon in epochs for networks that never reach stop_loss"
     )  # [I]
-    records_per_epoch: int = setting(
-        4, "choice", note="full-data loss, test error and stop check this often per epoch"
+    record_every: int = setting(
+        50, "choice", note="SGD steps between recordings (training loss, test error, stop check)"
     )
+    loss_images: int = setting(
+        5_000,
+        "inferred",
+        note="training images (fixed seeded subset) on which the mean "
+        "per-sample training loss is measured; all if fewer",
+    )  # [I]
     normalizations: tuple[str, ...] = setting(
         ("pixel_mean", "standard"), "stated", note="pixel-wise mean (§3) and standard (C.1)"
     )  # [S]
@@ -100,8 +106,10 @@ class LinearizationImagesConfig:
             raise ConfigError("init_variance, constant and stop_loss must be positive")
         if self.batch_size < 1 or self.eval_images < 2 or self.train_images < 2:
             raise ConfigError("batch_size ≥ 1, eval_images ≥ 2 and train_images ≥ 2 are needed")
-        if not (math.isfinite(self.epochs) and self.epochs > 0) or self.records_per_epoch < 1:
-            raise ConfigError("epochs must be positive and records_per_epoch ≥ 1")
+        if not (math.isfinite(self.epochs) and self.epochs > 0) or self.record_every < 1:
+            raise ConfigError("epochs must be positive and record_every ≥ 1")
+        if self.loss_images < 1:
+            raise ConfigError(f"loss_images must be positive, got {self.loss_images}")
         if not self.normalizations or set(self.normalizations) - {"pixel_mean", "standard"}:
             raise ConfigError("normalizations must be drawn from pixel_mean, standard")
         if not 0 < self.window_fraction < 1 or not 0 <= self.max_shift < 1:
@@ -133,7 +141,7 @@ PRESETS = {
     # quick: 2000 of the bundled stand-in's 4000 training digits (its 1000 test digits give the
     # 500 held out); 100 epochs of 31 steps
     "quick": LinearizationImagesConfig(
-        real_data=False, train_images=2000, epochs=100.0, records_per_epoch=2
+        real_data=False, train_images=2000, epochs=100.0, record_every=10
     ),
     "paper": LinearizationImagesConfig(),
 }
@@ -163,6 +171,7 @@ class PreparedData:
     Attributes:
         x: training inputs ``(P, d)`` (``d + 1`` with the constant pixel).
         y: one-hot training targets ``(P, classes)``.
+        loss_index: the training images the training loss is measured on (sorted indices).
         x_eval: the held-out test images' inputs ``(eval_images, ·)``.
         y_eval: their one-hot targets.
         description: one line on the data, for the report.
@@ -171,6 +180,7 @@ class PreparedData:
 
     x: torch.Tensor
     y: torch.Tensor
+    loss_index: torch.Tensor
     x_eval: torch.Tensor
     y_eval: torch.Tensor
     description: str
@@ -179,7 +189,14 @@ class PreparedData:
 
 @functools.lru_cache(maxsize=4)
 def _prepared(
-    dataset: str, data_dir: str, real_data: bool, n_train: int, n_eval: int, norm: str, c: float
+    dataset: str,
+    data_dir: str,
+    real_data: bool,
+    n_train: int,
+    n_eval: int,
+    n_loss: int,
+    norm: str,
+    c: float,
 ) -> PreparedData:
     data = _load(dataset, data_dir, real_data)
     n_train = min(n_train, len(data.train_images))
@@ -189,9 +206,11 @@ def _prepared(
     test = to_unit_interval(data.test_images[held], flatten=True, dtype=torch.float64)
     x, x_eval = prepare_inputs(train, (test,), mode=norm, constant=c if c > 0 else None)
     labels = np.asarray(data.train_targets)[kept]
+    _, loss_index = holdout_split(n_train, min(n_loss, n_train), seed=1)
     return PreparedData(
         x,
         one_hot(labels, data.n_classes, torch.float64),
+        torch.from_numpy(loss_index),
         x_eval,
         one_hot(np.asarray(data.test_targets)[held], data.n_classes, torch.float64),
         data.describe(),
@@ -202,14 +221,15 @@ def _prepared(
 def prepared_data(config: LinearizationImagesConfig, norm: str, c: float) -> PreparedData:
     """Seed 004's inputs: pixels in [0, 1], normalised with the training set's statistics
     (``norm``: pixel-wise mean or standard), then the constant pixel ``c`` appended (``c = 0``:
-    none); the first ``train_images`` training images and a seeded subset of ``eval_images``
-    test images [I]."""
+    none); the first ``train_images`` training images, a seeded subset of ``eval_images``
+    test images and a seeded subset of ``loss_images`` training images for the loss [I]."""
     return _prepared(
         config.dataset,
         config.data_dir,
         config.real_data,
         config.train_images,
         config.eval_images,
+        config.loss_images,
         norm,
         float(c),
     )

@@ -18,8 +18,8 @@ __all__ = ["figures"]
 COLOURS = {"relu": "tab:red", "linear": "tab:blue"}
 
 
-def _per_sample_loss(ax, unit, n_train: int, per_epoch: float, label: str, colour: str) -> None:
-    loss = unit.curves["full_loss"] / n_train
+def _per_sample_loss(ax, unit, n_loss: int, per_epoch: float, label: str, colour: str) -> None:
+    loss = unit.curves["full_loss"] / n_loss
     mean = loss.mean(axis=0)
     se = loss.std(axis=0, ddof=1) / np.sqrt(len(loss)) if len(loss) > 1 else 0 * mean
     epochs = unit.steps / per_epoch
@@ -30,13 +30,13 @@ def _per_sample_loss(ax, unit, n_train: int, per_epoch: float, label: str, colou
 def _alignment(results: Results, config: LinearizationImagesConfig, out_dir: Path) -> Figure:
     norms = config.normalizations
     fig, axes = plt.subplots(len(norms), 2, figsize=(11, 4 * len(norms)), squeeze=False)
-    n_train, _, _ = schedule(config)
-    per_epoch = n_train // config.batch_size
+    n_train, per_epoch, _ = schedule(config)
+    n_loss = min(config.loss_images, n_train)
     for row, norm in zip(axes, norms, strict=True):
         for ax, bias in zip(row, (True, False), strict=True):
             for act in ("linear", "relu"):
                 unit = results[unit_name(norm, bias, act)]
-                _per_sample_loss(ax, unit, n_train, per_epoch, act, COLOURS[act])
+                _per_sample_loss(ax, unit, n_loss, per_epoch, act, COLOURS[act])
             ax.axhline(config.stop_loss, color="k", lw=0.8, ls=":")
             variant = f"constant pixel c = {config.constant:g}" if bias else "no bias"
             ax.set(

@@ -7,10 +7,10 @@ changes the architecture, so they make separate units, each with its inputs shar
 networks. Network ``k`` draws its initial weights and its own minibatch order from seed
 ``1000·seed + k`` (as in the toy-task experiment): the ReLU and the linear network of one seed
 and variant start from the same weights and see the same batches, while different seeds are
-independent samples. Each network stops on its own when its mean per-sample training loss first
-reaches ``stop_loss`` at a recording (frozen from then on; its step is kept); the effective
-rank of the Gram matrix of its hidden representations of the held-out images is taken from its
-parameters at that point.
+independent samples. Each network stops on its own when its mean per-sample training loss (on a
+fixed subset of ``loss_images`` training images) first reaches ``stop_loss`` at a recording
+(frozen from then on; its step is kept); the effective rank of the Gram matrix of its hidden
+representations of the held-out images is taken from its parameters at that point.
 """
 
 from __future__ import annotations
@@ -42,13 +42,11 @@ def unit_name(norm: str, bias: bool, activation: str) -> str:
 
 
 def schedule(config: LinearizationImagesConfig) -> tuple[int, int, int]:
-    """``(training images, steps, record_every)``: ``epochs`` over the training set in batches
-    of ``batch_size`` (a partial last batch is dropped), recorded ``records_per_epoch`` times
-    per epoch [D]."""
+    """``(training images, steps per epoch, steps)``: ``epochs`` over the training set in
+    batches of ``batch_size`` (a partial last batch is dropped) [D]."""
     n_train = min(config.train_images, len(load_data(config).train_images))
     per_epoch = n_train // config.batch_size
-    steps = max(1, math.ceil(config.epochs * per_epoch))
-    return n_train, steps, max(1, per_epoch // config.records_per_epoch)
+    return n_train, per_epoch, max(1, math.ceil(config.epochs * per_epoch))
 
 
 def _network_seed(config: LinearizationImagesConfig, k: int) -> int:
@@ -70,7 +68,8 @@ def _train_unit(config: LinearizationImagesConfig, norm: str, bias: bool, activa
             t.to(dtype=context.dtype, device=context.device)
             for t in (data.x, data.y, data.x_eval, data.y_eval)
         )
-        n_train, steps, every = schedule(config)
+        index = data.loss_index.to(context.device)
+        _, _, steps = schedule(config)
         spec = MLPSpec((x.shape[-1], config.width, y.shape[-1]), activation=activation, bias=False)
         model = BatchedMLP(
             spec,
@@ -90,15 +89,21 @@ def _train_unit(config: LinearizationImagesConfig, norm: str, bias: bool, activa
             validation=(x_eval, y_eval),
             order_seeds=seeds,
             record_error=True,
+            observe_data=(x[index], y[index]),
         )
-        level = config.stop_loss * n_train  # the sum loss at the per-sample stopping level
+        level = config.stop_loss * len(index)  # the sum loss at the per-sample stopping level
 
         def reached(values: dict[str, torch.Tensor]) -> torch.Tensor:
             return values["full_loss"] <= level
 
         with context.progress(steps, name) as progress:
             result = train(
-                problem, BatchedSGD(problem.params, config.rate), steps, every, progress, reached
+                problem,
+                BatchedSGD(problem.params, config.rate),
+                steps,
+                config.record_every,
+                progress,
+                reached,
             )
         with torch.no_grad():
             hidden = model.trace(x_eval).activations[0]  # (S, eval_images, width)
@@ -127,6 +132,6 @@ def estimate_bytes(config: LinearizationImagesConfig) -> int:
     activations of every network, float64 at most) and the inputs dominate."""
     n_train = min(config.train_images, 60_000)
     d_in = 1025 if config.dataset == "cifar10" else 785
-    trace = 3 * 8 * config.seeds * n_train * config.width
+    trace = 3 * 8 * config.seeds * min(config.loss_images, n_train) * config.width
     inputs = 8 * n_train * d_in * 3
     return trace + inputs + 100_000_000
