@@ -74,7 +74,14 @@ def lower_with_bias_claim(
     scale: str,
 ) -> Claim:
     """ReLU networks with the constant pixel have a lower ``quantity`` than without: the mean
-    difference (bias − no bias) over the networks that stopped is below 0 (95 % CI)."""
+    difference (bias − no bias) over the networks that stopped is below 0 (95 % CI);
+    inconclusive when fewer than two networks of a group stopped.
+
+    Example:
+        >>> lower_with_bias_claim("r", "s", "rank", np.array([1.0, 1.1, 0.9]),
+        ...                       np.array([2.0, 2.1, 1.9]), "seed 004 §3, Fig. 1B", "", "").verdict
+        'holds'
+    """
     bias, free = np.asarray(bias, np.float64), np.asarray(free, np.float64)
     kept_bias, kept_free = bias[np.isfinite(bias)], free[np.isfinite(free)]
     quantity = f"{quantity}, ReLU with bias − ReLU without (mean difference)"

@@ -37,7 +37,12 @@ ACTIVATIONS = ("relu", "linear")
 
 
 def unit_name(norm: str, bias: bool, activation: str) -> str:
-    """``"<normalisation>-<bias|nobias>-<activation>"``."""
+    """``"<normalisation>-<bias|nobias>-<activation>"``.
+
+    Example:
+        >>> unit_name("pixel_mean", True, "relu")
+        'pixel_mean-bias-relu'
+    """
     return f"{norm}-{'bias' if bias else 'nobias'}-{activation}"
 
 
