@@ -253,3 +253,19 @@ def test_observe_data_measures_the_full_loss_on_the_given_samples():
     subset = SupervisedProblem(model, x, y, "half_sum", batch_size=4, observe_data=(x[:7], y[:7]))
     expected = 0.5 * (model.forward(x[:7]) - y[:7]).square().sum(dim=(1, 2))
     torch.testing.assert_close(subset.observe()["full_loss"], expected.detach())
+
+
+def test_standin_subset_is_stratified_and_inputs_follow_the_seed():
+    """The stand-in's images are grouped by class: a training subset keeps every class; the
+    constant pixel is appended after the pixel-wise mean is removed."""
+    from dataclasses import replace
+
+    from relulab.experiments.linearization_images.config import prepared_data
+
+    config = replace(CONFIG, train_images=300, loss_images=50)
+    data = prepared_data(config, "pixel_mean", 10.0)
+    assert np.bincount(data.y.argmax(1).numpy()).tolist() == [30] * 10
+    torch.testing.assert_close(data.x[:, :-1].mean(0), torch.zeros(784, dtype=F64))
+    assert bool((data.x[:, -1] == 10).all()) and data.x_eval.shape == (500, 785)
+    assert len(data.loss_index) == 50
+    assert prepared_data(config, "standard", 0.0).x.shape == (300, 784)
