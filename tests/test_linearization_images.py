@@ -269,3 +269,18 @@ def test_standin_subset_is_stratified_and_inputs_follow_the_seed():
     assert bool((data.x[:, -1] == 10).all()) and data.x_eval.shape == (500, 785)
     assert len(data.loss_index) == 50
     assert prepared_data(config, "standard", 0.0).x.shape == (300, 784)
+
+
+def test_parting_step_is_the_first_log_gap_above_the_tolerance():
+    from relulab.store import UnitResult
+
+    steps = np.arange(0, 50, 10)
+    lin = np.array([[1.0, 0.5, 0.4, 0.35, 0.3]])
+    relu = np.array([[1.0, 0.5, 0.35, 0.2, 0.1]])
+
+    def unit(loss):
+        return UnitResult([{"seed": 0}], steps, {"full_loss": loss}, {}, np.zeros(1, bool),
+                          np.full(1, -1), {})  # fmt: skip
+
+    assert li_claims.parting_steps(unit(relu), unit(lin), 0.1).tolist() == [20.0]
+    assert np.isnan(li_claims.parting_steps(unit(lin), unit(lin), 0.1)).all()

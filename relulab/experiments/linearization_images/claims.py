@@ -15,7 +15,13 @@ import math
 
 import numpy as np
 
-from relulab.analysis import Estimate, early_window, loss_alignment, mean_difference_ci
+from relulab.analysis import (
+    Estimate,
+    early_window,
+    first_below,
+    loss_alignment,
+    mean_difference_ci,
+)
 from relulab.experiments.base import Analysis, Results
 from relulab.experiments.claims import Claim, below, judged
 from relulab.experiments.early_linearization.claims import aligned_claim, parted_claim
@@ -28,6 +34,7 @@ __all__ = [
     "analyse",
     "at_stop",
     "lower_with_bias_claim",
+    "parting_steps",
     "scale_of",
 ]
 
@@ -53,6 +60,14 @@ def alignments(
         )
         rows.append((result.gap, result.shift, result.unshifted))
     return np.array(rows).reshape(-1, 3)
+
+
+def parting_steps(relu: UnitResult, linear: UnitResult, tolerance: float) -> np.ndarray:
+    """Per seed, the first recorded step at which the ReLU and linear training losses differ
+    by more than ``tolerance`` in log (no shift; NaN if never) — a metric beside the alignment
+    claims, whose window can span the linear network's slow late decline."""
+    gap = np.abs(np.log(relu.curves["full_loss"]) - np.log(linear.curves["full_loss"]))
+    return np.array([first_below(relu.steps, -row, -tolerance) for row in gap])
 
 
 def at_stop(unit: UnitResult, name: str) -> np.ndarray:
@@ -231,6 +246,9 @@ def _metrics(results: Results, config) -> dict[str, float]:
         for bias in (True, False):
             variant = f"{norm}_{'bias' if bias else 'nobias'}"
             metrics[f"alignment_gap_{variant}"] = _mean(_gaps(results, config, norm, bias)[:, 0])
+            relu, linear = (results[unit_name(norm, bias, act)] for act in ("relu", "linear"))
+            parting = parting_steps(relu, linear, config.alignment_tolerance)
+            metrics[f"parting_step_{variant}"] = _mean(parting)
             for act in ("relu", "linear"):
                 unit = results[unit_name(norm, bias, act)]
                 key = f"{variant}_{act}"

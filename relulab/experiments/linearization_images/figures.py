@@ -38,6 +38,7 @@ def _alignment(results: Results, config: LinearizationImagesConfig, out_dir: Pat
                 unit = results[unit_name(norm, bias, act)]
                 _per_sample_loss(ax, unit, n_loss, per_epoch, act, COLOURS[act])
             ax.axhline(config.stop_loss, color="k", lw=0.8, ls=":")
+            ax.set_xscale("symlog", linthresh=1.0)  # the early phase spans the first epochs
             variant = f"constant pixel c = {config.constant:g}" if bias else "no bias"
             ax.set(
                 title=f"{norm}, {variant}",
