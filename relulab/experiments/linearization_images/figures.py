@@ -39,6 +39,7 @@ def _alignment(results: Results, config: LinearizationImagesConfig, out_dir: Pat
                 _per_sample_loss(ax, unit, n_loss, per_epoch, act, COLOURS[act])
             ax.axhline(config.stop_loss, color="k", lw=0.8, ls=":")
             ax.set_xscale("symlog", linthresh=1.0)  # the early phase spans the first epochs
+            ax.set_xlim(left=0)
             variant = f"constant pixel c = {config.constant:g}" if bias else "no bias"
             ax.set(
                 title=f"{norm}, {variant}",
@@ -54,13 +55,14 @@ def _alignment(results: Results, config: LinearizationImagesConfig, out_dir: Pat
 
 
 def _rank_error(results: Results, config: LinearizationImagesConfig, out_dir: Path) -> Figure:
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4.5))
     labels, ranks, errors, ends = [], [], [], []
     for norm in config.normalizations:
         for bias in (True, False):
             for act in ("relu", "linear"):
                 unit = results[unit_name(norm, bias, act)]
-                labels.append(f"{norm}\n{'bias' if bias else 'no bias'}\n{act}")
+                short = "px-mean" if norm == "pixel_mean" else "std"
+                labels.append(f"{short}\n{'bias' if bias else 'no bias'}\n{act}")
                 ranks.append(at_stop(unit, "rank_at_stop"))
                 errors.append(at_stop(unit, "validation_error"))
                 ends.append(np.asarray(unit.final["validation_error"], dtype=np.float64))
