@@ -92,6 +92,20 @@ class Recorder:
                 self._buffers[name] = buffer
             buffer[row].copy_(value.detach())
 
+    def hold(self, step: int) -> None:
+        """Copy the row of ``step`` into every later row (the networks stopped changing).
+
+        Example:
+            >>> recorder = Recorder(steps=4, every=2, n_networks=1, device="cpu")
+            >>> recorder.record(0, {"loss": torch.ones(1)})
+            >>> recorder.hold(0)
+            >>> recorder.to_numpy()["loss"].tolist()
+            [[1.0, 1.0, 1.0]]
+        """
+        row = self._row_of_step[step]
+        for buffer in self._buffers.values():
+            buffer[row + 1 :] = buffer[row]
+
     def to_numpy(self) -> dict[str, np.ndarray]:
         """Curves as ``{name: array (S, T)}`` (``(S, T, …)`` for tensor metrics) on the host."""
         return {name: buf.movedim(0, 1).cpu().numpy() for name, buf in self._buffers.items()}

@@ -12,19 +12,26 @@ the cost of tiny networks), else from
 autograd on :math:`\sum_s L_s`: networks share no parameters, so each network's gradient is
 exactly that of its own loss, and a NaN in one network cannot reach the others' gradients.
 Minibatches (``batch_size``) follow one shuffled order per epoch shared by all networks,
-drawn from the problem's generator.
+drawn from the problem's generator; with ``order_seeds`` each network draws its own order from
+its own generator instead (networks are then independent samples, and network ``s`` sees the
+batches a lone network with generator seed ``order_seeds[s]`` would see).
 
-Observables at recording steps, computed on the full data from the model's
+Observables at recording steps, computed on the full data (or on ``observe_data``, e.g. a
+fixed subset of a large training set, when given) from the model's
 :meth:`~relulab.engine.family.BatchedFamily.trace`: the fraction of hidden units that are *dead*
 (pre-activation ≤ 0 on every sample) and *always on* (> 0 on every sample), over all hidden
 layers (:func:`relulab.nn.statistics.unit_states`); with minibatches also the full-data loss;
-with held-out ``validation`` data ``(x, y)`` also the loss on it (``validation_loss``);
+with held-out ``validation`` data ``(x, y)`` also the loss on it (``validation_loss``) and,
+with ``record_error``, its classification error (``validation_error``: the share of samples
+whose largest output is not at the target's largest entry, e.g. one-hot labels);
 with ``record_parameters`` also a snapshot of every parameter, ``param_0``, ``param_1``, … in
 the order of ``model.params`` (curves ``(S, T, …)``: the weight trajectories seed ``004_…``
 projects onto its data modes).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor
@@ -42,6 +49,14 @@ def _per_network_loss(output: Tensor, target: Tensor, loss: LossName) -> Tensor:
     return 0.5 * squared.sum(dim=(1, 2))
 
 
+def _gather_rows(data: Tensor, index: Tensor) -> Tensor:
+    """Rows ``index[s]`` of ``data`` for every network s: ``(S, B, d)`` from shared ``(N, d)``
+    or per-network ``(S, N, d)`` data and ``(S, B)`` indices."""
+    if data.dim() == 2:
+        return data[index]
+    return torch.gather(data, 1, index.unsqueeze(-1).expand(-1, -1, data.shape[-1]))
+
+
 class SupervisedProblem:
     """S networks of one family on shared data ``(x, y)`` (module docstring): a
     :class:`~relulab.engine.BatchedProblem` for :func:`~relulab.engine.train`.
@@ -55,6 +70,11 @@ class SupervisedProblem:
         generator: draws the minibatch order (default: seeded with 0).
         validation: held-out ``(x, y)``; its loss is recorded as ``validation_loss``.
         record_parameters: also observe a copy of every parameter (module docstring).
+        order_seeds: one generator seed per network for its own minibatch order (default:
+            one order shared by all networks, from ``generator``).
+        record_error: also observe the validation classification error (module docstring).
+        observe_data: ``(x, y)`` on which :meth:`observe` measures ``full_loss`` and the unit
+            states instead of the training data (e.g. a fixed subset of it).
 
     Example:
         >>> from relulab.engine import BatchedMLP, MLPSpec
@@ -74,6 +94,9 @@ class SupervisedProblem:
         generator: torch.Generator | None = None,
         validation: tuple[Tensor, Tensor] | None = None,
         record_parameters: bool = False,
+        order_seeds: Sequence[int] | None = None,
+        record_error: bool = False,
+        observe_data: tuple[Tensor, Tensor] | None = None,
     ) -> None:
         if loss not in ("mse", "half_sum"):
             raise ValueError(f"loss must be 'mse' or 'half_sum', got {loss!r}")
@@ -91,6 +114,15 @@ class SupervisedProblem:
         self.generator = generator or torch.Generator().manual_seed(0)
         self.validation = validation
         self.record_parameters = record_parameters
+        self.record_error = record_error
+        self.observe_data = (x, y) if observe_data is None else observe_data
+        if order_seeds is not None and len(order_seeds) != model.n_networks:
+            raise ValueError(f"{len(order_seeds)} order seeds for {model.n_networks} networks")
+        self._generators = (
+            None
+            if order_seeds is None
+            else [torch.Generator().manual_seed(int(seed)) for seed in order_seeds]
+        )
         self._order: Tensor | None = None
         self._cursor = 0
 
@@ -99,11 +131,20 @@ class SupervisedProblem:
             return self.x, self.y
         n_samples = self.x.shape[-2]
         if self._order is None or self._cursor + self.batch_size > n_samples:
-            self._order = torch.randperm(n_samples, generator=self.generator).to(self.x.device)
+            self._order = self._new_order(n_samples)
             self._cursor = 0
-        index = self._order[self._cursor : self._cursor + self.batch_size]
+        index = self._order[..., self._cursor : self._cursor + self.batch_size]
         self._cursor += self.batch_size
-        return self.x.index_select(-2, index), self.y.index_select(-2, index)
+        if self._generators is None:
+            return self.x.index_select(-2, index), self.y.index_select(-2, index)
+        return _gather_rows(self.x, index), _gather_rows(self.y, index)
+
+    def _new_order(self, n_samples: int) -> Tensor:
+        """One epoch's order: ``(N,)`` shared, or ``(S, N)`` from the per-network generators."""
+        if self._generators is None:
+            return torch.randperm(n_samples, generator=self.generator).to(self.x.device)
+        orders = [torch.randperm(n_samples, generator=g) for g in self._generators]
+        return torch.stack(orders).to(self.x.device)
 
     def loss_and_grads(self) -> tuple[Tensor, list[Tensor]]:
         """Per-network losses ``(S,)`` on the next batch and their gradients (the model's
@@ -122,14 +163,17 @@ class SupervisedProblem:
         units (and the full-data loss with minibatches, the validation loss with held-out
         data)."""
         observed: dict[str, Tensor] = {}
-        trace = self.model.trace(self.x)
+        x_obs, y_obs = self.observe_data
+        trace = self.model.trace(x_obs)
         if self.batch_size is not None:
-            observed["full_loss"] = _per_network_loss(trace.output, self.y, self.loss_name)
+            observed["full_loss"] = _per_network_loss(trace.output, y_obs, self.loss_name)
         if self.validation is not None:
             x_val, y_val = self.validation
-            observed["validation_loss"] = _per_network_loss(
-                self.model.forward(x_val), y_val, self.loss_name
-            )
+            output = self.model.forward(x_val)
+            observed["validation_loss"] = _per_network_loss(output, y_val, self.loss_name)
+            if self.record_error:
+                wrong = output.argmax(dim=-1) != y_val.argmax(dim=-1)
+                observed["validation_error"] = wrong.to(output.dtype).mean(dim=-1)
         if trace.preactivations:
             layers = [unit_states(z, BATCHED_SAMPLE_DIMS) for z in trace.preactivations]
             states = UnitStates(

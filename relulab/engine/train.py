@@ -3,13 +3,16 @@
 A *problem* holds S networks of one family with their data; it computes the per-network loss
 and gradients in one batched computation, and reports per-network observables to record. The
 loop steps a batched optimiser, records every k steps on the device, and freezes any network
-whose loss turns NaN/Inf (it is flagged with the step, the others go on).
+whose loss turns NaN/Inf (it is flagged with the step, the others go on). An optional stop
+criterion, checked on the recorded values at each recording step, freezes a network the same
+way when it is met (e.g. "training loss reached 0.025"), and records the step it stopped at;
+once every network is frozen the loop ends and the remaining recordings repeat the last one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -58,6 +61,8 @@ class TrainResult:
         final: metric → ``(S,)``, the last recorded values.
         diverged: ``(S,)`` whether a network's loss turned non-finite.
         diverged_step: ``(S,)`` the step it did (−1 if never).
+        stopped_step: ``(S,)`` the recording step at which the stop criterion froze a network
+            (−1 if never, or without a criterion).
 
     Example:
         >>> from relulab.engine import BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem
@@ -73,9 +78,11 @@ class TrainResult:
     final: dict[str, np.ndarray]
     diverged: np.ndarray
     diverged_step: np.ndarray
+    stopped_step: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 ProgressCallback = Callable[[int], None]
+StopCriterion = Callable[[dict[str, Tensor]], Tensor]
 
 
 def train(
@@ -84,6 +91,7 @@ def train(
     steps: int,
     record_every: int,
     progress: ProgressCallback | None = None,
+    stop: StopCriterion | None = None,
 ) -> TrainResult:
     """Run ``steps`` optimiser steps on all S networks at once; record the loss and the
     problem's observables at steps 0, k, 2k, …, ``steps`` (module docstring). A network whose
@@ -95,6 +103,10 @@ def train(
         steps: the number of optimiser steps.
         record_every: k.
         progress: called with the number of steps done since its last call, at recordings.
+        stop: called at each recording step with the recorded values ``{name: (S, …)}``;
+            returns ``(S,)`` booleans: a network for which it is true is frozen from that step
+            on (its recorded values stay those of that step's parameters) and its step is kept
+            in ``stopped_step``.
 
     Returns:
         A :class:`TrainResult`.
@@ -112,6 +124,7 @@ def train(
     recorder = Recorder(steps, record_every, problem.n_networks, device, first.dtype)
     active = torch.ones(problem.n_networks, dtype=torch.bool, device=device)
     diverged_step = torch.full((problem.n_networks,), -1, dtype=torch.long, device=device)
+    stopped_step = torch.full_like(diverged_step, -1)
     # On the CPU asking "is every network still finite?" costs nothing, and while the answer is
     # yes the optimiser skips the per-network masks. On CUDA that question would stall the
     # stream every step, so there the masks are always applied (no host synchronisation).
@@ -129,13 +142,32 @@ def train(
             active = active & finite
             mask = active
         if recorder.wants(step):
-            recorder.record(step, {"loss": loss, **problem.observe()})
+            values = {"loss": loss, **problem.observe()}
+            recorder.record(step, values)
+            if stop is not None:
+                reached = active & stop(values).to(device=device, dtype=torch.bool)
+                stopped_step = torch.where(reached, step, stopped_step)
+                active = active & ~reached
+                all_healthy = False
+                mask = active
             if progress is not None:
                 progress(step - last_reported)
                 last_reported = step
+            if stop is not None and not bool(active.any()):
+                recorder.hold(step)  # every network frozen: later recordings repeat this one
+                if progress is not None:
+                    progress(steps - last_reported)
+                break
         if step < steps:
             optimiser.step(grads, mask)
     curves = recorder.to_numpy()
     final = {name: curve[:, -1].copy() for name, curve in curves.items()}
     diverged_np = (diverged_step >= 0).cpu().numpy()
-    return TrainResult(recorder.steps, curves, final, diverged_np, diverged_step.cpu().numpy())
+    return TrainResult(
+        recorder.steps,
+        curves,
+        final,
+        diverged_np,
+        diverged_step.cpu().numpy(),
+        stopped_step.cpu().numpy(),
+    )

@@ -8,6 +8,7 @@ from relulab.experiments import (
     correlated_init,
     early_linearization,
     init_training,
+    linearization_images,
     prepost_ln,
     sample_variance,
     single_neuron,
@@ -27,6 +28,7 @@ REGISTRY: dict[str, Experiment] = {
         correlated_init.EXPERIMENT,
         early_linearization.EXPERIMENT,
         init_training.EXPERIMENT,
+        linearization_images.EXPERIMENT,
     )
 }
 

@@ -1,0 +1,241 @@
+"""Settings of the image half of seed 004 (§3, appendix C.1–C.2, E) and its presets, with the
+prepared data.
+
+Provenance tags: [S] stated by seed 004, [D] derived from stated values, [I] inferred where the
+seed is silent (a documented, configurable parameter).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+
+from relulab.config import ConfigError, setting
+from relulab.tasks.images import (
+    ImageDataError,
+    ImageDataset,
+    holdout_split,
+    load_images,
+    one_hot,
+    prepare_inputs,
+    to_unit_interval,
+)
+
+__all__ = ["PRESETS", "LinearizationImagesConfig", "PreparedData", "prepared_data"]
+
+
+@dataclass(frozen=True)
+class LinearizationImagesConfig:
+    """Settings; [S] stated by seed 004, [D] derived, [I] inferred and configurable."""
+
+    seed: int = 0
+    dataset: Literal["mnist", "cifar10"] = setting(
+        "mnist", "stated", note="MNIST (fig. 1, 7) or grayscale CIFAR-10 (fig. 8), §3"
+    )  # [S]
+    data_dir: str = setting(
+        "", "choice", note="directory with the real files; empty: the bundled MNIST stand-in"
+    )
+    real_data: bool = setting(
+        True, "choice", note="refuse the offline stand-in (paper preset)", sweep=False
+    )
+    hidden: int = setting(
+        0, "stated", note="hidden units; 0: 512 on MNIST, 1024 on CIFAR-10 (§3, appendix E)"
+    )  # [S]
+    lr: float = setting(
+        0.0, "stated", note="SGD learning rate; 0: 5e-4 on MNIST, 2e-4 on CIFAR-10 (appendix E)"
+    )  # [S]
+    init_variance: float = setting(2e-4, "stated", note="weights N(0, σ²), appendix E")  # [S]
+    constant: float = setting(10.0, "stated", note="constant pixel c carrying the bias, §3")  # [S]
+    batch_size: int = setting(64, "stated", note="minibatch SGD, appendix E")  # [S]
+    seeds: int = setting(5, "stated", note="networks per variant, fig. 1 caption")  # [S]
+    train_images: int = setting(
+        50_000,
+        "stated",
+        note="training images: MNIST's first 50 000 (appendix E); fewer if the data have fewer",
+    )  # [S]
+    eval_images: int = setting(
+        500, "stated", note="held-out test images for test error and HᵀH (§3, appendix E)"
+    )  # [S]
+    stop_loss: float = setting(
+        0.025,
+        "stated",
+        note="a network stops when its mean per-sample training loss reaches this (§3, fig. 1B)",
+    )  # [S]
+    epochs: float = setting(
+        30.0, "inferred", note="horizon in epochs for networks that never reach stop_loss"
+    )  # [I]
+    record_every: int = setting(
+        50, "choice", note="SGD steps between recordings (training loss, test error, stop check)"
+    )
+    loss_images: int = setting(
+        5_000,
+        "inferred",
+        note="training images (fixed seeded subset) on which the mean "
+        "per-sample training loss is measured; all if fewer",
+    )  # [I]
+    normalizations: tuple[str, ...] = setting(
+        ("pixel_mean", "standard"), "stated", note="pixel-wise mean (§3) and standard (C.1)"
+    )  # [S]
+    alignment_tolerance: float = setting(
+        0.1, "inferred", note="largest |Δ ln L| still called aligned (as on the toy tasks)"
+    )  # [I]
+    window_fraction: float = setting(
+        0.95, "inferred", note="early window: until the linear net made this share of its drop"
+    )  # [I]
+    max_shift: float = setting(
+        0.25, "inferred", note="time shift allowed in the alignment, as a share of the window"
+    )  # [I]
+
+    def validate(self) -> None:
+        if self.dataset not in ("mnist", "cifar10"):
+            raise ConfigError(f"dataset must be mnist or cifar10, got {self.dataset!r}")
+        if self.dataset == "cifar10" and not self.data_dir:
+            raise ConfigError(
+                "cifar10 needs data_dir=DIR with cifar-10-batches-py (no stand-in for fig. 8)"
+            )
+        if self.seeds < 3:
+            raise ConfigError(f"seeds must be at least 3 (confidence intervals), got {self.seeds}")
+        if self.hidden < 0 or self.lr < 0:
+            raise ConfigError("hidden and lr must be ≥ 0 (0: the seed's value for the dataset)")
+        if not (self.init_variance > 0 and self.constant > 0 and self.stop_loss > 0):
+            raise ConfigError("init_variance, constant and stop_loss must be positive")
+        if self.batch_size < 1 or self.eval_images < 2 or self.train_images < 2:
+            raise ConfigError("batch_size ≥ 1, eval_images ≥ 2 and train_images ≥ 2 are needed")
+        if not (math.isfinite(self.epochs) and self.epochs > 0) or self.record_every < 1:
+            raise ConfigError("epochs must be positive and record_every ≥ 1")
+        if self.loss_images < 1:
+            raise ConfigError(f"loss_images must be positive, got {self.loss_images}")
+        if not self.normalizations or set(self.normalizations) - {"pixel_mean", "standard"}:
+            raise ConfigError("normalizations must be drawn from pixel_mean, standard")
+        if not 0 < self.window_fraction < 1 or not 0 <= self.max_shift < 1:
+            raise ConfigError("window_fraction must lie in (0, 1) and max_shift in [0, 1)")
+        try:  # missing or malformed data: refused before anything is written
+            data = load_data(self)
+        except ImageDataError as error:
+            raise ConfigError(str(error)) from None
+        if len(data.test_images) < self.eval_images:
+            raise ConfigError(
+                f"{data.name} has {len(data.test_images)} test images, eval_images needs "
+                f"{self.eval_images}"
+            )
+        if self.batch_size > min(self.train_images, len(data.train_images)):
+            raise ConfigError("batch_size exceeds the number of training images")
+
+    @property
+    def width(self) -> int:
+        """Hidden units: ``hidden``, or 512 (MNIST) / 1024 (CIFAR-10) [S]."""
+        return self.hidden or (512 if self.dataset == "mnist" else 1024)
+
+    @property
+    def rate(self) -> float:
+        """Learning rate: ``lr``, or 5e-4 (MNIST) / 2e-4 (CIFAR-10) [S]."""
+        return self.lr or (5e-4 if self.dataset == "mnist" else 2e-4)
+
+
+PRESETS = {
+    # quick: 1000 of the bundled stand-in's 4000 training digits (100 per class; its 1000 test
+    # digits give the 500 held out), 15 steps an epoch: ReLU networks reach the stopping loss
+    # after ≈ 3400 steps (pixel-wise mean) or ≈ 900 (standard), the horizon is 4500
+    "quick": LinearizationImagesConfig(
+        real_data=False, train_images=1000, epochs=300.0, record_every=10
+    ),
+    "paper": LinearizationImagesConfig(),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Data.
+# ---------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=2)
+def _load(dataset: str, data_dir: str, real_data: bool) -> ImageDataset:
+    return load_images(dataset, data_dir or None, standin_ok=not real_data, grayscale=True)
+
+
+def load_data(config: LinearizationImagesConfig) -> ImageDataset:
+    """The images as distributed (loaded once per process).
+
+    Raises:
+        ImageDataError: missing or malformed files, or the stand-in where ``real_data`` is set.
+    """
+    return _load(config.dataset, config.data_dir, config.real_data)
+
+
+@dataclass(frozen=True)
+class PreparedData:
+    """Network inputs of one preprocessing and bias variant (float64, CPU).
+
+    Attributes:
+        x: training inputs ``(P, d)`` (``d + 1`` with the constant pixel).
+        y: one-hot training targets ``(P, classes)``.
+        loss_index: the training images the training loss is measured on (sorted indices).
+        x_eval: the held-out test images' inputs ``(eval_images, ·)``.
+        y_eval: their one-hot targets.
+        description: one line on the data, for the report.
+        standin: whether these are the bundled stand-in.
+    """
+
+    x: torch.Tensor
+    y: torch.Tensor
+    loss_index: torch.Tensor
+    x_eval: torch.Tensor
+    y_eval: torch.Tensor
+    description: str
+    standin: bool
+
+
+@functools.lru_cache(maxsize=4)
+def _prepared(
+    dataset: str,
+    data_dir: str,
+    real_data: bool,
+    n_train: int,
+    n_eval: int,
+    n_loss: int,
+    norm: str,
+    c: float,
+) -> PreparedData:
+    data = _load(dataset, data_dir, real_data)
+    n_train = min(n_train, len(data.train_images))
+    dropped = len(data.train_images) - n_train
+    if data.standin:  # its images are grouped by class: a stratified seeded subset
+        kept, _ = holdout_split(len(data.train_images), dropped, seed=0, labels=data.train_targets)
+    else:  # real data: the first n_train, MNIST's classic 50 000 of 60 000
+        kept, _ = holdout_split(len(data.train_images), dropped, seed=None)
+    _, held = holdout_split(len(data.test_images), n_eval, seed=0)
+    train = to_unit_interval(data.train_images[kept], flatten=True, dtype=torch.float64)
+    test = to_unit_interval(data.test_images[held], flatten=True, dtype=torch.float64)
+    x, x_eval = prepare_inputs(train, (test,), mode=norm, constant=c if c > 0 else None)
+    labels = np.asarray(data.train_targets)[kept]
+    _, loss_index = holdout_split(n_train, min(n_loss, n_train), seed=1)
+    return PreparedData(
+        x,
+        one_hot(labels, data.n_classes, torch.float64),
+        torch.from_numpy(loss_index),
+        x_eval,
+        one_hot(np.asarray(data.test_targets)[held], data.n_classes, torch.float64),
+        data.describe(),
+        data.standin,
+    )
+
+
+def prepared_data(config: LinearizationImagesConfig, norm: str, c: float) -> PreparedData:
+    """Seed 004's inputs: pixels in [0, 1], normalised with the training set's statistics
+    (``norm``: pixel-wise mean or standard), then the constant pixel ``c`` appended (``c = 0``:
+    none); the first ``train_images`` training images of real data (a stratified seeded subset
+    of the stand-in, whose images are grouped by class), a seeded subset of ``eval_images``
+    test images and a seeded subset of ``loss_images`` training images for the loss [I]."""
+    return _prepared(
+        config.dataset,
+        config.data_dir,
+        config.real_data,
+        config.train_images,
+        config.eval_images,
+        config.loss_images,
+        norm,
+        float(c),
+    )

@@ -1,0 +1,142 @@
+"""The batched computations: one :func:`relulab.engine.train` call per preprocessing × bias
+variant × activation, all seeds of it at once.
+
+The hidden bias is the appended constant pixel ``c`` (seed 004 §3); the bias-free variant has no
+constant pixel. The preprocessing and the constant pixel change the inputs and the activation
+changes the architecture, so they make separate units, each with its inputs shared by its
+networks. Network ``k`` draws its initial weights and its own minibatch order from seed
+``1000·seed + k`` (as in the toy-task experiment): the ReLU and the linear network of one seed
+and variant start from the same weights and see the same batches, while different seeds are
+independent samples. Each network stops on its own when its mean per-sample training loss (on a
+fixed subset of ``loss_images`` training images) first reaches ``stop_loss`` at a recording
+(frozen from then on; its step is kept); the effective rank of the Gram matrix of its hidden
+representations of the held-out images is taken from its parameters at that point.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from relulab.engine import BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem, train
+from relulab.experiments.base import Unit
+from relulab.experiments.context import RunContext
+from relulab.experiments.linearization_images.config import (
+    LinearizationImagesConfig,
+    load_data,
+    prepared_data,
+)
+from relulab.nn.statistics import effective_ranks
+from relulab.store import UnitResult
+
+__all__ = ["ACTIVATIONS", "estimate_bytes", "plan", "schedule", "unit_name"]
+
+ACTIVATIONS = ("relu", "linear")
+
+
+def unit_name(norm: str, bias: bool, activation: str) -> str:
+    """``"<normalisation>-<bias|nobias>-<activation>"``.
+
+    Example:
+        >>> unit_name("pixel_mean", True, "relu")
+        'pixel_mean-bias-relu'
+    """
+    return f"{norm}-{'bias' if bias else 'nobias'}-{activation}"
+
+
+def schedule(config: LinearizationImagesConfig) -> tuple[int, int, int]:
+    """``(training images, steps per epoch, steps)``: ``epochs`` over the training set in
+    batches of ``batch_size`` (a partial last batch is dropped) [D]."""
+    n_train = min(config.train_images, len(load_data(config).train_images))
+    per_epoch = n_train // config.batch_size
+    return n_train, per_epoch, max(1, math.ceil(config.epochs * per_epoch))
+
+
+def _network_seed(config: LinearizationImagesConfig, k: int) -> int:
+    return config.seed * 1000 + k
+
+
+def _train_unit(config: LinearizationImagesConfig, norm: str, bias: bool, activation: str) -> Unit:
+    name = unit_name(norm, bias, activation)
+    c = config.constant if bias else 0.0
+    conditions = [
+        {"normalization": norm, "c": c, "activation": activation, "seed": k}
+        for k in range(config.seeds)
+    ]
+    seeds = [_network_seed(config, k) for k in range(config.seeds)]
+
+    def run(context: RunContext) -> UnitResult:
+        data = prepared_data(config, norm, c)
+        x, y, x_eval, y_eval = (
+            t.to(dtype=context.dtype, device=context.device)
+            for t in (data.x, data.y, data.x_eval, data.y_eval)
+        )
+        index = data.loss_index.to(context.device)
+        _, _, steps = schedule(config)
+        spec = MLPSpec((x.shape[-1], config.width, y.shape[-1]), activation=activation, bias=False)
+        model = BatchedMLP(
+            spec,
+            config.seeds,
+            init="normal",
+            init_scale=math.sqrt(config.init_variance),
+            seeds=seeds,
+            dtype=context.dtype,
+            device=context.device,
+        )
+        problem = SupervisedProblem(
+            model,
+            x,
+            y,
+            "half_sum",
+            batch_size=config.batch_size,
+            validation=(x_eval, y_eval),
+            order_seeds=seeds,
+            record_error=True,
+            observe_data=(x[index], y[index]),
+        )
+        level = config.stop_loss * len(index)  # the sum loss at the per-sample stopping level
+
+        def reached(values: dict[str, torch.Tensor]) -> torch.Tensor:
+            return values["full_loss"] <= level
+
+        with context.progress(steps, name) as progress:
+            result = train(
+                problem,
+                BatchedSGD(problem.params, config.rate),
+                steps,
+                config.record_every,
+                progress,
+                reached,
+            )
+        with torch.no_grad():
+            hidden = model.trace(x_eval).activations[0]  # (S, eval_images, width)
+            ranks = effective_ranks(hidden @ hidden.transpose(-1, -2))
+        arrays = {
+            "stopped_step": result.stopped_step.astype(np.int64),
+            "rank_at_stop": ranks.numpy(),
+        }
+        return UnitResult.from_training(result, conditions, arrays)
+
+    return Unit(name, run)
+
+
+def plan(config: LinearizationImagesConfig) -> list[Unit]:
+    """Per preprocessing, with and without the constant pixel: a ReLU and a linear unit."""
+    return [
+        _train_unit(config, norm, bias, act)
+        for norm in config.normalizations
+        for bias in (True, False)
+        for act in ACTIVATIONS
+    ]
+
+
+def estimate_bytes(config: LinearizationImagesConfig) -> int:
+    """Peak memory in bytes: the full-data trace at a recording (pre-activations and
+    activations of every network, float64 at most) and the inputs dominate."""
+    n_train = min(config.train_images, 60_000)
+    d_in = 1025 if config.dataset == "cifar10" else 785
+    trace = 3 * 8 * config.seeds * min(config.loss_images, n_train) * config.width
+    inputs = 8 * n_train * d_in * 3
+    return trace + inputs + 100_000_000
