@@ -91,21 +91,33 @@ def _timed_train(problem: Any, optimiser: Any, steps: int, device: torch.device)
     return time.perf_counter() - started
 
 
-def w1_tiny(
-    device: torch.device, steps: int = 2000, n_networks: int = 40, naive_networks: int | None = None
-) -> dict[str, Any]:
-    """W1; ``naive_networks`` < S times the naive loop on a subset and scales it (stated)."""
+W1_LR = 2e-4
+
+
+def _w1_setup(
+    device: torch.device, n_networks: int, hidden: int = 64
+) -> tuple[np.ndarray, np.ndarray, BatchedMLP, list[np.ndarray], SupervisedProblem]:
+    """W1's set-up: the 8-item hierarchy, S two-layer ReLU nets (σ² = 2e-4), ½-sum loss.
+    Returns the task as arrays, the model, its initial (W1, b, W2) and the problem."""
     x_np, y_np = hierarchical_task(8)
     x = torch.tensor(x_np, dtype=torch.float32, device=device)
     y = torch.tensor(y_np, dtype=torch.float32, device=device)
-    spec, lr = MLPSpec((8, 64, 15), output_bias=False), 2e-4
+    spec = MLPSpec((8, hidden, 15), output_bias=False)
     model = BatchedMLP(spec, n_networks, init="normal", init_scale=math.sqrt(2e-4), device=device)
-    modules = [model.module(s) for s in range(n_networks)]
     initial = [
         t.detach().cpu().numpy().copy()
         for t in (model.weights[0], model.biases[0], model.weights[1])
     ]
-    problem = SupervisedProblem(model, x, y, loss="half_sum")
+    return x_np, y_np, model, initial, SupervisedProblem(model, x, y, loss="half_sum")
+
+
+def w1_tiny(
+    device: torch.device, steps: int = 2000, n_networks: int = 40, naive_networks: int | None = None
+) -> dict[str, Any]:
+    """W1; ``naive_networks`` < S times the naive loop on a subset and scales it (stated)."""
+    x_np, y_np, model, initial, problem = _w1_setup(device, n_networks)
+    x, y, lr = problem.x, problem.y, W1_LR
+    modules = [model.module(s) for s in range(n_networks)]
     train(problem, BatchedSGD(problem.params, lr), 5, 5)  # warm-up, then restart from init
     with torch.no_grad():
         for tensor, value in zip(
@@ -366,16 +378,8 @@ def _w1_rates(
     """Network-steps/s of W1's set-up with S networks of the given hidden width: engine, naive
     loop (timed on at most ``naive_networks`` and scaled: its cost per network is constant)
     and, where installed, JAX."""
-    x_np, y_np = hierarchical_task(8)
-    x = torch.tensor(x_np, dtype=torch.float32, device=device)
-    y = torch.tensor(y_np, dtype=torch.float32, device=device)
-    spec, lr = MLPSpec((8, hidden, 15), output_bias=False), 2e-4
-    model = BatchedMLP(spec, n_networks, init="normal", init_scale=math.sqrt(2e-4), device=device)
-    initial = [
-        t.detach().cpu().numpy().copy()
-        for t in (model.weights[0], model.biases[0], model.weights[1])
-    ]
-    problem = SupervisedProblem(model, x, y, loss="half_sum")
+    x_np, y_np, model, initial, problem = _w1_setup(device, n_networks, hidden)
+    x, y, lr = problem.x, problem.y, W1_LR
     train(problem, BatchedSGD(problem.params, lr), 2, 2)  # warm-up
     rates = {
         "engine": n_networks
