@@ -26,6 +26,7 @@ from relulab.tasks.images import (
     isbi2012_standin,
     isbi_augment,
     load_cifar10,
+    load_fashion_mnist,
     load_images,
     load_isbi2012,
     load_mnist,
@@ -280,6 +281,20 @@ def test_load_mnist_malformed_directories(tmp_path):
     raises_one_line("N×28×28", load_mnist, tmp_path)
     write_idx(tmp_path / "t10k-images-idx3-ubyte.gz", np.zeros(4, dtype=np.uint8))
     raises_one_line("N×28×28", load_mnist, tmp_path)  # a label file where images belong
+
+
+def test_load_fashion_mnist_reads_mnist_format_under_its_own_name(tmp_path):
+    """Fashion-MNIST is MNIST's drop-in: the same four IDX files, its own name and classes."""
+    arrays = write_mnist(tmp_path / "FashionMNIST" / "raw", gz=True)  # torchvision's layout
+    data = load_fashion_mnist(tmp_path)
+    assert data.name == "fashion-mnist" and not data.standin and data.n_classes == 10
+    assert data.class_names[0] == "T-shirt/top" and data.class_names[9] == "ankle boot"
+    np.testing.assert_array_equal(data.test_images[:, 0], arrays["t10k"][0])
+    assert "Fashion-MNIST" in data.source
+    assert load_images("fashion_mnist", tmp_path).name == "fashion-mnist"
+    raises_one_line("fashion-mnist: .* lacks train-images-idx3-ubyte", load_fashion_mnist,
+                    tmp_path / "FashionMNIST")  # fmt: skip
+    raises_one_line("fashion-mnist has no stand-in", load_images, "fashion-mnist")
 
 
 # ---------------------------------------------------------------------------------- CIFAR-10

@@ -92,11 +92,28 @@ def test_paper_preset_on_small_real_format_files(tmp_path):
     _check_summary(_summary(out), CIFAR_CLAIMS, "real cifar10")
 
 
+def test_fashion_mnist_runs_the_mnist_claims_under_its_own_ids(tmp_path):
+    """Fashion-MNIST files (MNIST's format) take MNIST's settings and claims, named for the data
+    they were measured on, and the scale says the seed's statements are about MNIST."""
+    from test_images import write_mnist
+
+    write_mnist(tmp_path / "fashion", n_train=300, n_test=12)
+    out = tmp_path / "fashion-run"
+    assert _run(out, f"data_dir={tmp_path / 'fashion'}", "dataset=fashion-mnist",
+                "normalizations=pixel_mean", preset="paper") == 0  # fmt: skip
+    summary = _summary(out)
+    ids = {"fashion-" + c for c in MNIST_CLAIMS if "standard" not in c}
+    _check_summary(summary, ids, "real fashion-mnist (MNIST's drop-in format")
+    config = LinearizationImagesConfig(dataset="fashion-mnist", data_dir=str(tmp_path))
+    assert (config.width, config.rate) == (512, 5e-4)  # MNIST's settings
+
+
 def test_bad_data_exits_2_and_writes_nothing(tmp_path, capsys):
     cases = {
         "missing": ["data_dir=" + str(tmp_path / "nowhere")],
         "malformed": ["data_dir=" + str(tmp_path / "junk")],
         "cifar without data": ["dataset=cifar10"],
+        "fashion-mnist without data": ["dataset=fashion-mnist"],
     }
     junk = tmp_path / "junk"
     junk.mkdir()

