@@ -13,6 +13,7 @@ from relulab.analysis.alignment import (
     LossAlignment,
     early_window,
     loss_alignment,
+    paired_alignments,
     variance_explained,
 )
 from relulab.analysis.curves import (
@@ -65,5 +66,6 @@ __all__ = [
     "LossAlignment",
     "early_window",
     "loss_alignment",
+    "paired_alignments",
     "variance_explained",
 ]

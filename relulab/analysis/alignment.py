@@ -6,6 +6,8 @@ features explains (seed ``004_…`` §4, fig. 2B/2D and appendix D).
 * :func:`loss_alignment` — the largest gap in log-loss between two runs over a window, after
   the best time shift within a bound: :math:`\min_\delta \max_t |\ln L(t) - \ln L_{ref}(t -
   \delta)|`, with the shift :math:`\delta` that attains it;
+* :func:`paired_alignments` — :func:`loss_alignment` of each run against its paired reference
+  (same seed) over the reference's own early window, as an ``(n, 3)`` table;
 * :func:`variance_explained` — the share of a representation's variance across inputs that a
   least-squares fit from features explains (seed 004 appendix D).
 """
@@ -16,7 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LossAlignment", "early_window", "loss_alignment", "variance_explained"]
+__all__ = [
+    "LossAlignment",
+    "early_window",
+    "loss_alignment",
+    "paired_alignments",
+    "variance_explained",
+]
 
 
 def early_window(steps: np.ndarray, reference: np.ndarray, fraction: float = 0.95) -> float:
@@ -109,6 +117,46 @@ def loss_alignment(
     best = int(np.argmin(np.where(np.isfinite(gaps), gaps, np.inf)))
     unshifted = float(np.max(np.abs(log_loss[inside] - log_ref[inside])))
     return LossAlignment(float(gaps[best]), float(shifts[best]), unshifted)
+
+
+def paired_alignments(
+    steps: np.ndarray,
+    losses: np.ndarray,
+    references: np.ndarray,
+    window_fraction: float = 0.95,
+    max_shift: float = 0.0,
+) -> np.ndarray:
+    r"""Alignment of each run with its paired reference run (e.g. the ReLU and linear network
+    of one seed), each over the reference's early window.
+
+    For pair ``i``: :math:`t_w` = :func:`early_window` of ``references[i]`` at
+    ``window_fraction``, then :func:`loss_alignment` of ``losses[i]`` against ``references[i]``
+    up to :math:`t_w` with shifts up to ``max_shift`` · :math:`t_w` — the alignment measure of
+    seed ``004_…`` (§4, fig. 1A, 2B, 2D) as relulab reads it.
+
+    Args:
+        steps: recording steps ``(T,)``, shared by every run.
+        losses: the runs' losses ``(n, T)``.
+        references: the paired references' losses ``(n, T)``.
+        window_fraction: share of the reference's drop that ends its early window.
+        max_shift: largest time shift as a share of the window.
+
+    Returns:
+        ``(n, 3)``: per pair the gap, the best shift (steps) and the unshifted gap.
+
+    Example:
+        >>> t = np.arange(0.0, 100.0)
+        >>> ref = np.exp(-t / 10)
+        >>> rows = paired_alignments(t, np.stack([ref, ref ** 2]), np.stack([ref, ref]))
+        >>> rows[:, 0].round(3).tolist()
+        [0.0, 3.0]
+    """
+    rows = []
+    for loss, reference in zip(np.asarray(losses), np.asarray(references), strict=True):
+        window = early_window(steps, reference, window_fraction)
+        result = loss_alignment(steps, loss, reference, window, max_shift * window)
+        rows.append((result.gap, result.shift, result.unshifted))
+    return np.array(rows, dtype=np.float64).reshape(-1, 3)
 
 
 def variance_explained(representation: np.ndarray, features: np.ndarray) -> float:

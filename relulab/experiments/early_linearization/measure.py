@@ -14,9 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from relulab.analysis import (
-    early_window,
     interpolated_crossing,
-    loss_alignment,
+    paired_alignments,
     variance_explained,
     where,
 )
@@ -60,17 +59,16 @@ def alignments(
     relu: UnitResult, linear: UnitResult, config: EarlyLinearizationConfig, **match
 ) -> np.ndarray:
     """Per matched network ``(gap, shift, unshifted gap)`` of
-    :func:`relulab.analysis.loss_alignment`: the ReLU loss against the linear loss of the same
-    seed and variant over the linear net's early window, ``(n, 3)``."""
-    rows = []
-    for i in where(relu.conditions, **match):
-        reference = linear.curves["loss"][i]
-        window = early_window(relu.steps, reference, config.window_fraction)
-        result = loss_alignment(
-            relu.steps, relu.curves["loss"][i], reference, window, config.max_shift * window
-        )
-        rows.append((result.gap, result.shift, result.unshifted))
-    return np.array(rows).reshape(-1, 3)
+    :func:`relulab.analysis.paired_alignments`: the ReLU loss against the linear loss of the
+    same seed and variant over the linear net's early window, ``(n, 3)``."""
+    index = list(where(relu.conditions, **match))
+    return paired_alignments(
+        relu.steps,
+        relu.curves["loss"][index],
+        linear.curves["loss"][index],
+        config.window_fraction,
+        config.max_shift,
+    )
 
 
 def alignment_gaps(

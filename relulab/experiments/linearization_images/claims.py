@@ -2,7 +2,7 @@
 in ``source``, 95 % CIs over seeds and the scale it was measured at.
 
 The alignment claims use the toy-task experiment's measure and builders (same definition:
-:func:`relulab.analysis.early_window` and :func:`relulab.analysis.loss_alignment` on the
+:func:`relulab.analysis.paired_alignments` (early window and loss alignment) on the
 full-data training loss, ReLU against the linear network of the same seed and variant). The
 rank and test-error claims compare ReLU networks with and without the constant pixel at the
 point each stopped (mean difference with a bootstrap CI; networks that never reached the
@@ -17,10 +17,9 @@ import numpy as np
 
 from relulab.analysis import (
     Estimate,
-    early_window,
     first_below,
-    loss_alignment,
     mean_difference_ci,
+    paired_alignments,
 )
 from relulab.experiments.base import Analysis, Results
 from relulab.experiments.claims import Claim, below, judged
@@ -44,22 +43,16 @@ SEED = "seed 004"
 def alignments(
     relu: UnitResult, linear: UnitResult, config: LinearizationImagesConfig
 ) -> np.ndarray:
-    """Per seed ``(gap, shift, unshifted gap)`` of :func:`relulab.analysis.loss_alignment`: the
-    ReLU network's full-data loss against the linear network's of the same seed over the
+    """Per seed ``(gap, shift, unshifted gap)`` of :func:`relulab.analysis.paired_alignments`:
+    the ReLU network's full-data loss against the linear network's of the same seed over the
     linear network's early window (the toy-task definition), ``(seeds, 3)``."""
-    rows = []
-    for i in range(len(relu.conditions)):
-        reference = linear.curves["full_loss"][i]
-        window = early_window(linear.steps, reference, config.window_fraction)
-        result = loss_alignment(
-            relu.steps,
-            relu.curves["full_loss"][i],
-            reference,
-            window,
-            config.max_shift * window,
-        )
-        rows.append((result.gap, result.shift, result.unshifted))
-    return np.array(rows).reshape(-1, 3)
+    return paired_alignments(
+        linear.steps,
+        relu.curves["full_loss"],
+        linear.curves["full_loss"],
+        config.window_fraction,
+        config.max_shift,
+    )
 
 
 def parting_steps(relu: UnitResult, linear: UnitResult, tolerance: float) -> np.ndarray:
