@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import platform
+import subprocess
 import sys
 from importlib import metadata
+from pathlib import Path
 
 import torch
 
@@ -34,13 +36,36 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
+def source_commit() -> str | None:
+    """The git commit relulab's source is at, with ``+dirty`` for uncommitted changes to
+    tracked files; ``None`` for an installed copy outside a git checkout (or without git)."""
+    source = Path(__file__).resolve().parents[1]
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(source), *args], capture_output=True, text=True, check=True,
+            timeout=10,
+        ).stdout.strip()  # fmt: skip
+
+    try:
+        commit = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + ("+dirty" if dirty else "")
+
+
 def library_versions() -> dict[str, str]:
-    """Versions of Python, the platform and every library a result depends on."""
+    """Versions of Python, the platform and every library a result depends on, and the git
+    commit of relulab's source where it runs from a checkout."""
     versions = {"python": sys.version.split()[0], "platform": platform.platform()}
     for package in ("relulab", "torch", "numpy", "scipy", "pandas", "matplotlib"):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             versions[package] = "not installed"
+    commit = source_commit()
+    if commit is not None:
+        versions["relulab_commit"] = commit
     versions["torch_threads"] = str(torch.get_num_threads())
     return versions
