@@ -110,6 +110,28 @@ def _mnist_split(
     return images[:, None], labels.astype(np.int64)
 
 
+def _idx_dataset(
+    data_dir: str | Path, name: str, title: str, folder: str, class_names: tuple[str, ...]
+) -> ImageDataset:
+    """The four IDX files of MNIST's format from ``data_dir`` or its torchvision layout
+    ``folder/raw`` (``folder``: ``MNIST``, ``FashionMNIST``); ``title`` names the set in
+    ``source``."""
+    root = _existing_directory(data_dir, name)
+    directories = [root, root / folder / "raw"]
+    train_images, train_labels = _mnist_split(directories, "train", name)
+    test_images, test_labels = _mnist_split(directories, "t10k", name)
+    return ImageDataset(
+        name=name,
+        train_images=train_images,
+        train_targets=train_labels,
+        test_images=test_images,
+        test_targets=test_labels,
+        class_names=class_names,
+        source=f"{title} IDX files in {root}",
+        standin=False,
+    )
+
+
 def load_mnist(data_dir: str | Path) -> ImageDataset:
     """Read MNIST from its four IDX files (LeCun, Cortes & Burges; seed ``004_…`` §3).
 
@@ -129,20 +151,7 @@ def load_mnist(data_dir: str | Path) -> ImageDataset:
         >>> mnist.train_images.shape  # doctest: +SKIP
         (60000, 1, 28, 28)
     """
-    root = _existing_directory(data_dir, "mnist")
-    directories = [root, root / "MNIST" / "raw"]
-    train_images, train_labels = _mnist_split(directories, "train")
-    test_images, test_labels = _mnist_split(directories, "t10k")
-    return ImageDataset(
-        name="mnist",
-        train_images=train_images,
-        train_targets=train_labels,
-        test_images=test_images,
-        test_targets=test_labels,
-        class_names=MNIST_CLASSES,
-        source=f"MNIST IDX files in {root}",
-        standin=False,
-    )
+    return _idx_dataset(data_dir, "mnist", "MNIST", "MNIST", MNIST_CLASSES)
 
 
 def load_fashion_mnist(data_dir: str | Path) -> ImageDataset:
@@ -170,19 +179,8 @@ def load_fashion_mnist(data_dir: str | Path) -> ImageDataset:
         >>> fashion.train_images.shape, fashion.class_names[9]  # doctest: +SKIP
         ((60000, 1, 28, 28), 'ankle boot')
     """
-    root = _existing_directory(data_dir, "fashion-mnist")
-    directories = [root, root / "FashionMNIST" / "raw"]
-    train_images, train_labels = _mnist_split(directories, "train", "fashion-mnist")
-    test_images, test_labels = _mnist_split(directories, "t10k", "fashion-mnist")
-    return ImageDataset(
-        name="fashion-mnist",
-        train_images=train_images,
-        train_targets=train_labels,
-        test_images=test_images,
-        test_targets=test_labels,
-        class_names=FASHION_MNIST_CLASSES,
-        source=f"Fashion-MNIST IDX files in {root}",
-        standin=False,
+    return _idx_dataset(
+        data_dir, "fashion-mnist", "Fashion-MNIST", "FashionMNIST", FASHION_MNIST_CLASSES
     )
 
 
