@@ -1,8 +1,9 @@
 """The run contract under failures, in-process, on a toy experiment whose units can be made to
 fail: a failing unit exits 1 in one line and keeps the finished units; a failed start leaves a
 directory any config may reuse; failing outputs exit 1 and ``report`` retries; a resume under
-another thread count warns and records it; the unforeseen is one line; stale lock files do not
-block. Also the generic config checks and the machine's bounds."""
+another thread count warns and records it, and one at another relulab commit warns; the
+unforeseen is one line; stale lock files do not block. Also the generic config checks and the
+machine's bounds."""
 
 import dataclasses
 import json
@@ -19,7 +20,7 @@ from relulab.config import ConfigError, apply_overrides, check_fields
 from relulab.experiments import REGISTRY
 from relulab.experiments.base import Analysis, Experiment, Unit
 from relulab.files import TEMP_PREFIX, write_atomic
-from relulab.runner import LOCK_FILENAME, available_memory_bytes, max_threads
+from relulab.runner import LOCK_FILENAME, available_memory_bytes, environment, max_threads
 from relulab.runner.resources import format_bytes
 from relulab.store import RunStore, UnitResult
 
@@ -152,6 +153,20 @@ def test_resume_under_another_thread_count_warns_and_records_it(tmp_path, capsys
     }
     assert _run(fresh) == 0
     assert capsys.readouterr().err == "", "a fresh run has nothing to warn about"
+
+
+def test_resume_at_another_relulab_commit_warns(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "run"
+    monkeypatch.setattr(environment, "_source_commit", lambda: "a" * 40)
+    TRANSIENT.add("third")
+    assert _run(out) == 1
+    capsys.readouterr()
+    TRANSIENT.clear()
+    monkeypatch.setattr(environment, "_source_commit", lambda: "b" * 40 + "+dirty")
+    assert _run(out) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("relulab: warning:")
+    assert f"ran at relulab commit {'a' * 40}, this run is at {'b' * 40}+dirty" in err
 
 
 def test_the_unforeseen_is_one_line_and_debug_shows_the_traceback(tmp_path, capsys, monkeypatch):

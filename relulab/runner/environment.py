@@ -36,18 +36,27 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-def source_commit() -> str | None:
-    """The git commit relulab's source is at, with ``+dirty`` for uncommitted changes to
-    tracked files; ``None`` for an installed copy outside a git checkout (or without git)."""
-    source = Path(__file__).resolve().parents[1]
+def _source_commit(package_dir: Path | None = None) -> str | None:
+    """The git commit relulab's source is at, with ``+dirty`` for uncommitted changes to its
+    tracked files; ``None`` unless the package's source is tracked by the enclosing checkout.
 
-    def git(*args: str) -> str:
+    A copy installed into another project's checkout (site-packages in its ``.venv``, say)
+    lies inside a git work tree without being tracked by it; that repository's HEAD says
+    nothing about relulab, so ``None`` is returned rather than it.
+    """
+    package_dir = (package_dir or Path(__file__).resolve().parents[1]).resolve()
+
+    def git(*args: str, cwd: Path = package_dir) -> str:
         return subprocess.run(
-            ["git", "-C", str(source), *args], capture_output=True, text=True, check=True,
+            ["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True,
             timeout=10,
         ).stdout.strip()  # fmt: skip
 
     try:
+        root = Path(git("rev-parse", "--show-toplevel")).resolve()
+        if root != Path(git("rev-parse", "--show-toplevel", cwd=package_dir.parent)).resolve():
+            return None  # the package directory is a repository of its own, not its source
+        git("ls-files", "--error-unmatch", "--", str(package_dir / "__init__.py"))
         commit = git("rev-parse", "HEAD")
         dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".")
     except (OSError, subprocess.SubprocessError):
@@ -64,7 +73,7 @@ def library_versions() -> dict[str, str]:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             versions[package] = "not installed"
-    commit = source_commit()
+    commit = _source_commit()
     if commit is not None:
         versions["relulab_commit"] = commit
     versions["torch_threads"] = str(torch.get_num_threads())

@@ -112,13 +112,18 @@ def _finite_or_none(value: float) -> float | None:
 
 
 def _warn_on_changed_environment(
-    store: RunStore, run: PreparedRun, warn: Callable[[str], None], threads: int
+    store: RunStore,
+    run: PreparedRun,
+    warn: Callable[[str], None],
+    threads: int,
+    versions: dict[str, str],
 ) -> None:
-    """Units computed under another thread count or device differ in the last bits: say so."""
+    """Units computed under another thread count or device differ in the last bits, and under
+    another relulab commit perhaps more: say so. ``versions`` are this run's."""
+    recorded = store.meta()["versions"]
     earlier = sorted({t for t in store.unit_threads().values() if t is not None})
-    if not earlier:
-        versions = store.meta()["versions"]
-        earlier = [int(versions["torch_threads"])] if "torch_threads" in versions else []
+    if not earlier and "torch_threads" in recorded:
+        earlier = [int(recorded["torch_threads"])]
     if earlier and earlier != [threads]:
         before = ", ".join(map(str, earlier))
         warn(
@@ -126,11 +131,17 @@ def _warn_on_changed_environment(
             f"this run uses {threads}; units computed now may differ from them in the last bits "
             f"(pass --threads {earlier[0]} to match)"
         )
-    device = store.meta()["versions"].get("device")
+    device = recorded.get("device")
     if device is not None and device != str(run.device):
         warn(
             f"resuming {run.out_dir}: its finished units ran on {device}, this run uses "
             f"{run.device}; results may differ in the last bits"
+        )
+    commit, now = recorded.get("relulab_commit"), versions.get("relulab_commit")
+    if commit is not None and now is not None and commit != now:
+        warn(
+            f"resuming {run.out_dir}: its finished units ran at relulab commit {commit}, this "
+            f"run is at {now}; units computed now may differ from them"
         )
 
 
@@ -197,6 +208,7 @@ class _Session:
 
 def _open_session(run: PreparedRun, executor: Executor, warn: Callable[[str], None]) -> _Session:
     config_dict = config_to_dict(run.config)
+    versions = {**library_versions(), "device": str(run.device)}
     stack = contextlib.ExitStack()
     try:
         stack.enter_context(locked(run.out_dir))
@@ -208,13 +220,13 @@ def _open_session(run: PreparedRun, executor: Executor, warn: Callable[[str], No
                 run.experiment.name,
                 run.preset,
                 config_dict,
-                {**library_versions(), "device": str(run.device)},
+                versions,
             )
         )
         done = store.done_units()
         pending = [unit.name for unit in run.experiment.plan(run.config) if unit.name not in done]
         if done and pending:
-            _warn_on_changed_environment(store, run, warn, executor.unit_threads())
+            _warn_on_changed_environment(store, run, warn, executor.unit_threads(), versions)
     except BaseException:
         stack.close()
         raise
