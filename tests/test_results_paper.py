@@ -1,6 +1,7 @@
 """The committed paper-preset scorecard (`results/paper/`) and the README table that quotes it
-agree: every row's claim count is the one in the run's summary, every run is a paper-preset run,
-and the index lists every run directory."""
+agree: the table has one row per run and every row's claim count is the one in the run's summary,
+every run is a paper-preset run listed in scorecard.json, and index.html links every run
+directory's report."""
 
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ def _summaries() -> dict[str, dict]:
 
 
 def _readme_rows() -> dict[str, str]:
-    """README paper table: experiment name → its claims cell."""
-    lines = (ROOT / "README.md").read_text().splitlines()
+    """README paper table: experiment name → its claims cell; a clear failure without it."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    if TABLE_HEADER not in lines:
+        pytest.fail(f"README.md has no paper table (header {TABLE_HEADER!r})")
     start = lines.index(TABLE_HEADER) + 2
     rows = {}
     for line in lines[start:]:
@@ -48,11 +51,25 @@ def test_every_committed_run_is_a_paper_run_listed_in_the_scorecard():
         assert (RESULTS / folder / "report.html").is_file(), folder
 
 
-@pytest.mark.parametrize("name", sorted(_readme_rows()))
-def test_readme_paper_row_quotes_the_committed_summary(name):
-    cell = _readme_rows()[name]
-    runs = [s for s in _summaries().values() if s["experiment"] == name]
-    assert len(runs) == 1, f"{name}: {len(runs)} runs in results/paper"
-    verdicts = [claim["verdict"] for claim in runs[0]["claims"]]
-    held, total = map(int, re.match(r"\**(\d+)/(\d+)", cell).groups())
-    assert (held, total) == (verdicts.count("holds"), len(verdicts)), cell
+def test_the_index_links_every_run_directory():
+    index = (RESULTS / "index.html").read_text(encoding="utf-8")
+    linked = set(re.findall(r'href="([^"/#]+)/report\.html[#"]', index))
+    assert linked == set(_summaries()), "index.html and results/paper's run directories differ"
+
+
+def test_the_readme_table_has_one_row_per_committed_run():
+    experiments = [s["experiment"] for s in _summaries().values()]
+    assert sorted(_readme_rows()) == sorted(experiments), "one row per run, one run per row"
+
+
+@pytest.mark.parametrize("folder", sorted(p.parent.name for p in RESULTS.glob("*/summary.json")))
+def test_readme_paper_row_quotes_the_committed_summary(folder):
+    summary = json.loads((RESULTS / folder / "summary.json").read_text())
+    name = summary["experiment"]
+    rows = _readme_rows()
+    assert name in rows, f"{folder}: no README paper row for {name}"
+    verdicts = [claim["verdict"] for claim in summary["claims"]]
+    count = re.match(r"\**(\d+)/(\d+)", rows[name])
+    assert count, f"{name}: the claims cell {rows[name]!r} does not start with held/total"
+    held, total = map(int, count.groups())
+    assert (held, total) == (verdicts.count("holds"), len(verdicts)), rows[name]
