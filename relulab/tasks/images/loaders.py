@@ -1,8 +1,8 @@
 """Loaders for the real data sets, read from a directory the user gives (never downloaded).
 
-* MNIST: the four IDX files ``{train,t10k}-{images-idx3,labels-idx1}-ubyte`` (also spelled
-  ``…images.idx3-ubyte``), each plain or ``.gz``; in the directory itself or in its
-  ``MNIST/raw`` (torchvision's layout).
+* MNIST and Fashion-MNIST: the four IDX files ``{train,t10k}-{images-idx3,labels-idx1}-ubyte``
+  (also spelled ``…images.idx3-ubyte``), each plain or ``.gz``; in the directory itself or in
+  its ``MNIST/raw`` or ``FashionMNIST/raw`` (torchvision's layout).
 * CIFAR-10: the "python version" ``cifar-10-batches-py`` directory (``data_batch_1`` … ``_5``,
   ``test_batch``, optional ``batches.meta``), or its parent.
 * ISBI 2012: ``train-volume.tif`` and ``train-labels.tif`` (and ``test-volume.tif``, unlabelled,
@@ -25,10 +25,11 @@ from relulab.tasks.images.formats import read_idx, read_tiff_stack, unpickle_res
 
 __all__ = [
     "CIFAR10_CLASSES",
+    "FASHION_MNIST_CLASSES",
     "MNIST_CLASSES",
     "load_cifar10",
-    "load_isbi2012",
     "load_fashion_mnist",
+    "load_isbi2012",
     "load_mnist",
 ]
 
