@@ -181,10 +181,18 @@ def test_one_diverging_network_does_not_disturb_the_others():
     problem = SupervisedProblem(model, x, y)
     result = train(problem, BatchedSGD(problem.params, [0.01, 1e8]), steps=30, record_every=10)
     assert result.diverged.tolist() == [False, True]
-    reference = BatchedMLP(spec, 1, seeds=[0], dtype=F64)
+    # the same pair with a healthy neighbour: the same products of the same sizes, so network 0
+    # must come out bit for bit as it did beside the diverging one
+    reference = BatchedMLP(spec, 2, seeds=[0, 1], dtype=F64)
     reference_problem = SupervisedProblem(reference, x, y)
-    train(reference_problem, BatchedSGD(reference_problem.params, [0.01]), 30, 10)
+    train(reference_problem, BatchedSGD(reference_problem.params, [0.01, 0.01]), 30, 10)
     torch.testing.assert_close(model.weights[0][0], reference.weights[0][0], rtol=0, atol=0)
+    # and to rounding as a lone network (the stacked first-layer product of shared inputs adds
+    # in another order when the batch has another size)
+    alone = BatchedMLP(spec, 1, seeds=[0], dtype=F64)
+    alone_problem = SupervisedProblem(alone, x, y)
+    train(alone_problem, BatchedSGD(alone_problem.params, [0.01]), 30, 10)
+    torch.testing.assert_close(model.weights[0][0], alone.weights[0][0], rtol=1e-12, atol=1e-14)
 
 
 def test_bad_configurations_are_rejected():

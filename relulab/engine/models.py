@@ -61,6 +61,31 @@ def _shift_vector(shift: float | Sequence[float] | Tensor, n_networks: int, like
     return torch.tensor(values, dtype=like.dtype, device=like.device).reshape(-1, 1, 1)
 
 
+def _shared_input_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    r""":func:`batched_linear` for inputs ``(B, in)`` shared by all S networks: one 2-D GEMM
+    :math:`x\,[W_1; \dots; W_S]^\top` over the ``S·out`` stacked rows instead of S small ones
+    (the first layer of every MLP on shared data). Returns the ``(S, B, out)`` view of a
+    ``(B, S, out)`` result."""
+    n_networks, n_out, n_in = weight.shape
+    rows = weight.reshape(n_networks * n_out, n_in).t()
+    flat = torch.mm(x, rows) if bias is None else torch.addmm(bias.reshape(-1), x, rows)
+    return flat.view(x.shape[0], n_networks, n_out).transpose(0, 1)
+
+
+def _shared_input_grads(
+    grad_out: Tensor, x: Tensor, bias: Tensor | None
+) -> tuple[Tensor, list[Tensor]]:
+    r"""Weight and bias gradients of :func:`_shared_input_linear` for output gradients
+    ``(S, B, out)``: :math:`\partial W_s = g_s^\top x` for all s as one 2-D GEMM
+    :math:`(x^\top G)^\top` with :math:`G` the ``(B, S·out)`` gradients side by side, and
+    :math:`\partial b_s = \sum_i g_{s,i}`."""
+    n_networks, n_samples, n_out = grad_out.shape
+    side_by_side = grad_out.transpose(0, 1).reshape(n_samples, n_networks * n_out)
+    weight_grad = torch.mm(x.t(), side_by_side).t().reshape(n_networks, n_out, x.shape[1])
+    bias_grad = [] if bias is None else [side_by_side.sum(dim=0).view(n_networks, n_out)]
+    return weight_grad, bias_grad
+
+
 class _StackedNetworks(BatchedFamily):
     """Set-up shared by the families: trainable weight stacks and the per-network ReLU shift."""
 
@@ -219,7 +244,11 @@ class BatchedMLP(_StackedNetworks):
         last = len(self.weights) - 1
         for layer, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
             inputs.append(h)
-            z = batched_linear(h, weight, bias)
+            z = (
+                _shared_input_linear(h, weight, bias)
+                if h.dim() == 2
+                else batched_linear(h, weight, bias)
+            )
             if layer == last:
                 return z, preactivations, inputs, before_norm
             if self.spec.batchnorm:
@@ -265,8 +294,11 @@ class BatchedMLP(_StackedNetworks):
             losses, g = 0.5 * squared_sum, residual
         grads: list[Tensor] = []
         for layer in range(len(self.weights) - 1, -1, -1):
-            weight_grad = torch.matmul(g.transpose(1, 2), inputs[layer])
-            bias_grad = [] if self.biases[layer] is None else [g.sum(dim=1)]
+            if inputs[layer].dim() == 2:
+                weight_grad, bias_grad = _shared_input_grads(g, inputs[layer], self.biases[layer])
+            else:
+                weight_grad = torch.bmm(g.transpose(1, 2), inputs[layer])
+                bias_grad = [] if self.biases[layer] is None else [g.sum(dim=1)]
             grads[:0] = [weight_grad, *bias_grad]
             if layer:
                 g_hidden = torch.bmm(g, self.weights[layer])
