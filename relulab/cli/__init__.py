@@ -29,6 +29,7 @@ from relulab.cli.common import (
     OneLineParser,
     UsageError,
 )
+from relulab.engine.memory import retain_freed_memory
 from relulab.runner import DirectoryInUseError, RunFailedError, describe_error
 
 __all__ = ["build_parser", "main"]
@@ -66,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # a usage error (already reported in one line), --help, --version
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    retain_freed_memory()  # large activations reuse warm pages (relulab.engine.memory)
     try:
         return _COMMANDS[args.command](args)
     except (UsageError, DirectoryInUseError) as error:
