@@ -232,8 +232,12 @@ def _ideal(results, config):
     offsets = np.random.default_rng(0).normal(0, 5, (arrays[f"units_layer_{first}"].shape[0], 1, 1))
     arrays[f"units_layer_{last}"] = 0.1 * arrays[f"units_layer_{first}"] + offsets
     kaiming = results["gradients-kaiming"].curves
-    kaiming["activation_ratio"][:] = 1.5 * kaiming["linear_ratio"]
-    kaiming["linear_ratio"][:, 1:] = kaiming["activation_ratio"][:, :-1]
+    # layer by layer, so that ReLU raises the ratio 1.5× at every layer and the next layer's
+    # linear output inherits it (two whole-array assignments left the rise data-dependent)
+    for layer in range(kaiming["linear_ratio"].shape[1]):
+        kaiming["activation_ratio"][:, layer] = 1.5 * kaiming["linear_ratio"][:, layer]
+        if layer + 1 < kaiming["linear_ratio"].shape[1]:
+            kaiming["linear_ratio"][:, layer + 1] = kaiming["activation_ratio"][:, layer]
     kaiming["grad_sq"][:] = 1.0
     bn = results["gradients-batchnorm"].curves
     bn["linear_share"][:] = 1 - 1 / np.pi

@@ -61,24 +61,23 @@ def _shift_vector(shift: float | Sequence[float] | Tensor, n_networks: int, like
     return torch.tensor(values, dtype=like.dtype, device=like.device).reshape(-1, 1, 1)
 
 
-def _shared_input_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    r""":func:`batched_linear` for inputs ``(B, in)`` shared by all S networks: one 2-D GEMM
-    :math:`x\,[W_1; \dots; W_S]^\top` over the ``S·out`` stacked rows instead of S small ones
-    (the first layer of every MLP on shared data). Returns the ``(S, B, out)`` view of a
-    ``(B, S, out)`` result."""
-    n_networks, n_out, n_in = weight.shape
-    rows = weight.reshape(n_networks * n_out, n_in).t()
-    flat = torch.mm(x, rows) if bias is None else torch.addmm(bias.reshape(-1), x, rows)
-    return flat.view(x.shape[0], n_networks, n_out).transpose(0, 1)
+def _input_major(weight: Tensor) -> Tensor:
+    """The same ``(S, out, in)`` weights laid out in memory as ``(in, S·out)``: the operand
+    :func:`~relulab.engine.family.batched_linear` multiplies shared inputs by, as it stands,
+    and the layout of the weight gradient :func:`_shared_input_grads` computes, so the
+    optimiser's elementwise update runs over matching contiguous memory (a gradient of another
+    layout made the SGD update of W1's first layer 7× slower)."""
+    laid_out = weight.detach().permute(2, 0, 1).contiguous().permute(1, 2, 0)
+    return laid_out.requires_grad_(weight.requires_grad)
 
 
 def _shared_input_grads(
     grad_out: Tensor, x: Tensor, bias: Tensor | None
 ) -> tuple[Tensor, list[Tensor]]:
-    r"""Weight and bias gradients of :func:`_shared_input_linear` for output gradients
-    ``(S, B, out)``: :math:`\partial W_s = g_s^\top x` for all s as one 2-D GEMM
-    :math:`(x^\top G)^\top` with :math:`G` the ``(B, S·out)`` gradients side by side, and
-    :math:`\partial b_s = \sum_i g_{s,i}`."""
+    r"""Weight and bias gradients of :func:`~relulab.engine.family.batched_linear` on shared
+    inputs ``(B, in)``, for output gradients ``(S, B, out)``: :math:`\partial W_s = g_s^\top x`
+    for all s as one 2-D GEMM :math:`(x^\top G)^\top` with :math:`G` the ``(B, S·out)``
+    gradients side by side, and :math:`\partial b_s = \sum_i g_{s,i}`."""
     n_networks, n_samples, n_out = grad_out.shape
     side_by_side = grad_out.transpose(0, 1).reshape(n_samples, n_networks * n_out)
     weight_grad = torch.mm(x.t(), side_by_side).t().reshape(n_networks, n_out, x.shape[1])
@@ -208,6 +207,7 @@ class BatchedMLP(_StackedNetworks):
         )
         self.weights = [w for w, _ in stack]
         self.biases = [b for _, b in stack]
+        self.weights[0] = self.params[0] = _input_major(self.weights[0])
         #: hand-written backprop covers every activation without BatchNorm
         self.manual_backward = not spec.batchnorm
 
@@ -244,11 +244,7 @@ class BatchedMLP(_StackedNetworks):
         last = len(self.weights) - 1
         for layer, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
             inputs.append(h)
-            z = (
-                _shared_input_linear(h, weight, bias)
-                if h.dim() == 2
-                else batched_linear(h, weight, bias)
-            )
+            z = batched_linear(h, weight, bias)
             if layer == last:
                 return z, preactivations, inputs, before_norm
             if self.spec.batchnorm:
@@ -403,7 +399,9 @@ class BatchedResidualToy(_StackedNetworks):
     ) -> Trace | Tensor:
         """The blocks in order (:func:`relulab.nn.residual_block`); a :class:`Trace` if
         ``record``, else only the output (no intermediate kept)."""
-        h = x.expand(self.n_networks, *x.shape) if x.dim() == 2 else x
+        # shared inputs stay (B, d) into the first block: its FC1 is then one 2-D GEMM
+        # (batched_linear) and the residual sum broadcasts them
+        h = x
         inputs, preactivations, activations, stream = [], [], [], []
         for block, (fc1, fc2) in enumerate(zip(self.params[0::2], self.params[1::2], strict=True)):
             step = residual_block(
@@ -417,7 +415,10 @@ class BatchedResidualToy(_StackedNetworks):
             )
             h = step.stream
             if record:
-                inputs += [step.inner, step.activation]
+                inner = step.inner
+                if inner.dim() == 2:  # the trace keeps the network axis first, as documented
+                    inner = inner.expand(self.n_networks, *inner.shape)
+                inputs += [inner, step.activation]
                 preactivations.append(step.preactivation)
                 activations.append(step.activation)
                 stream.append(h)

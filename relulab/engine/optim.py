@@ -141,8 +141,8 @@ class BatchedSGD:
                 for buf, g in zip(self.buffers, grads, strict=True):
                     buf.mul_(self.momentum).add_(g)
             grads = self.buffers
+        neg_lr = -self.lr
         for p, g in zip(self.params, grads, strict=True):
-            update = _per_network(self.lr, p) * g  # same arithmetic with or without a mask
-            if active is not None:
-                update = torch.where(_per_network(active, p), update, torch.zeros_like(update))
-            p.sub_(update)
+            if active is not None:  # a frozen network's (maybe NaN) gradient becomes 0
+                g = torch.where(_per_network(active, p), g, torch.zeros_like(g))
+            p.addcmul_(_per_network(neg_lr, p), g)  # θ + (−η)·g: one operator per tensor

@@ -11,6 +11,7 @@ once every network is frozen the loop ends and the remaining recordings repeat t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -85,6 +86,13 @@ ProgressCallback = Callable[[int], None]
 StopCriterion = Callable[[dict[str, Tensor]], Tensor]
 
 
+def _all_finite(loss: Tensor) -> bool:
+    """Whether every network's loss is finite, asked with one reduction while the sum is finite
+    (the common case: one operator and one read instead of three); a sum that overflows from
+    finite losses falls back to the elementwise test."""
+    return math.isfinite(float(loss.sum())) or bool(torch.isfinite(loss).all())
+
+
 def train(
     problem: BatchedProblem,
     optimiser: Optimiser,
@@ -133,11 +141,11 @@ def train(
     last_reported = 0
     for step in range(steps + 1):
         loss, grads = problem.loss_and_grads()
-        finite = torch.isfinite(loss)
-        if check_on_host and all_healthy and bool(finite.all()):
+        if check_on_host and all_healthy and _all_finite(loss):
             mask = None
         else:
             all_healthy = False
+            finite = torch.isfinite(loss)
             diverged_step = torch.where(active & ~finite, step, diverged_step)
             active = active & finite
             mask = active
