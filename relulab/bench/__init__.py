@@ -180,7 +180,9 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                     name,
                     "fraction of peak",
                     f"{result['fraction_of_peak']:.1%}",
-                    _verdict("≥ 70 %", result["meets_peak_target"]),
+                    _verdict(
+                        f"≥ {result['target_fraction_of_peak']:.0%}", result["meets_peak_target"]
+                    ),
                 ),
             ]
     if w2 := results.get("w2"):
@@ -191,7 +193,9 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 "W3 wide",
                 "end to end, with weight drawing",
                 f"{w3['end_to_end_fraction_of_peak']:.1%}",
-                "",
+                _verdict(
+                    f"≥ {w3['target_end_to_end_fraction']:.0%}", w3["meets_end_to_end_target"]
+                ),
             )
         )
     if w4 := results.get("w4"):
