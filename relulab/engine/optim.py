@@ -130,6 +130,12 @@ class BatchedSGD:
         self.momentum = momentum
         self.buffers: list[Tensor] | None = None
 
+    @property
+    def compilable(self) -> bool:
+        """Whether a step keeps no Python-side state (no momentum buffers to create), so that
+        :func:`~relulab.engine.train` may compile several steps into one call."""
+        return not self.momentum
+
     @torch.no_grad()
     def step(self, grads: Sequence[Tensor], active: Tensor | None = None) -> None:
         """One step with ``grads``; networks where ``active`` is false stay as they are."""

@@ -146,6 +146,19 @@ class SupervisedProblem:
         orders = [torch.randperm(n_samples, generator=g) for g in self._generators]
         return torch.stack(orders).to(self.x.device)
 
+    @property
+    def work_per_step(self) -> int:
+        """Multiply–adds of one step's forward pass, all networks (batch rows × parameters):
+        what :func:`~relulab.engine.train` sizes its thread count by."""
+        rows = self.x.shape[-2] if self.batch_size is None else self.batch_size
+        return rows * sum(p.numel() for p in self.params)
+
+    @property
+    def compilable(self) -> bool:
+        """Whether a step is a pure function of the parameters (full batch, the model's manual
+        backward), so that :func:`~relulab.engine.train` may compile several into one call."""
+        return self.batch_size is None and bool(getattr(self.model, "manual_backward", False))
+
     def loss_and_grads(self) -> tuple[Tensor, list[Tensor]]:
         """Per-network losses ``(S,)`` on the next batch and their gradients (the model's
         manual backward where it declares one, else autograd)."""

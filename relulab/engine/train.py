@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from relulab.engine.recorder import Recorder
+from relulab.engine.threads import ThreadsOption, train_threads, using_threads
 
 __all__ = ["BatchedProblem", "Optimiser", "TrainResult", "train"]
 
@@ -64,6 +65,7 @@ class TrainResult:
         diverged_step: ``(S,)`` the step it did (−1 if never).
         stopped_step: ``(S,)`` the recording step at which the stop criterion froze a network
             (−1 if never, or without a criterion).
+        threads: the torch CPU threads the loop ran with (``train``'s ``threads``).
 
     Example:
         >>> from relulab.engine import BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem
@@ -80,10 +82,62 @@ class TrainResult:
     diverged: np.ndarray
     diverged_step: np.ndarray
     stopped_step: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    threads: int = 0
 
 
 ProgressCallback = Callable[[int], None]
 StopCriterion = Callable[[dict[str, Tensor]], Tensor]
+
+
+def _no_recording_within(recorder: Recorder, step: int, length: int, steps: int) -> bool:
+    """Whether steps ``step … step+length−1`` are all optimiser steps without a recording."""
+    last = step + length - 1
+    return last < steps and not any(recorder.wants(s) for s in range(step, last + 1))
+
+
+class _CompiledChunk:
+    """``length`` optimiser steps as one call of a function compiled by ``torch.compile``;
+    :meth:`run` undoes them (parameters restored) if any loss came out non-finite."""
+
+    def __init__(self, problem: BatchedProblem, optimiser: Optimiser, length: int) -> None:
+        self.length = length
+        self.params = problem.params
+
+        def steps() -> Tensor:
+            losses = []
+            for _ in range(length):
+                loss, grads = problem.loss_and_grads()
+                optimiser.step(grads)
+                losses.append(loss)
+            return torch.stack(losses)
+
+        self._steps = torch.compile(steps, dynamic=False)
+
+    def run(self) -> bool:
+        """Run the chunk; ``False`` (and the parameters as before) if a loss was non-finite."""
+        with torch.no_grad():
+            before = [p.detach().clone() for p in self.params]
+            if _all_finite(self._steps()):
+                return True
+            for p, saved in zip(self.params, before, strict=True):
+                p.copy_(saved)
+        return False
+
+
+def _chunk_runner(
+    problem: BatchedProblem, optimiser: Optimiser, compiled_steps: int | None
+) -> _CompiledChunk | None:
+    if compiled_steps is None:
+        return None
+    if compiled_steps < 1:
+        raise ValueError(f"compiled_steps must be at least 1, got {compiled_steps}")
+    for name, part in (("problem", problem), ("optimiser", optimiser)):
+        if not getattr(part, "compilable", False):
+            raise ValueError(
+                f"compiled_steps needs a {name} without Python-side state per step "
+                f"(compilable), not {type(part).__name__} as configured"
+            )
+    return _CompiledChunk(problem, optimiser, compiled_steps)
 
 
 def _all_finite(loss: Tensor) -> bool:
@@ -100,6 +154,8 @@ def train(
     record_every: int,
     progress: ProgressCallback | None = None,
     stop: StopCriterion | None = None,
+    compiled_steps: int | None = None,
+    threads: ThreadsOption = "auto",
 ) -> TrainResult:
     """Run ``steps`` optimiser steps on all S networks at once; record the loss and the
     problem's observables at steps 0, k, 2k, …, ``steps`` (module docstring). A network whose
@@ -115,6 +171,21 @@ def train(
             returns ``(S,)`` booleans: a network for which it is true is frozen from that step
             on (its recorded values stay those of that step's parameters) and its step is kept
             in ``stopped_step``.
+        compiled_steps: run the steps between recordings in chunks of this many, each one
+            call of a function compiled by ``torch.compile``, while no network
+            has diverged; a chunk in which any loss turns non-finite is undone and replayed
+            step by step, so divergence freezing is as without it. Needs a problem and an
+            optimiser without Python-side state (``compilable``: a full-batch
+            :class:`~relulab.engine.SupervisedProblem` of a model with a manual backward,
+            :class:`~relulab.engine.BatchedSGD` without momentum). Results equal the eager
+            loop's to rounding, not bit for bit; the first call compiles (seconds, cached on
+            disk by inductor for later processes), so it pays only for long runs of small
+            networks (docs/performance.md has the measured break-even). Default: eager.
+        threads: torch CPU threads for the loop (restored afterwards): ``"auto"`` runs
+            problems of fewer than :data:`relulab.engine.threads.SMALL_STEP_WORK`
+            multiply–adds per step (``problem.work_per_step``) on one thread, where a second
+            one only adds hand-over time, and leaves torch's setting otherwise; a count; or
+            ``None`` for torch's setting. The count used is in ``TrainResult.threads``.
 
     Returns:
         A :class:`TrainResult`.
@@ -127,6 +198,26 @@ def train(
         >>> bool((result.final["loss"] < result.curves["loss"][:, 0]).all())
         True
     """
+    count = (
+        train_threads(getattr(problem, "work_per_step", None), threads)
+        if problem.params[0].device.type == "cpu"
+        else torch.get_num_threads()
+    )
+    with using_threads(count):
+        result = _train(problem, optimiser, steps, record_every, progress, stop, compiled_steps)
+    result.threads = count
+    return result
+
+
+def _train(
+    problem: BatchedProblem,
+    optimiser: Optimiser,
+    steps: int,
+    record_every: int,
+    progress: ProgressCallback | None,
+    stop: StopCriterion | None,
+    compiled_steps: int | None,
+) -> TrainResult:
     first = problem.params[0]
     device = first.device
     recorder = Recorder(steps, record_every, problem.n_networks, device, first.dtype)
@@ -139,7 +230,19 @@ def train(
     check_on_host = device.type == "cpu"
     all_healthy = True
     last_reported = 0
-    for step in range(steps + 1):
+    chunk = _chunk_runner(problem, optimiser, compiled_steps)
+    step, replay_until = 0, -1
+    while step <= steps:
+        if (
+            chunk is not None
+            and all_healthy
+            and step > replay_until
+            and _no_recording_within(recorder, step, chunk.length, steps)
+        ):
+            if chunk.run():
+                step += chunk.length
+                continue
+            replay_until = step + chunk.length - 1  # undone: these steps go one by one
         loss, grads = problem.loss_and_grads()
         if check_on_host and all_healthy and _all_finite(loss):
             mask = None
@@ -168,6 +271,7 @@ def train(
                 break
         if step < steps:
             optimiser.step(grads, mask)
+        step += 1
     curves = recorder.to_numpy()
     final = {name: curve[:, -1].copy() for name, curve in curves.items()}
     diverged_np = (diverged_step >= 0).cpu().numpy()

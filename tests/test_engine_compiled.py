@@ -1,0 +1,59 @@
+"""train(..., compiled_steps=K): chunks of K steps in one torch.compile'd call."""
+
+import numpy as np
+import pytest
+import torch
+
+from relulab.engine import BatchedAdam, BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem, train
+
+F64 = torch.float64
+
+
+def _problem(lrs):
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(8, 4, generator=generator, dtype=F64)
+    y = torch.randn(8, 3, generator=generator, dtype=F64)
+    model = BatchedMLP(MLPSpec((4, 16, 3), output_bias=False), len(lrs), dtype=F64)
+    problem = SupervisedProblem(model, x, y, loss="half_sum")
+    return problem, BatchedSGD(problem.params, lrs)
+
+
+def _eager_and_compiled(lrs, steps=120, record_every=40, compiled_steps=7):
+    eager_problem, eager_sgd = _problem(lrs)
+    eager = train(eager_problem, eager_sgd, steps, record_every)
+    problem, sgd = _problem(lrs)
+    compiled = train(problem, sgd, steps, record_every, compiled_steps=compiled_steps)
+    return eager, eager_problem, compiled, problem
+
+
+def test_compiled_chunks_equal_the_eager_loop():
+    eager, eager_problem, compiled, problem = _eager_and_compiled([0.01, 0.03, 0.02])
+    np.testing.assert_array_equal(compiled.steps, eager.steps)
+    np.testing.assert_allclose(compiled.curves["loss"], eager.curves["loss"], rtol=1e-9)
+    assert compiled.curves["loss"][:, -1].max() < 0.9 * compiled.curves["loss"][:, 0].min()
+    for p, q in zip(problem.params, eager_problem.params, strict=True):
+        torch.testing.assert_close(p, q, rtol=1e-9, atol=1e-12)
+
+
+def test_a_chunk_in_which_a_network_diverges_is_undone_and_replayed_step_by_step():
+    # network 2 diverges at step 6, inside the first chunk (steps 1–7): frozen at the same step
+    # and with the same last finite parameters as in the eager loop
+    eager, eager_problem, compiled, problem = _eager_and_compiled([0.01, 0.03, 0.5])
+    assert eager.diverged_step.tolist() == [-1, -1, 6]
+    np.testing.assert_array_equal(compiled.diverged_step, eager.diverged_step)
+    np.testing.assert_allclose(compiled.curves["loss"][:2], eager.curves["loss"][:2], rtol=1e-9)
+    for p, q in zip(problem.params, eager_problem.params, strict=True):
+        torch.testing.assert_close(p, q, rtol=1e-9, atol=1e-12)
+
+
+def test_compiled_steps_refuse_what_they_cannot_compile():
+    problem, _ = _problem([0.01])
+    with pytest.raises(ValueError, match="optimiser .*BatchedAdam"):
+        train(problem, BatchedAdam(problem.params, 0.01), 5, 5, compiled_steps=4)
+    with pytest.raises(ValueError, match="optimiser .*BatchedSGD"):
+        train(problem, BatchedSGD(problem.params, 0.01, momentum=0.9), 5, 5, compiled_steps=4)
+    minibatch = SupervisedProblem(problem.model, problem.x, problem.y, batch_size=4)
+    with pytest.raises(ValueError, match="problem"):
+        train(minibatch, BatchedSGD(problem.params, 0.01), 5, 5, compiled_steps=4)
+    with pytest.raises(ValueError, match="at least 1"):
+        train(problem, BatchedSGD(problem.params, 0.01), 5, 5, compiled_steps=0)
