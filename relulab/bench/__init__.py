@@ -168,6 +168,44 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                     _verdict("≥ 1×", w1["meets_jax_target"]),
                 ),
             ]
+    if w1 and "compiled_s" in w1:
+        rows += [
+            (
+                "W1 compiled",
+                f"engine, {w1['compiled_steps_per_call']} steps per compiled call",
+                f"{w1['compiled_network_steps_per_s']:,.0f}",
+                "",
+            ),
+            (
+                "W1 compiled",
+                "compilation (once; inductor caches it on disk)",
+                f"{w1['compile_s']:.1f} s",
+                "",
+            ),
+            (
+                "W1 compiled",
+                "pays off after",
+                "never"
+                if w1["compiled_break_even_steps"] is None
+                else f"{w1['compiled_break_even_steps']:,.0f} steps",
+                "",
+            ),
+            (
+                "W1 compiled",
+                "compiled / naive",
+                f"{w1['compiled_speedup_vs_naive']:.1f}×",
+                _verdict("≥ 50×", w1["compiled_speedup_vs_naive"] >= 50.0),
+            ),
+        ]
+        if "compiled_speedup_vs_jax" in w1:
+            rows.append(
+                (
+                    "W1 compiled",
+                    "compiled / JAX",
+                    f"{w1['compiled_speedup_vs_jax']:.2f}×",
+                    _verdict("≥ 1×", w1["compiled_speedup_vs_jax"] >= 1.0),
+                )
+            )
     for name, key, achieved_key in (
         ("W2 medium", "w2", "engine_flops_per_s"),
         ("W3 wide", "w3", "propagate_flops_per_s"),
