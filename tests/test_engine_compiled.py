@@ -1,5 +1,7 @@
 """train(..., compiled_steps=K): chunks of K steps in one torch.compile'd call."""
 
+import importlib
+
 import numpy as np
 import pytest
 import torch
@@ -57,3 +59,25 @@ def test_compiled_steps_refuse_what_they_cannot_compile():
         train(minibatch, BatchedSGD(problem.params, 0.01), 5, 5, compiled_steps=4)
     with pytest.raises(ValueError, match="at least 1"):
         train(problem, BatchedSGD(problem.params, 0.01), 5, 5, compiled_steps=0)
+
+
+def test_chunks_fill_the_gaps_between_recordings_and_survive_a_stop_criterion(monkeypatch):
+    # compiled_steps ≥ record_every still compiles (a shorter chunk before each recording), and
+    # a stop criterion that stops nobody does not switch compilation off
+    train_module = importlib.import_module("relulab.engine.train")  # the module, not train()
+
+    lengths = []
+    run = train_module._CompiledChunks.run
+
+    def counting(self, length):
+        lengths.append(length)
+        return run(self, length)
+
+    monkeypatch.setattr(train_module._CompiledChunks, "run", counting)
+    problem, sgd = _problem([0.01, 0.02])
+    never = lambda values: torch.zeros_like(values["loss"], dtype=torch.bool)  # noqa: E731
+    result = train(problem, sgd, steps=30, record_every=10, stop=never, compiled_steps=12)
+    assert lengths == [9, 9, 9]
+    eager_problem, eager_sgd = _problem([0.01, 0.02])
+    eager = train(eager_problem, eager_sgd, steps=30, record_every=10)
+    np.testing.assert_allclose(result.curves["loss"], eager.curves["loss"], rtol=1e-9)

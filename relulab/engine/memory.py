@@ -14,8 +14,9 @@ machine).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import sys
+from collections.abc import Callable
 
 __all__ = ["retain_freed_memory"]
 
@@ -28,6 +29,19 @@ MMAP_THRESHOLD_MAX = 32 * 1024 * 1024
 TRIM_THRESHOLD = 2**31 - 1
 
 
+@functools.cache
+def _mallopt() -> Callable[[int, int], int] | None:
+    """glibc's ``mallopt`` from the symbols already loaded into the process (no library search,
+    which would start ``ldconfig``), or ``None`` without it (e.g. musl)."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return None
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return mallopt
+
+
 def retain_freed_memory(
     mmap_threshold: int = MMAP_THRESHOLD_MAX, trim_threshold: int = TRIM_THRESHOLD
 ) -> bool:
@@ -36,9 +50,11 @@ def retain_freed_memory(
     ``mallopt(M_TRIM_THRESHOLD)``; the ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_``
     environment variables, set from inside the process). Module docstring for why.
 
-    The price is resident memory: up to ``trim_threshold`` bytes freed by the process stay
-    mapped to it. The ``relulab`` command calls this once at start; a library user may call it
-    too. Elsewhere than Linux with glibc it does nothing.
+    The price is resident memory: freed memory is kept rather than handed back (at the top of
+    the heap up to ``trim_threshold`` bytes; freed blocks inside the heap stay mapped whatever
+    their total), so the process's resident size stays near its peak. The ``relulab`` command
+    calls this once at start; a library user may call it too. Elsewhere than Linux with glibc
+    it does nothing.
 
     Args:
         mmap_threshold: blocks of at most this many bytes come from the heap (glibc caps it at
@@ -54,16 +70,9 @@ def retain_freed_memory(
     """
     if not sys.platform.startswith("linux"):
         return False
-    name = ctypes.util.find_library("c")
-    if name is None:
+    mallopt = _mallopt()
+    if mallopt is None:
         return False
-    try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # not glibc (e.g. musl has no mallopt)
-        return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
     accepted_mmap = mallopt(_M_MMAP_THRESHOLD, int(min(mmap_threshold, MMAP_THRESHOLD_MAX)))
     accepted_trim = mallopt(_M_TRIM_THRESHOLD, int(min(trim_threshold, 2**31 - 1)))
     return bool(accepted_mmap) and bool(accepted_trim)

@@ -292,6 +292,9 @@ class BatchedMLP(_StackedNetworks):
         for layer in range(len(self.weights) - 1, -1, -1):
             if inputs[layer].dim() == 2:
                 weight_grad, bias_grad = _shared_input_grads(g, inputs[layer], self.biases[layer])
+            elif layer == 0:  # (hᵀg)ᵀ: the gradient in the weights' input-major layout
+                weight_grad = torch.bmm(inputs[0].transpose(1, 2), g).transpose(1, 2)
+                bias_grad = [] if self.biases[0] is None else [g.sum(dim=1)]
             else:
                 weight_grad = torch.bmm(g.transpose(1, 2), inputs[layer])
                 bias_grad = [] if self.biases[layer] is None else [g.sum(dim=1)]

@@ -89,55 +89,68 @@ ProgressCallback = Callable[[int], None]
 StopCriterion = Callable[[dict[str, Tensor]], Tensor]
 
 
-def _no_recording_within(recorder: Recorder, step: int, length: int, steps: int) -> bool:
-    """Whether steps ``step … step+length−1`` are all optimiser steps without a recording."""
-    last = step + length - 1
-    return last < steps and not any(recorder.wants(s) for s in range(step, last + 1))
-
-
-class _CompiledChunk:
-    """``length`` optimiser steps as one call of a function compiled by ``torch.compile``;
-    :meth:`run` undoes them (parameters restored) if any loss came out non-finite."""
+class _CompiledChunks:
+    """Up to ``length`` optimiser steps as one call of a function compiled by
+    ``torch.compile`` (one compiled function per chunk length used: the full length, and the
+    shorter one that fits before the next recording); :meth:`run` undoes a chunk (parameters
+    restored) if any of its losses came out non-finite."""
 
     def __init__(self, problem: BatchedProblem, optimiser: Optimiser, length: int) -> None:
         self.length = length
-        self.params = problem.params
+        self._problem, self._optimiser = problem, optimiser
+        self._compiled: dict[int, Callable[[], Tensor]] = {}
 
-        def steps() -> Tensor:
-            losses = []
-            for _ in range(length):
-                loss, grads = problem.loss_and_grads()
-                optimiser.step(grads)
-                losses.append(loss)
-            return torch.stack(losses)
+    def length_at(self, step: int, recorder: Recorder) -> int:
+        """How many steps from ``step`` on may run as one chunk: none at a recording step,
+        else up to the step before the next recording (the final step is one)."""
+        if recorder.wants(step):
+            return 0
+        next_recording = int(recorder.steps[np.searchsorted(recorder.steps, step, side="right")])
+        return min(self.length, next_recording - step)
 
-        self._steps = torch.compile(steps, dynamic=False)
+    def _function(self, length: int) -> Callable[[], Tensor]:
+        if length not in self._compiled:
+            problem, optimiser = self._problem, self._optimiser
 
-    def run(self) -> bool:
-        """Run the chunk; ``False`` (and the parameters as before) if a loss was non-finite."""
+            def steps() -> Tensor:
+                losses = []
+                for _ in range(length):
+                    loss, grads = problem.loss_and_grads()
+                    optimiser.step(grads)
+                    losses.append(loss)
+                return torch.stack(losses)
+
+            self._compiled[length] = torch.compile(steps, dynamic=False)
+        return self._compiled[length]
+
+    def run(self, length: int) -> bool:
+        """Run ``length`` steps; ``False`` (and the parameters as before) if a loss was
+        non-finite."""
         with torch.no_grad():
-            before = [p.detach().clone() for p in self.params]
-            if _all_finite(self._steps()):
+            before = [p.detach().clone() for p in self._problem.params]
+            if _all_finite(self._function(length)()):
                 return True
-            for p, saved in zip(self.params, before, strict=True):
+            for p, saved in zip(self._problem.params, before, strict=True):
                 p.copy_(saved)
         return False
 
 
 def _chunk_runner(
     problem: BatchedProblem, optimiser: Optimiser, compiled_steps: int | None
-) -> _CompiledChunk | None:
+) -> _CompiledChunks | None:
     if compiled_steps is None:
         return None
     if compiled_steps < 1:
         raise ValueError(f"compiled_steps must be at least 1, got {compiled_steps}")
+    if problem.params[0].device.type != "cpu":
+        raise ValueError("compiled_steps runs on the CPU only (where it was measured)")
     for name, part in (("problem", problem), ("optimiser", optimiser)):
         if not getattr(part, "compilable", False):
             raise ValueError(
                 f"compiled_steps needs a {name} without Python-side state per step "
                 f"(compilable), not {type(part).__name__} as configured"
             )
-    return _CompiledChunk(problem, optimiser, compiled_steps)
+    return _CompiledChunks(problem, optimiser, compiled_steps)
 
 
 def _all_finite(loss: Tensor) -> bool:
@@ -171,8 +184,9 @@ def train(
             returns ``(S,)`` booleans: a network for which it is true is frozen from that step
             on (its recorded values stay those of that step's parameters) and its step is kept
             in ``stopped_step``.
-        compiled_steps: run the steps between recordings in chunks of this many, each one
-            call of a function compiled by ``torch.compile``, while no network
+        compiled_steps: run the steps between recordings in chunks of up to this many (the
+            last before a recording shorter; recording steps themselves run eagerly), each
+            one call of a function compiled by ``torch.compile``, while no network
             has diverged; a chunk in which any loss turns non-finite is undone and replayed
             step by step, so divergence freezing is as without it. Needs a problem and an
             optimiser without Python-side state (``compilable``: a full-batch
@@ -180,7 +194,9 @@ def train(
             :class:`~relulab.engine.BatchedSGD` without momentum). Results equal the eager
             loop's to rounding, not bit for bit; the first call compiles (seconds, cached on
             disk by inductor for later processes), so it pays only for long runs of small
-            networks (docs/performance.md has the measured break-even). Default: eager.
+            networks (docs/performance.md has the measured break-even). CPU only; each
+            ``train`` call compiles anew (from inductor's caches), and past torch's limit of
+            recompilations in one process it runs eagerly. Default: eager.
         threads: torch CPU threads for the loop (restored afterwards): ``"auto"`` runs
             problems of fewer than :data:`relulab.engine.threads.SMALL_STEP_WORK`
             multiply–adds per step (``problem.work_per_step``) on one thread, where a second
@@ -233,16 +249,12 @@ def _train(
     chunk = _chunk_runner(problem, optimiser, compiled_steps)
     step, replay_until = 0, -1
     while step <= steps:
-        if (
-            chunk is not None
-            and all_healthy
-            and step > replay_until
-            and _no_recording_within(recorder, step, chunk.length, steps)
-        ):
-            if chunk.run():
-                step += chunk.length
+        length = chunk.length_at(step, recorder) if chunk is not None else 0
+        if length > 1 and all_healthy and step > replay_until:
+            if chunk.run(length):
+                step += length
                 continue
-            replay_until = step + chunk.length - 1  # undone: these steps go one by one
+            replay_until = step + length - 1  # undone: these steps go one by one
         loss, grads = problem.loss_and_grads()
         if check_on_host and all_healthy and _all_finite(loss):
             mask = None
@@ -257,10 +269,11 @@ def _train(
             recorder.record(step, values)
             if stop is not None:
                 reached = active & stop(values).to(device=device, dtype=torch.bool)
-                stopped_step = torch.where(reached, step, stopped_step)
-                active = active & ~reached
-                all_healthy = False
-                mask = active
+                if not check_on_host or bool(reached.any()):
+                    stopped_step = torch.where(reached, step, stopped_step)
+                    active = active & ~reached
+                    all_healthy = False
+                    mask = active
             if progress is not None:
                 progress(step - last_reported)
                 last_reported = step
