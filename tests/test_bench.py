@@ -18,6 +18,10 @@ def test_w1_engine_naive_loop_and_jax_train_the_same_networks():
     if jax_available():
         assert result["engine_vs_jax_max_abs_diff"] < 1e-6
     assert result["engine_network_steps_per_s"] > 0 and result["speedup_vs_naive"] > 0
+    assert result["compiled_vs_eager_max_abs_diff"] < 1e-6  # train(..., compiled_steps=10)
+    measures = [row[1] for row in summary_rows({"w1": result}) if row[0] == "W1 compiled"]
+    assert "compiled / naive" in measures
+    assert ("compiled / JAX" in measures) == jax_available()
 
 
 def test_w3_reports_the_split_between_drawing_and_propagating():

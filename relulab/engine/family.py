@@ -23,7 +23,7 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
-__all__ = ["BatchedFamily", "LossName", "Trace", "batched_linear"]
+__all__ = ["BatchedFamily", "LossName", "Trace", "batched_linear", "shared_input_grads"]
 
 LossName = Literal["mse", "half_sum"]
 
@@ -58,6 +58,37 @@ def _shared_input_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tens
     rows = weight.reshape(n_networks * n_out, n_in).t()
     flat = torch.mm(x, rows) if bias is None else torch.addmm(bias.reshape(-1), x, rows)
     return flat.view(x.shape[0], n_networks, n_out).transpose(0, 1)
+
+
+def shared_input_grads(
+    grad_out: Tensor, x: Tensor, bias: Tensor | None
+) -> tuple[Tensor, list[Tensor]]:
+    r"""Weight and bias gradients of :func:`batched_linear` on inputs ``x (B, in)`` shared by
+    all S networks: :math:`\partial W_s = g_s^\top x` for every s as one 2-D GEMM
+    :math:`(x^\top G)^\top`, with :math:`G` the ``(B, S·out)`` output gradients side by side,
+    and :math:`\partial b_s = \sum_i g_{s,i}` (backpropagation through an affine map).
+
+    Args:
+        grad_out: the gradient of the loss with respect to the outputs, ``(S, B, out)``.
+        x: the shared inputs ``(B, in)``.
+        bias: the bias ``(S, out)`` or ``None`` (then no bias gradient).
+
+    Returns:
+        The weight gradient ``(S, out, in)``, laid out in memory as ``(in, S·out)`` (the layout
+        of :class:`~relulab.engine.BatchedMLP`'s first weights), and ``[bias gradient (S, out)]``
+        or ``[]``.
+
+    Example:
+        >>> g, x = torch.ones(2, 4, 5), torch.ones(4, 3)
+        >>> weight_grad, (bias_grad,) = shared_input_grads(g, x, torch.zeros(2, 5))
+        >>> weight_grad.shape, float(weight_grad[0, 0, 0]), float(bias_grad[1, 2])
+        (torch.Size([2, 5, 3]), 4.0, 4.0)
+    """
+    n_networks, n_samples, n_out = grad_out.shape
+    side_by_side = grad_out.transpose(0, 1).reshape(n_samples, n_networks * n_out)
+    weight_grad = torch.mm(x.t(), side_by_side).t().reshape(n_networks, n_out, x.shape[1])
+    bias_grad = [] if bias is None else [side_by_side.sum(dim=0).view(n_networks, n_out)]
+    return weight_grad, bias_grad
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,10 @@ _M_TRIM_THRESHOLD = -1  # glibc's mallopt parameter numbers (malloc.h)
 _M_MMAP_THRESHOLD = -3
 #: glibc's largest mmap threshold on 64-bit systems (``DEFAULT_MMAP_THRESHOLD_MAX``)
 MMAP_THRESHOLD_MAX = 32 * 1024 * 1024
+_C_INT_MAX = 2**31 - 1  # mallopt's value is a C int
 #: free memory at the top of the heap kept before any is handed back to the kernel (the largest
 #: value ``mallopt`` takes, 2 GiB; 1 GiB made the W2 workload slower, measured)
-TRIM_THRESHOLD = 2**31 - 1
+TRIM_THRESHOLD = _C_INT_MAX
 
 
 @functools.cache
@@ -74,5 +75,5 @@ def retain_freed_memory(
     if mallopt is None:
         return False
     accepted_mmap = mallopt(_M_MMAP_THRESHOLD, int(min(mmap_threshold, MMAP_THRESHOLD_MAX)))
-    accepted_trim = mallopt(_M_TRIM_THRESHOLD, int(min(trim_threshold, 2**31 - 1)))
+    accepted_trim = mallopt(_M_TRIM_THRESHOLD, int(min(trim_threshold, _C_INT_MAX)))
     return bool(accepted_mmap) and bool(accepted_trim)

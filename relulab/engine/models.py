@@ -34,7 +34,13 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from relulab.engine.family import BatchedFamily, LossName, Trace, batched_linear
+from relulab.engine.family import (
+    BatchedFamily,
+    LossName,
+    Trace,
+    batched_linear,
+    shared_input_grads,
+)
 from relulab.engine.init import init_weight_stack, per_network
 from relulab.nn.activations import get_activation
 from relulab.nn.models import MLP, ResidualToy, residual_block
@@ -64,25 +70,11 @@ def _shift_vector(shift: float | Sequence[float] | Tensor, n_networks: int, like
 def _input_major(weight: Tensor) -> Tensor:
     """The same ``(S, out, in)`` weights laid out in memory as ``(in, S·out)``: the operand
     :func:`~relulab.engine.family.batched_linear` multiplies shared inputs by, as it stands,
-    and the layout of the weight gradient :func:`_shared_input_grads` computes, so the
-    optimiser's elementwise update runs over matching contiguous memory (a gradient of another
-    layout made the SGD update of W1's first layer 7× slower)."""
+    and the layout of the weight gradient :func:`~relulab.engine.family.shared_input_grads`
+    computes, so the optimiser's elementwise update runs over matching contiguous memory (a
+    gradient of another layout made the SGD update of W1's first layer 7× slower)."""
     laid_out = weight.detach().permute(2, 0, 1).contiguous().permute(1, 2, 0)
     return laid_out.requires_grad_(weight.requires_grad)
-
-
-def _shared_input_grads(
-    grad_out: Tensor, x: Tensor, bias: Tensor | None
-) -> tuple[Tensor, list[Tensor]]:
-    r"""Weight and bias gradients of :func:`~relulab.engine.family.batched_linear` on shared
-    inputs ``(B, in)``, for output gradients ``(S, B, out)``: :math:`\partial W_s = g_s^\top x`
-    for all s as one 2-D GEMM :math:`(x^\top G)^\top` with :math:`G` the ``(B, S·out)``
-    gradients side by side, and :math:`\partial b_s = \sum_i g_{s,i}`."""
-    n_networks, n_samples, n_out = grad_out.shape
-    side_by_side = grad_out.transpose(0, 1).reshape(n_samples, n_networks * n_out)
-    weight_grad = torch.mm(x.t(), side_by_side).t().reshape(n_networks, n_out, x.shape[1])
-    bias_grad = [] if bias is None else [side_by_side.sum(dim=0).view(n_networks, n_out)]
-    return weight_grad, bias_grad
 
 
 class _StackedNetworks(BatchedFamily):
@@ -290,14 +282,16 @@ class BatchedMLP(_StackedNetworks):
             losses, g = 0.5 * squared_sum, residual
         grads: list[Tensor] = []
         for layer in range(len(self.weights) - 1, -1, -1):
-            if inputs[layer].dim() == 2:
-                weight_grad, bias_grad = _shared_input_grads(g, inputs[layer], self.biases[layer])
-            elif layer == 0:  # (hᵀg)ᵀ: the gradient in the weights' input-major layout
-                weight_grad = torch.bmm(inputs[0].transpose(1, 2), g).transpose(1, 2)
-                bias_grad = [] if self.biases[0] is None else [g.sum(dim=1)]
-            else:
-                weight_grad = torch.bmm(g.transpose(1, 2), inputs[layer])
-                bias_grad = [] if self.biases[layer] is None else [g.sum(dim=1)]
+            h, bias = inputs[layer], self.biases[layer]
+            if h.dim() == 2:
+                weight_grad, bias_grad = shared_input_grads(g, h, bias)
+            else:  # layer 0 as (hᵀg)ᵀ: the gradient in the weights' input-major layout
+                weight_grad = (
+                    torch.bmm(h.transpose(1, 2), g).transpose(1, 2)
+                    if layer == 0
+                    else torch.bmm(g.transpose(1, 2), h)
+                )
+                bias_grad = [] if bias is None else [g.sum(dim=1)]
             grads[:0] = [weight_grad, *bias_grad]
             if layer:
                 g_hidden = torch.bmm(g, self.weights[layer])

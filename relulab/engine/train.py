@@ -249,12 +249,13 @@ def _train(
     chunk = _chunk_runner(problem, optimiser, compiled_steps)
     step, replay_until = 0, -1
     while step <= steps:
-        length = chunk.length_at(step, recorder) if chunk is not None else 0
-        if length > 1 and all_healthy and step > replay_until:
-            if chunk.run(length):
-                step += length
-                continue
-            replay_until = step + length - 1  # undone: these steps go one by one
+        if chunk is not None and all_healthy and step > replay_until:
+            length = chunk.length_at(step, recorder)
+            if length > 1:
+                if chunk.run(length):
+                    step += length
+                    continue
+                replay_until = step + length - 1  # undone: these steps go one by one
         loss, grads = problem.loss_and_grads()
         if check_on_host and all_healthy and _all_finite(loss):
             mask = None
