@@ -52,7 +52,20 @@ def train_threads(work_per_step: int | None, threads: ThreadsOption = "auto") ->
 
 @contextmanager
 def using_threads(count: int) -> Iterator[None]:
-    """Run the block with ``count`` torch CPU threads, then restore the previous setting."""
+    """Run the block with ``count`` torch CPU threads (``torch.set_num_threads``), then restore
+    the previous setting, also when the block raises.
+
+    Args:
+        count: the thread count inside the block.
+
+    Example:
+        >>> before = torch.get_num_threads()
+        >>> with using_threads(1):
+        ...     torch.get_num_threads()
+        1
+        >>> torch.get_num_threads() == before
+        True
+    """
     previous = torch.get_num_threads()
     if count != previous:
         torch.set_num_threads(count)
