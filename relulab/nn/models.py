@@ -111,7 +111,7 @@ def residual_block(
     inner = layer_norm(h) if norm == "pre" else h
     z = fc1(inner)
     activation = activate(z)
-    h = h + alpha * fc2(activation)
+    h = torch.add(h, fc2(activation), alpha=alpha)  # h + α·u in one pass (no α = 1 product)
     if norm == "post":
         h = layer_norm(h)
     return ResidualBlockStep(h, inner, z, activation)
