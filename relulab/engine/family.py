@@ -9,7 +9,10 @@ offers
   observation and diagnostics;
 * :attr:`BatchedFamily.manual_backward` — a declared capability: when true,
   :meth:`BatchedFamily.loss_and_grads` computes every network's loss and gradients by explicit
-  backpropagation, without an autograd graph; when false, callers use autograd on ``forward``.
+  backpropagation, without an autograd graph; when false, callers use autograd on ``forward``;
+* :attr:`BatchedFamily.differentiable_trace` — a declared capability: when true, autograd
+  runs through :meth:`BatchedFamily.trace` as through ``forward``, so a recording step can take
+  its gradients and its observations from one pass.
 
 :func:`batched_linear` is the one batched affine map every family is built from.
 """
@@ -127,6 +130,7 @@ class BatchedFamily(ABC):
         n_networks: S.
         params: the trainable stacked tensors, in a fixed order (what optimisers step).
         manual_backward: whether :meth:`loss_and_grads` is available.
+        differentiable_trace: whether autograd differentiates :meth:`trace`'s output.
 
     Example:
         >>> from relulab.engine import BatchedMLP, MLPSpec
@@ -141,6 +145,7 @@ class BatchedFamily(ABC):
     n_networks: int
     params: list[Tensor]
     manual_backward: bool = False
+    differentiable_trace: bool = False
 
     @abstractmethod
     def forward(self, x: Tensor) -> Tensor:

@@ -48,6 +48,9 @@ class BatchedProblem(Protocol):
     def observe(self) -> dict[str, Tensor]:
         """Per-network observables ``{name: (S,)}`` to record besides the loss."""
 
+    # optional: ``recording_step(with_grads) -> (loss, grads or None, observables)``, the two
+    # above at a recording step in one call (SupervisedProblem: one forward pass where it can)
+
 
 class Optimiser(Protocol):
     def step(self, grads: list[Tensor], active: Tensor | None = None) -> None: ...
@@ -256,7 +259,13 @@ def _train(
                     step += length
                     continue
                 replay_until = step + length - 1  # undone: these steps go one by one
-        loss, grads = problem.loss_and_grads()
+        observed = None
+        if recorder.wants(step) and hasattr(problem, "recording_step"):
+            loss, grads, observed = problem.recording_step(with_grads=step < steps)
+        elif step < steps:
+            loss, grads = problem.loss_and_grads()
+        else:  # the last recording: no step follows
+            loss = problem.loss_and_grads()[0]
         if check_on_host and all_healthy and _all_finite(loss):
             mask = None
         else:
@@ -266,7 +275,7 @@ def _train(
             active = active & finite
             mask = active
         if recorder.wants(step):
-            values = {"loss": loss, **problem.observe()}
+            values = {"loss": loss, **(problem.observe() if observed is None else observed)}
             recorder.record(step, values)
             if stop is not None:
                 reached = active & stop(values).to(device=device, dtype=torch.bool)
