@@ -1,5 +1,6 @@
 """Every batched family against a plain per-network loop of torch modules and torch.optim."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -123,16 +124,78 @@ def test_manual_backprop_equals_autograd(activation, loss):
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])
-def test_batched_residual_toy_matches_per_network_loop(norm):
+@pytest.mark.parametrize("lrs", [[1e-3, 3e-3], [2e-3, 2e-3]], ids=["per-network-lr", "one-lr"])
+def test_batched_residual_toy_matches_per_network_loop(norm, lrs):
+    """One learning rate for all takes BatchedAdam's fused path, several its own arithmetic."""
     spec = ResidualToySpec(width=6, hidden=24, blocks=3, norm=norm, alpha=1.5)
     x, y = _data(20, 6, 6, seed=1)
-    lrs = [1e-3, 3e-3]
     model = BatchedResidualToy(spec, 2, seeds=[3, 4], relu_shift=[0.0, 0.25], dtype=F64)
     modules = [model.module(s) for s in range(2)]
     problem = SupervisedProblem(model, x, y)
     train(problem, BatchedAdam(problem.params, lrs), steps=30, record_every=10)
     _loop_reference(modules, x, y, 30, lambda p, lr: torch.optim.Adam(p, lr=lr), lrs, "mse")
     _assert_same_parameters(model, modules)
+
+
+def test_fused_adam_steps_an_input_major_weight_like_torch_optim():
+    """The MLP keeps its first weight input-major (another memory layout); one shared lr."""
+    spec = MLPSpec((8, 16, 5))
+    x, y = _data(24, 8, 5)
+    model = BatchedMLP(spec, 3, seeds=[11, 12, 13], dtype=F64)
+    assert not model.weights[0].is_contiguous()
+    modules = [model.module(s) for s in range(3)]
+    problem = SupervisedProblem(model, x, y)
+    train(problem, BatchedAdam(problem.params, 0.01), steps=40, record_every=10)
+    _loop_reference(modules, x, y, 40, lambda p, lr: torch.optim.Adam(p, lr=lr), [0.01] * 3, "mse")
+    _assert_same_parameters(model, modules)
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+@pytest.mark.parametrize("shifts", ["none", "scalar", "per-neuron"])
+def test_residual_training_forward_has_the_traced_forward_gradients(norm, shifts):
+    """forward() applies ReLU in place on FC1's output (and masks the gradient in place);
+    trace() keeps z. Both must give the same losses and gradients, bit for bit."""
+    spec = ResidualToySpec(width=6, hidden=24, blocks=3, norm=norm)
+    x, y = _data(20, 6, 6, seed=2)
+    model = BatchedResidualToy(
+        spec, 2, seeds=[3, 4], relu_shift=0.3 if shifts == "scalar" else 0.0, dtype=F64
+    )
+    if shifts == "per-neuron":
+        model.calibrate_shifts_(x)
+    with torch.enable_grad():
+        fast = torch.autograd.grad((model.forward(x) - y).square().sum(), model.params)
+        kept = torch.autograd.grad((model.trace(x).output - y).square().sum(), model.params)
+    for got, want in zip(fast, kept, strict=True):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+class _SeparateCalls:
+    """A problem that offers train only loss_and_grads and observe (no recording_step)."""
+
+    def __init__(self, problem):
+        self.problem, self.params, self.n_networks = problem, problem.params, problem.n_networks
+        self.loss_and_grads, self.observe = problem.loss_and_grads, problem.observe
+
+
+@pytest.mark.parametrize("batch_size", [None, 5])
+def test_recording_steps_in_one_pass_record_and_train_as_separate_calls(batch_size):
+    """SupervisedProblem.recording_step takes a full-batch recording step's gradients and
+    observables from one traced pass (and skips the backward after the last step)."""
+    spec = ResidualToySpec(width=6, hidden=24, blocks=3, norm="post")
+    x, y = _data(20, 6, 6, seed=3)
+    results, models = [], []
+    for wrap in (False, True):
+        model = BatchedResidualToy(spec, 2, seeds=[3, 4], relu_shift=[0.0, 0.25], dtype=F64)
+        problem = SupervisedProblem(model, x, y, batch_size=batch_size, record_parameters=True)
+        optimiser = BatchedAdam(problem.params, 1e-2)
+        results.append(train(_SeparateCalls(problem) if wrap else problem, optimiser, 12, 3))
+        models.append(model)
+    one_pass, separate = results
+    assert one_pass.curves.keys() == separate.curves.keys()
+    for name, curve in one_pass.curves.items():
+        np.testing.assert_array_equal(curve, separate.curves[name], err_msg=name)
+    for got, want in zip(models[0].params, models[1].params, strict=True):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
 def test_network_init_depends_on_its_seed_only():

@@ -52,7 +52,7 @@ def _w1_profile(device: torch.device) -> list[dict[str, Any]]:
 
 
 def _w2_profile(device: torch.device) -> list[dict[str, Any]]:
-    return top_operators(lambda: workloads.w2_medium(device, steps=2, naive_steps=1))
+    return top_operators(lambda: workloads.w2_medium(device, steps=2, naive_steps=1, repeats=1))
 
 
 def run_bench(

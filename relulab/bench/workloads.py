@@ -245,10 +245,20 @@ def _residual_flops_per_step(n_samples: int, spec: ResidualToySpec, n_networks: 
     return 3 * 2 * 2 * n_samples * spec.width * spec.hidden * spec.blocks * n_networks
 
 
+#: W2's engine runs; the fastest counts, as the matmul peak is the fastest of its repeats
+W2_REPEATS = 3
+
+
 def w2_medium(
-    device: torch.device, steps: int = 20, n_networks: int = 30, naive_steps: int | None = None
+    device: torch.device,
+    steps: int = 20,
+    n_networks: int = 30,
+    naive_steps: int | None = None,
+    repeats: int = W2_REPEATS,
 ) -> dict[str, Any]:
-    """W2: engine FLOP/s vs the measured peak, and the naive loop's time per network-step."""
+    """W2: engine FLOP/s vs the measured peak (the best of ``repeats`` runs, each from the
+    same initial weights, all kept in ``engine_runs_s``), and the naive loop's time per
+    network-step."""
     spec = ResidualToySpec(width=50, hidden=200, blocks=10, norm="post")
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(1000, 50, generator=generator).to(device)
@@ -258,8 +268,15 @@ def w2_medium(
     model = BatchedResidualToy(spec, n_networks, seeds=range(n_networks), device=device)
     modules = [model.module(s) for s in range(n_networks)]
     problem = SupervisedProblem(model, x, y)
+    initial = [p.detach().clone() for p in problem.params]
     train(problem, BatchedAdam(problem.params, 1e-3), 2, 2)  # warm-up
-    engine_s = _timed_train(problem, BatchedAdam(problem.params, 1e-3), steps, device)
+    runs = []
+    for _ in range(repeats):
+        with torch.no_grad():
+            for p, p0 in zip(problem.params, initial, strict=True):
+                p.copy_(p0)
+        runs.append(_timed_train(problem, BatchedAdam(problem.params, 1e-3), steps, device))
+    engine_s = min(runs)
     naive_steps = naive_steps or steps
     naive_s = naive_loop(modules, x, y, naive_steps, lambda p: torch.optim.Adam(p, lr=1e-3), "mse")
     naive_s *= steps / naive_steps
@@ -271,6 +288,7 @@ def w2_medium(
         "steps": steps,
         "device": str(device),
         "engine_s": engine_s,
+        "engine_runs_s": runs,
         "naive_s": naive_s,
         "speedup_vs_naive": naive_s / engine_s,
         "engine_flops_per_s": achieved,
