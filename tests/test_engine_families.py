@@ -137,16 +137,19 @@ def test_batched_residual_toy_matches_per_network_loop(norm, lrs):
     _assert_same_parameters(model, modules)
 
 
-def test_fused_adam_steps_an_input_major_weight_like_torch_optim():
-    """The MLP keeps its first weight input-major (another memory layout); one shared lr."""
+@pytest.mark.parametrize("optimiser", sorted(OPTIMISERS))
+def test_one_learning_rate_for_all_steps_like_torch_optim(optimiser):
+    """One shared lr takes the optimisers' all-networks-at-once path (fused Adam, foreach
+    SGD); the MLP keeps its first weight input-major (another memory layout)."""
     spec = MLPSpec((8, 16, 5))
     x, y = _data(24, 8, 5)
     model = BatchedMLP(spec, 3, seeds=[11, 12, 13], dtype=F64)
     assert not model.weights[0].is_contiguous()
     modules = [model.module(s) for s in range(3)]
+    make_batched, make_torch = OPTIMISERS[optimiser]
     problem = SupervisedProblem(model, x, y)
-    train(problem, BatchedAdam(problem.params, 0.01), steps=40, record_every=10)
-    _loop_reference(modules, x, y, 40, lambda p, lr: torch.optim.Adam(p, lr=lr), [0.01] * 3, "mse")
+    train(problem, make_batched(problem.params, 0.01), steps=40, record_every=10)
+    _loop_reference(modules, x, y, 40, make_torch, [0.01] * 3, "mse")
     _assert_same_parameters(model, modules)
 
 

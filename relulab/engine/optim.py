@@ -36,6 +36,11 @@ def _per_network(vector: Tensor, like: Tensor) -> Tensor:
     return vector.reshape((-1,) + (1,) * (like.dim() - 1))
 
 
+def _shared_value(vector: Tensor) -> float | None:
+    """The one value of an ``(S,)`` vector whose entries are all equal, else None."""
+    return float(vector[0]) if bool((vector == vector[0]).all()) else None
+
+
 def _as_lr_vector(lr: float | Sequence[float] | Tensor, n_networks: int, like: Tensor) -> Tensor:
     lr_vec = torch.as_tensor(lr, dtype=like.dtype, device=like.device)
     if lr_vec.dim() == 0:
@@ -82,8 +87,7 @@ class BatchedAdam:
         self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
         # one learning rate for all: torch's fused Adam kernel (one pass per tensor instead of
         # about ten; 6.2 → 1.9 ms for W2's 6 M parameters) steps every network at once
-        shared = self.lr[:1].expand_as(self.lr)
-        self._shared_lr = float(self.lr[0]) if bool((self.lr == shared).all()) else None
+        self._shared_lr = _shared_value(self.lr)
 
     @torch.no_grad()
     def step(self, grads: Sequence[Tensor], active: Tensor | None = None) -> None:
@@ -161,6 +165,7 @@ class BatchedSGD:
         self.params = list(params)
         self.lr = _as_lr_vector(lr, self.params[0].shape[0], self.params[0])
         self.momentum = momentum
+        self._shared_lr = _shared_value(self.lr)
         self.buffers: list[Tensor] | None = None
 
     @property
@@ -180,6 +185,11 @@ class BatchedSGD:
                 for buf, g in zip(self.buffers, grads, strict=True):
                     buf.mul_(self.momentum).add_(g)
             grads = self.buffers
+        if active is None and self._shared_lr is not None:
+            # torch.optim.SGD's own update (θ + (−η)·g), one operator for all tensors: W1's
+            # three tensors 13 → 4 µs
+            torch._foreach_add_(self.params, grads, alpha=-self._shared_lr)
+            return
         neg_lr = -self.lr
         for p, g in zip(self.params, grads, strict=True):
             if active is not None:  # a frozen network's (maybe NaN) gradient becomes 0
