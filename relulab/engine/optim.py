@@ -185,9 +185,10 @@ class BatchedSGD:
                 for buf, g in zip(self.buffers, grads, strict=True):
                     buf.mul_(self.momentum).add_(g)
             grads = self.buffers
-        if active is None and self._shared_lr is not None:
-            # torch.optim.SGD's own update (θ + (−η)·g), one operator for all tensors: W1's
-            # three tensors 13 → 4 µs
+        if active is None and self._shared_lr is not None and not torch.compiler.is_compiling():
+            # torch.optim.SGD's own update (θ + (−η)·g) with one operator for all tensors: W1's
+            # three tensors 13.3 → 6.8 µs eagerly. Compiled steps keep the per-tensor form
+            # below, which inductor fuses better (78 against 80–81 µs per compiled W1 step).
             torch._foreach_add_(self.params, grads, alpha=-self._shared_lr)
             return
         neg_lr = -self.lr
