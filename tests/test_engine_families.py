@@ -153,6 +153,21 @@ def test_one_learning_rate_for_all_steps_like_torch_optim(optimiser):
     _assert_same_parameters(model, modules)
 
 
+@pytest.mark.parametrize("optimiser", sorted(OPTIMISERS))
+def test_learning_rates_changed_after_construction_are_used(optimiser):
+    """``lr`` is public: changed in place or replaced, the next step uses it (the shared-rate
+    path must not keep a stale answer)."""
+    theta = torch.zeros(2, 3, dtype=F64)
+    step = OPTIMISERS[optimiser][0]([theta], 0.1)
+    step.lr[1] = 0.0  # in place: network 1 no longer moves
+    step.step([torch.ones(2, 3, dtype=F64)])
+    assert bool((theta[0] != 0).all()) and bool((theta[1] == 0).all())
+    step.lr = torch.zeros(2, dtype=F64)  # replaced: nobody moves
+    before = theta.clone()
+    step.step([torch.ones(2, 3, dtype=F64)])
+    torch.testing.assert_close(theta, before, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("norm", ["post", "pre"])
 @pytest.mark.parametrize("shifts", ["none", "scalar", "per-neuron"])
 def test_residual_training_forward_has_the_traced_forward_gradients(norm, shifts):
