@@ -171,8 +171,8 @@ def test_learning_rates_changed_after_construction_are_used(optimiser):
 @pytest.mark.parametrize("norm", ["post", "pre"])
 @pytest.mark.parametrize("shifts", ["none", "scalar", "per-neuron"])
 def test_residual_training_forward_has_the_traced_forward_gradients(norm, shifts):
-    """forward() applies ReLU in place on FC1's output (and masks the gradient in place);
-    trace() keeps z. Both must give the same losses and gradients, bit for bit."""
+    """gradient_forward() applies ReLU in place on FC1's output (and masks the gradient in
+    place); trace() keeps z. Both must give the same losses and gradients, bit for bit."""
     spec = ResidualToySpec(width=6, hidden=24, blocks=3, norm=norm)
     x, y = _data(20, 6, 6, seed=2)
     model = BatchedResidualToy(
@@ -181,10 +181,38 @@ def test_residual_training_forward_has_the_traced_forward_gradients(norm, shifts
     if shifts == "per-neuron":
         model.calibrate_shifts_(x)
     with torch.enable_grad():
-        fast = torch.autograd.grad((model.forward(x) - y).square().sum(), model.params)
+        fast = torch.autograd.grad((model.gradient_forward(x) - y).square().sum(), model.params)
         kept = torch.autograd.grad((model.trace(x).output - y).square().sum(), model.params)
     for got, want in zip(fast, kept, strict=True):
         torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_residual_forward_keeps_every_kind_of_differentiation():
+    """The in-place ReLU is only in gradient_forward: forward() still has double backward,
+    torch.func and forward mode (and gradient_forward builds a differentiable graph when
+    asked to, create_graph)."""
+    model = BatchedResidualToy(ResidualToySpec(width=4, hidden=8, blocks=2), 2, dtype=F64)
+    x = torch.randn(5, 4, dtype=F64, generator=torch.Generator().manual_seed(0))
+    for run in (model.forward, model.gradient_forward):
+        with torch.enable_grad():
+            w = model.params[0]
+            (g,) = torch.autograd.grad(run(x).square().sum(), w, create_graph=True)
+            (gg,) = torch.autograd.grad(g.square().sum(), w)  # a Hessian-vector product
+        assert torch.isfinite(gg).all()
+    grad_x = torch.func.grad(lambda v: model.forward(v).square().sum())(x)
+    _, tangent = torch.func.jvp(lambda v: model.forward(v), (x,), (torch.ones_like(x),))
+    assert grad_x.shape == x.shape and tangent.shape == (2, 5, 4)
+
+
+def test_fused_adam_is_not_used_on_a_strided_parameter():
+    """torch's fused Adam kernel walks memory as one block; a parameter that is a strided
+    view (here every other column of a buffer) must take the per-tensor arithmetic."""
+    buffer = torch.zeros(3, 4, 6, dtype=F64)
+    theta = buffer[:, :, ::2]
+    BatchedAdam([theta], 0.1).step([torch.ones(3, 4, 3, dtype=F64)])
+    expected = torch.full_like(theta, -0.1 / (1 + 1e-8))  # first step: m̂ = v̂ = 1, eps = 1e-8
+    torch.testing.assert_close(theta, expected, rtol=1e-12, atol=0)
+    assert bool((buffer[:, :, 1::2] == 0).all()), "memory outside the parameter was written"
 
 
 class _SeparateCalls:

@@ -151,6 +151,14 @@ class BatchedFamily(ABC):
     def forward(self, x: Tensor) -> Tensor:
         """Outputs ``(S, B, d_out)`` for inputs ``(B, d_in)`` (shared) or ``(S, B, d_in)``."""
 
+    def gradient_forward(self, x: Tensor) -> Tensor:
+        """:meth:`forward` for one first-order backward pass (what
+        :meth:`~relulab.engine.SupervisedProblem.loss_and_grads` differentiates): a family may
+        make it cheaper by overwriting intermediates that pass does not need again (the
+        residual toy's in-place ReLU). Double backward, forward mode and ``torch.func`` need
+        :meth:`forward`."""
+        return self.forward(x)
+
     @abstractmethod
     def trace(self, x: Tensor) -> Trace:
         """The forward pass with every intermediate (:class:`Trace`); for observation."""

@@ -309,7 +309,7 @@ class BatchedMLP(_StackedNetworks):
 class _ReLUInPlace(torch.autograd.Function):
     """ReLU written over its input, and a backward that masks the incoming gradient in place.
 
-    For an FC1 output that nothing else holds (the residual toy's training forward): each of
+    For an FC1 output that nothing else holds (the residual toy's ``gradient_forward``): each of
     the two passes then writes into memory already in use instead of a new ``(S, B, hidden)``
     tensor. Measured on W2 (``relulab bench``), a forward and backward took 236 ms instead of
     248 ms. The saved output decides the mask (``out > 0`` exactly where ``z > 0``).
@@ -325,7 +325,9 @@ class _ReLUInPlace(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad: Tensor) -> Tensor:  # noqa: ANN001
         (out,) = ctx.saved_tensors
-        if grad._base is not None or not grad.is_contiguous():  # not a fresh tensor: keep it
+        # a gradient that may be someone else's, or a backward that builds a graph
+        # (create_graph: the out= form is not differentiable): the ordinary backward
+        if grad._base is not None or not grad.is_contiguous() or torch.is_grad_enabled():
             return torch.ops.aten.threshold_backward(grad, out, 0.0)
         return torch.ops.aten.threshold_backward.grad_input(grad, out, 0.0, grad_input=grad)
 
@@ -465,6 +467,12 @@ class BatchedResidualToy(_StackedNetworks):
 
     def forward(self, x: Tensor) -> Tensor:
         """Outputs ``(S, B, d)`` for inputs ``(B, d)`` (shared) or ``(S, B, d)``."""
+        return self._run(x, self._activation, record=False)
+
+    def gradient_forward(self, x: Tensor) -> Tensor:
+        """:meth:`forward` with each ReLU written over FC1's output and its backward masking
+        the incoming gradient in place (first-order reverse mode only; see
+        :meth:`~relulab.engine.family.BatchedFamily.gradient_forward`)."""
         return self._run(x, partial(self._activation, in_place=True), record=False)
 
     def trace(self, x: Tensor) -> Trace:

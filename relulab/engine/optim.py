@@ -36,6 +36,13 @@ def _per_network(vector: Tensor, like: Tensor) -> Tensor:
     return vector.reshape((-1,) + (1,) * (like.dim() - 1))
 
 
+def _is_dense(tensor: Tensor) -> bool:
+    """Whether the tensor's elements fill one block of memory, in any order of dimensions
+    (e.g. the MLP's input-major first weight), with no gaps and no overlaps."""
+    order = sorted(range(tensor.dim()), key=lambda dim: -tensor.stride(dim))
+    return tensor.permute(order).is_contiguous()
+
+
 class _PerNetworkRates:
     """The ``lr`` vector ``(S,)`` of an optimiser, and whether all networks share one rate
     (then the optimiser steps every network with one operator). ``lr`` is public and may be
@@ -100,6 +107,10 @@ class BatchedAdam(_PerNetworkRates):
         self.step_count = 0
         self.exp_avg = [torch.zeros_like(p) for p in self.params]
         self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
+        # the fused kernel walks each tensor's memory as one block: dense parameters only
+        self._dense = all(_is_dense(p) for p in self.params)
+        # its step count, float32 as the CUDA kernels read it, kept on the device
+        self._step = torch.zeros((), dtype=torch.float32, device=self.params[0].device)
 
     @torch.no_grad()
     def step(self, grads: Sequence[Tensor], active: Tensor | None = None) -> None:
@@ -108,7 +119,7 @@ class BatchedAdam(_PerNetworkRates):
         self.step_count += 1
         # one learning rate for all: torch's fused Adam kernel (one pass per tensor instead of
         # about ten; 6.2 → 1.9 ms for W2's 6 M parameters) steps every network at once
-        one_rate = self._one_rate() if active is None else None
+        one_rate = self._one_rate() if active is None and self._dense else None
         if one_rate is not None:
             self._fused_step(grads, one_rate)
             return
@@ -133,7 +144,7 @@ class BatchedAdam(_PerNetworkRates):
         calls): the same update, each tensor in one pass. The kernel walks parameter and
         gradient memory in step, so a gradient of another layout (``autograd.grad`` returns
         e.g. a transposed product; ``.grad`` would have been made to match) is copied first."""
-        step = torch.tensor(float(self.step_count), device=self.params[0].device)
+        self._step.fill_(self.step_count)
         grads = [
             g if g.stride() == p.stride() else torch.empty_like(p).copy_(g)
             for p, g in zip(self.params, grads, strict=True)
@@ -144,7 +155,7 @@ class BatchedAdam(_PerNetworkRates):
             self.exp_avg,
             self.exp_avg_sq,
             [],
-            [step] * len(self.params),
+            [self._step] * len(self.params),
             lr=lr,
             beta1=self.beta1,
             beta2=self.beta2,

@@ -166,7 +166,7 @@ class SupervisedProblem:
         if self.model.manual_backward:
             return self.model.loss_and_grads(x, y, self.loss_name)
         with torch.enable_grad():
-            losses = _per_network_loss(self.model.forward(x), y, self.loss_name)
+            losses = _per_network_loss(self.model.gradient_forward(x), y, self.loss_name)
             grads = torch.autograd.grad(losses.sum(), self.params)
         return losses.detach(), list(grads)
 
@@ -190,7 +190,7 @@ class SupervisedProblem:
             and x_obs is self.x
             and y_obs is self.y
             and not self.model.manual_backward
-            and self.model.differentiable_trace
+            and getattr(self.model, "differentiable_trace", False)
         )
         if not shared_pass:
             if with_grads:
