@@ -181,8 +181,19 @@ class SupervisedProblem:
         all three (W2 of ``relulab bench``: 110 ms of a separate observation saved per
         recording). Otherwise the separate calls, and no backward pass without ``with_grads``.
 
+        Args:
+            with_grads: whether to compute the gradients (false after the last step).
+
         Returns:
             ``(losses (S,), gradients or None, observables)``.
+
+        Example:
+            >>> from relulab.engine import BatchedResidualToy, ResidualToySpec
+            >>> toy = BatchedResidualToy(ResidualToySpec(4, 8, 2), n_networks=3)
+            >>> problem = SupervisedProblem(toy, torch.randn(16, 4), torch.randn(16, 4))
+            >>> losses, grads, observed = problem.recording_step()
+            >>> losses.shape, len(grads) == len(problem.params), sorted(observed)
+            (torch.Size([3]), True, ['always_on_fraction', 'dead_fraction'])
         """
         x_obs, y_obs = self.observe_data
         shared_pass = (
