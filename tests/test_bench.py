@@ -35,6 +35,8 @@ def test_w3_reports_the_split_between_drawing_and_propagating():
     result = workloads.w3_wide(CPU, n_networks=2, depth=3, n_samples=10)
     assert result["width"] == 1000 and result["generate_s"] > 0 and result["propagate_s"] > 0
     assert 0 < result["fraction_of_peak"] and result["matmul_peak_flops_per_s"] > 0
+    assert result["gram_total_s"] > 0 and result["gram_speedup_end_to_end"] > 0
+    assert result["gram_last_layer_mean_ratio"] > 0
 
 
 def test_bench_cli_writes_json(tmp_path):

@@ -55,6 +55,20 @@ def test_sample_variance_run_writes_claims_with_numbers(tmp_path):
             assert claim["n"], claim["id"]
 
 
+def test_gram_sampler_runs_the_study_and_bad_samplers_are_refused(tmp_path, capsys):
+    # widths 24 and 32 over 20 samples: the finite-width units sample those layers by Gram
+    out = tmp_path / "sv-gram"
+    tiny = [*TINY[:3], "--set=widths=24,32", "--set=histogram_width=32", *TINY[5:]]
+    args = ["run", "sample-variance", "--quiet", "--out", str(out), *tiny]
+    assert cli.main([*args, "--set=forward_sampler=gram"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["config"]["forward_sampler"] == "gram" and len(summary["claims"]) == 14
+    refused = tmp_path / "refused"
+    bad = ["run", "sample-variance", "--quiet", "--out", str(refused), "--set=forward_sampler=x"]
+    assert cli.main(bad) == 2
+    assert "forward_sampler" in capsys.readouterr().err and not refused.exists()
+
+
 def test_sample_bias_of_the_ratio_estimator_matches_simulation():
     rng = np.random.default_rng(0)
     n, true_ratio = 100, 0.0

@@ -236,6 +236,16 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 ),
             )
         )
+        if "gram_total_s" in w3:
+            rows.append(
+                (
+                    "W3 wide",
+                    "sampler='gram' (no weights) end to end",
+                    f"{w3['gram_total_s']:.2f} s vs {w3['total_s']:.2f} s: "
+                    f"{w3['gram_speedup_end_to_end']:.1f}×",
+                    "",
+                )
+            )
     if w4 := results.get("w4"):
         rows += [
             (

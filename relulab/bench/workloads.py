@@ -7,7 +7,9 @@
   lr 1e-3), 30 students of one teacher: achieved FLOP/s against the fp32 matmul peak, and the
   ratio to the naive loop.
 * **W3 wide forward statistics** — depth-50 ReLU MLPs, 30 networks, 100 samples, Kaiming
-  weights drawn fresh per layer; width 1000 by default, 3000 with ``full``.
+  weights drawn fresh per layer; width 1000 by default, 3000 with ``full``. Measured again with
+  ``sampler="gram"`` (each layer from its exact law given its input, no weights): same
+  statistics in distribution, its time and speed-up reported beside the weight path's.
 * **W4 single neurons at the seed's scale** — 3721 single ReLU neurons (a 61×61 map of seed
   ``001_…``) on 1000 grid points, Adam: the elementwise pass against its memory-bandwidth
   roofline (bandwidth measured now, by a large copy) and the closed-form prefix-sum path.
@@ -315,6 +317,9 @@ def w3_wide(
     started = time.perf_counter()
     stats = forward_statistics(n_networks, width, depth, x, device=device)
     total_s = time.perf_counter() - started
+    started = time.perf_counter()
+    by_gram = forward_statistics(n_networks, width, depth, x, device=device, sampler="gram")
+    gram_s = time.perf_counter() - started
     flops = 2 * n_samples * width * width * depth * n_networks
     peak = matmul_peak(device)
     return {
@@ -336,6 +341,10 @@ def w3_wide(
         "target_fraction_of_peak": 0.7,
         "meets_peak_target": flops / stats.timings["propagate_s"] / peak >= 0.7,
         "last_layer_mean_ratio": float(stats.ratio[:, -1].mean()),
+        "gram_total_s": gram_s,
+        "gram_timings": by_gram.timings,
+        "gram_speedup_end_to_end": total_s / gram_s,
+        "gram_last_layer_mean_ratio": float(by_gram.ratio[:, -1].mean()),
     }
 
 

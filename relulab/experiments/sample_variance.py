@@ -87,6 +87,13 @@ class SampleVarianceConfig:
         note="smaller widths at which the scale+bias slope is also measured (its width trend)",
     )
     gradient_chunk: int = setting(3, "choice", note="networks per batched computation (memory)")
+    forward_sampler: Literal["weights", "gram"] = setting(
+        "weights",
+        "choice",
+        note="finite-width units: draw each layer's weights (as the seed does), or 'gram': its "
+        "pre-activations from their exact law given its input (same distributions, "
+        "≈ width / n_samples times less work)",
+    )
     scale_eps: float = setting(1e-5, "stated")
     slope_tolerance: float = setting(0.03, "inferred", note="|fitted − predicted| slope allowed")
     sigma_s_rtol: float = setting(0.02, "inferred")
@@ -202,6 +209,7 @@ def _finite_width_unit(config: SampleVarianceConfig, width: int) -> Unit:
                 context.device,
                 keep_layers=keep,
                 keep_units=width,
+                sampler=config.forward_sampler,
             )
             done(1)
         layers = np.arange(1, config.depth + 1)
