@@ -118,6 +118,9 @@ def forward_statistics(
         >>> stats = forward_statistics(3, 200, 10, torch.randn(50, 200))
         >>> bool(stats.ratio[:, -1].mean() > stats.ratio[:, 1].mean())  # the mean takes over
         True
+        >>> wide = forward_statistics(3, 2000, 10, torch.randn(50, 200), sampler="gram")
+        >>> wide.ratio.shape  # no 2000 × 2000 weight matrix was drawn
+        (3, 10)
     """
     if sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
