@@ -57,7 +57,7 @@ def test_gram_sampler_draws_a_layer_with_covariance_sigma2_h_h_transposed():
     assert error < 0.03 * torch.linalg.matrix_norm(expected)
 
 
-def test_gram_and_weight_samplers_give_the_same_distribution_of_statistics():
+def test_gram_and_weight_samplers_give_the_same_distribution_of_statistics(monkeypatch):
     # 600 networks per sampler, different seeds; float64; the last layer's r, m², v² compared
     # with Welch's test (fixed seeds: the p-values are fixed numbers, not a flaky test).
     from scipy import stats as scipy_stats
@@ -70,10 +70,17 @@ def test_gram_and_weight_samplers_give_the_same_distribution_of_statistics():
         a, b = getattr(by_weights, name)[:, -1], getattr(by_gram, name)[:, -1]
         assert scipy_stats.ttest_ind(a, b, equal_var=False).pvalue > 0.01, name
         assert scipy_stats.ks_2samp(a, b).pvalue > 0.01, name
-    # counter-example: the same test tells a wrong scale apart (weights drawn with gain 1.1)
-    wider = forward_statistics(600, 80, 8, 1.1 * x, seeds=range(600), **common)
-    a, b = by_weights.mean_sq[:, -1], wider.mean_sq[:, -1]
-    assert scipy_stats.ttest_ind(a, b, equal_var=False).pvalue < 0.01
+    # counter-example: a Gram path with the wrong square root (Rᵀ, covariance RᵀR ≠ σ²HHᵀ but
+    # the same trace) is told apart by the same tests
+    import relulab.engine.forward as forward_module
+
+    right_root = forward_module._gram_root
+    monkeypatch.setattr(forward_module, "_gram_root", lambda h, std: right_root(h, std).mT)
+    wrong = forward_statistics(600, 80, 8, x, seeds=range(600, 1200), sampler="gram", **common)
+    for name in ("ratio", "mean_sq", "sample_var"):
+        a, b = getattr(by_weights, name)[:, -1], getattr(wrong, name)[:, -1]
+        assert scipy_stats.ttest_ind(a, b, equal_var=False).pvalue < 1e-6, name
+        assert scipy_stats.ks_2samp(a, b).pvalue < 1e-6, name
 
 
 def test_gram_sampler_draws_weights_where_the_input_is_no_wider_than_the_samples():

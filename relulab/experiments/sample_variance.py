@@ -92,7 +92,7 @@ class SampleVarianceConfig:
         "choice",
         note="finite-width units: draw each layer's weights (as the seed does), or 'gram': its "
         "pre-activations from their exact law given its input (same distributions, "
-        "≈ width / n_samples times less work)",
+        "≈ width / (2 n_samples) times less arithmetic)",
     )
     scale_eps: float = setting(1e-5, "stated")
     slope_tolerance: float = setting(0.03, "inferred", note="|fitted − predicted| slope allowed")
