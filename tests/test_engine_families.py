@@ -244,6 +244,29 @@ def test_recording_steps_in_one_pass_record_and_train_as_separate_calls(batch_si
         torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
+def test_a_subclass_redefining_observe_or_loss_and_grads_is_called_at_recording_steps():
+    """The one-pass recording step would bypass a subclass's own observe/loss_and_grads."""
+
+    class WithNorm(SupervisedProblem):
+        def observe(self):
+            return {**super().observe(), "norm": self.params[0].square().sum(dim=(1, 2))}
+
+    class Scaled(SupervisedProblem):
+        def loss_and_grads(self):
+            losses, grads = super().loss_and_grads()
+            return 2 * losses, grads
+
+    spec = ResidualToySpec(width=6, hidden=24, blocks=2, norm="post")
+    x, y = _data(20, 6, 6, seed=3)
+    curves = {}
+    for cls in (SupervisedProblem, WithNorm, Scaled):
+        model = BatchedResidualToy(spec, 2, seeds=[3, 4], dtype=F64)
+        problem = cls(model, x, y)
+        curves[cls.__name__] = train(problem, BatchedAdam(problem.params, 1e-2), 6, 3).curves
+    assert "norm" in curves["WithNorm"] and "norm" not in curves["SupervisedProblem"]
+    np.testing.assert_allclose(curves["Scaled"]["loss"], 2 * curves["SupervisedProblem"]["loss"])
+
+
 def test_network_init_depends_on_its_seed_only():
     shapes = [(7, 5), (3, 7)]
     alone = init_weight_stack(shapes, 1, seeds=[42], dtype=F64)

@@ -179,7 +179,8 @@ class SupervisedProblem:
 
         Full batch on the observed data with an autograd model: one traced forward pass gives
         all three (W2 of ``relulab bench``: 110 ms of a separate observation saved per
-        recording). Otherwise the separate calls, and no backward pass without ``with_grads``.
+        recording). Otherwise, or where a subclass redefines :meth:`loss_and_grads` or
+        :meth:`observe`, the separate calls, and no backward pass without ``with_grads``.
 
         Args:
             with_grads: whether to compute the gradients (false after the last step).
@@ -202,19 +203,29 @@ class SupervisedProblem:
             and y_obs is self.y
             and not self.model.manual_backward
             and getattr(self.model, "differentiable_trace", False)
+            and not self._overrides_step_methods()
         )
         if not shared_pass:
-            if with_grads:
+            if with_grads or self._overrides_step_methods():
                 losses, grads = self.loss_and_grads()
             else:
                 losses, grads = self._loss_without_grads(), None
-            return losses, grads, self.observe()
+            return losses, (grads if with_grads else None), self.observe()
         with torch.enable_grad() if with_grads else torch.no_grad():
             trace = self.model.trace(self.x)
             losses = _per_network_loss(trace.output, self.y, self.loss_name)
             grads = list(torch.autograd.grad(losses.sum(), self.params)) if with_grads else None
         with torch.no_grad():
             return losses.detach(), grads, self._observe_trace(trace)
+
+    def _overrides_step_methods(self) -> bool:
+        """Whether a subclass redefines :meth:`loss_and_grads` or :meth:`observe`: the shared
+        traced pass would bypass its versions, so it gets the separate calls."""
+        cls = type(self)
+        return (
+            cls.loss_and_grads is not SupervisedProblem.loss_and_grads
+            or cls.observe is not SupervisedProblem.observe
+        )
 
     def _loss_without_grads(self) -> Tensor:
         x, y = self._next_batch()
