@@ -81,3 +81,64 @@ def test_chunks_fill_the_gaps_between_recordings_and_survive_a_stop_criterion(mo
     eager_problem, eager_sgd = _problem([0.01, 0.02])
     eager = train(eager_problem, eager_sgd, steps=30, record_every=10)
     np.testing.assert_allclose(result.curves["loss"], eager.curves["loss"], rtol=1e-9)
+
+
+@pytest.fixture
+def compiling(monkeypatch):
+    """Run the compiled-only branches eagerly: they are plain torch operators."""
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+
+
+@pytest.mark.parametrize("a_transposed", [False, True])
+@pytest.mark.parametrize("b_transposed", [False, True])
+def test_small_products_as_broadcast_sums_equal_bmm(compiling, a_transposed, b_transposed):
+    from relulab.engine.family import batched_matmul
+
+    generator = torch.Generator().manual_seed(1)
+    a = torch.randn(3, 5, 7, generator=generator, dtype=F64)
+    b = torch.randn(3, 7, 4, generator=generator, dtype=F64)
+    if a_transposed:
+        a = a.transpose(1, 2).contiguous().transpose(1, 2)
+    if b_transposed:
+        b = b.transpose(1, 2).contiguous().transpose(1, 2)
+    torch.testing.assert_close(batched_matmul(a, b), torch.bmm(a, b), rtol=1e-12, atol=1e-12)
+
+
+def test_small_products_take_the_broadcast_form_only_inside_compile(monkeypatch):
+    from relulab.engine import family
+
+    a, b = torch.randn(2, 3, 4), torch.randn(2, 4, 5)
+    calls = []
+    monkeypatch.setattr(torch, "bmm", lambda *args: calls.append(args) or torch.zeros(2, 3, 5))
+    family.batched_matmul(a, b)
+    assert len(calls) == 1  # eager: the BLAS
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    family.batched_matmul(a, b)
+    assert len(calls) == 1  # compiled and small: no BLAS call
+    monkeypatch.setattr(family, "COMPILED_SMALL_PRODUCT", 10)
+    family.batched_matmul(a, b)
+    assert len(calls) == 2  # compiled but large: the BLAS again
+
+
+def test_shared_input_products_as_broadcast_sums_equal_the_gemms(monkeypatch):
+    from relulab.engine import family
+
+    model = BatchedMLP(MLPSpec((4, 6, 3)), 5, dtype=F64)
+    x = torch.randn(8, 4, dtype=F64)
+    g = torch.randn(5, 8, 6, dtype=F64)
+    weight, bias = model.weights[0], model.biases[0]
+    eager_z = family.batched_linear(x, weight, bias)
+    eager_grads = family.shared_input_grads(g, x, bias)
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    torch.testing.assert_close(family.batched_linear(x, weight, bias), eager_z, rtol=1e-12, atol=0)
+    weight_grad, bias_grad = family.shared_input_grads(g, x, bias)
+    torch.testing.assert_close(weight_grad, eager_grads[0], rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(bias_grad[0], eager_grads[1][0], rtol=1e-12, atol=1e-14)
+    assert weight_grad.permute(2, 0, 1).is_contiguous()  # the weights' input-major layout
+    # weights not laid out input-major keep the GEMM (a broadcast over them is slow)
+    natural = weight.detach().contiguous()
+    addmm, calls = torch.addmm, []
+    monkeypatch.setattr(torch, "addmm", lambda *args: calls.append(1) or addmm(*args))
+    torch.testing.assert_close(family.batched_linear(x, natural, bias), eager_z, rtol=1e-12, atol=0)
+    family.batched_linear(x, weight, bias)
+    assert calls == [1]

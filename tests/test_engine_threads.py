@@ -37,6 +37,14 @@ def test_large_problems_keep_torchs_setting_and_counts_are_obeyed(two_threads):
     assert train(small, BatchedSGD(small.params, 0.01), 1, 1, threads=None).threads == 2
 
 
+def test_compiled_steps_keep_torchs_setting_even_for_tiny_problems(two_threads):
+    assert train_threads(100, "auto", compiled=True) == 2
+    assert train_threads(100, 1, compiled=True) == 1
+    small = _problem(8, 3, 16)
+    result = train(small, BatchedSGD(small.params, 0.01), 4, 4, compiled_steps=2)
+    assert result.threads == 2
+
+
 def test_a_bad_thread_option_is_refused():
     assert train_threads(None) == torch.get_num_threads()
     for bad in (0, -1, "many", 1.5):

@@ -39,6 +39,7 @@ from relulab.engine.family import (
     LossName,
     Trace,
     batched_linear,
+    batched_matmul,
     shared_input_grads,
 )
 from relulab.engine.init import init_weight_stack, per_network
@@ -289,14 +290,14 @@ class BatchedMLP(_StackedNetworks):
                 weight_grad, bias_grad = shared_input_grads(g, h, bias)
             else:  # layer 0 as (hᵀg)ᵀ: the gradient in the weights' input-major layout
                 weight_grad = (
-                    torch.bmm(h.transpose(1, 2), g).transpose(1, 2)
+                    batched_matmul(h.transpose(1, 2), g).transpose(1, 2)
                     if layer == 0
-                    else torch.bmm(g.transpose(1, 2), h)
+                    else batched_matmul(g.transpose(1, 2), h)
                 )
                 bias_grad = [] if bias is None else [g.sum(dim=1)]
             grads[:0] = [weight_grad, *bias_grad]
             if layer:
-                g_hidden = torch.bmm(g, self.weights[layer])
+                g_hidden = batched_matmul(g, self.weights[layer])
                 g = self._activation_backward(g_hidden, preactivations[layer - 1])
         return losses, grads
 

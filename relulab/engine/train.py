@@ -203,8 +203,9 @@ def train(
         threads: torch CPU threads for the loop (restored afterwards): ``"auto"`` runs
             problems of fewer than :data:`relulab.engine.threads.SMALL_STEP_WORK`
             multiply–adds per step (``problem.work_per_step``) on one thread, where a second
-            one only adds hand-over time, and leaves torch's setting otherwise; a count; or
-            ``None`` for torch's setting. The count used is in ``TrainResult.threads``.
+            one only adds hand-over time, and leaves torch's setting otherwise and for
+            ``compiled_steps`` (one fused kernel a step, which a second thread shares well); a
+            count; or ``None`` for torch's setting. The count used is in ``TrainResult.threads``.
 
     Returns:
         A :class:`TrainResult`.
@@ -218,7 +219,9 @@ def train(
         True
     """
     count = (
-        train_threads(getattr(problem, "work_per_step", None), threads)
+        train_threads(
+            getattr(problem, "work_per_step", None), threads, compiled=compiled_steps is not None
+        )
         if problem.params[0].device.type == "cpu"
         else torch.get_num_threads()
     )
