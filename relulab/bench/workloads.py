@@ -125,16 +125,22 @@ def _w1_setup(
     return x_np, y_np, model, initial, SupervisedProblem(model, x, y, loss="half_sum")
 
 
+#: W1's engine, compiled and JAX runs: the fastest of this many counts for each of them alike
+#: (a 2000-step W1 run lasts about 0.1 s, and on this virtual machine single runs of the same
+#: code came out 270 k … 700 k network-steps/s; the naive loop, 10 s, runs once)
+W1_REPEATS = 3
+
+
 def w1_tiny(
     device: torch.device, steps: int = 2000, n_networks: int = 40, naive_networks: int | None = None
 ) -> dict[str, Any]:
-    """W1; ``naive_networks`` < S times the naive loop on a subset and scales it (stated)."""
+    """W1; ``naive_networks`` < S times the naive loop on a subset and scales it (stated).
+    The engine (eager and compiled) and JAX count the fastest of :data:`W1_REPEATS` runs."""
     x_np, y_np, model, initial, problem = _w1_setup(device, n_networks)
     x, y, lr = problem.x, problem.y, W1_LR
     modules = [model.module(s) for s in range(n_networks)]
     train(problem, BatchedSGD(problem.params, lr), 5, 5)  # warm-up, then restart from init
-    _restore_w1(model, initial)
-    engine_s = _timed_train(problem, BatchedSGD(problem.params, lr), steps, device)
+    engine_s = _fastest_w1(problem, initial, steps, device)
     eager_final = [p.detach().clone() for p in problem.params]
     n_naive = naive_networks or n_networks
     naive_s = (
@@ -157,6 +163,7 @@ def w1_tiny(
         "engine_s": engine_s,
         "naive_s": naive_s,
         "naive_networks_timed": n_naive,
+        "repeats": W1_REPEATS,
         "engine_network_steps_per_s": n_networks * steps / engine_s,
         "naive_network_steps_per_s": n_networks * steps / naive_s,
         "speedup_vs_naive": naive_s / engine_s,
@@ -165,7 +172,7 @@ def w1_tiny(
     }
     result["meets_naive_target"] = result["speedup_vs_naive"] >= W1_NAIVE_TARGET
     if jax_available() and device.type == "cpu":
-        first, steady, final = jax_two_layer_gd(initial, x_np, y_np, steps, lr)
+        first, steady, final = jax_two_layer_gd(initial, x_np, y_np, steps, lr, W1_REPEATS)
         result.update(
             jax_first_call_s=first,
             jax_s=steady,
@@ -188,6 +195,22 @@ def w1_tiny(
             result["compiled_speedup_vs_jax"] = result["jax_s"] / result["compiled_s"]
             result["compiled_meets_jax_target"] = result["compiled_speedup_vs_jax"] >= W1_JAX_TARGET
     return result
+
+
+def _fastest_w1(
+    problem: SupervisedProblem,
+    initial: list[np.ndarray],
+    steps: int,
+    device: torch.device,
+    compiled_steps: int | None = None,
+) -> float:
+    """The fastest of :data:`W1_REPEATS` W1 runs from the initial weights (fresh optimiser)."""
+    runs = []
+    for _ in range(W1_REPEATS):
+        _restore_w1(problem.model, initial)
+        optimiser = BatchedSGD(problem.params, W1_LR)
+        runs.append(_timed_train(problem, optimiser, steps, device, compiled_steps))
+    return min(runs)
 
 
 def _restore_w1(model: BatchedMLP, initial: list[np.ndarray]) -> None:
@@ -219,10 +242,7 @@ def _w1_compiled(
         first_s = _timed_train(
             problem, BatchedSGD(problem.params, W1_LR), steps, device, W1_COMPILED_STEPS
         )
-        _restore_w1(model, initial)
-        compiled_s = _timed_train(
-            problem, BatchedSGD(problem.params, W1_LR), steps, device, W1_COMPILED_STEPS
-        )
+        compiled_s = _fastest_w1(problem, initial, steps, device, W1_COMPILED_STEPS)
     except Exception as error:  # no C++ compiler, no triton on this GPU, …
         return {"compiled": f"not measured ({type(error).__name__}: {error})"}
     saving_per_step = (engine_s - compiled_s) / steps
