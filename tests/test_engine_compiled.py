@@ -89,9 +89,14 @@ def compiling(monkeypatch):
     monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
 
 
-@pytest.mark.parametrize("a_transposed", [False, True])
-@pytest.mark.parametrize("b_transposed", [False, True])
-def test_small_products_as_broadcast_sums_equal_bmm(compiling, a_transposed, b_transposed):
+@pytest.mark.parametrize(
+    ("a_transposed", "b_transposed", "blas_calls"),
+    [(False, False, 0), (False, True, 0), (True, False, 0), (True, True, 1)],
+)
+def test_small_products_as_broadcast_sums_equal_bmm(
+    compiling, monkeypatch, a_transposed, b_transposed, blas_calls
+):
+    # both operands transposed fit neither broadcast form: that product keeps the BLAS
     from relulab.engine.family import batched_matmul
 
     generator = torch.Generator().manual_seed(1)
@@ -101,7 +106,12 @@ def test_small_products_as_broadcast_sums_equal_bmm(compiling, a_transposed, b_t
         a = a.transpose(1, 2).contiguous().transpose(1, 2)
     if b_transposed:
         b = b.transpose(1, 2).contiguous().transpose(1, 2)
-    torch.testing.assert_close(batched_matmul(a, b), torch.bmm(a, b), rtol=1e-12, atol=1e-12)
+    expected, bmm, calls = torch.bmm(a, b), torch.bmm, []
+    monkeypatch.setattr(torch, "bmm", lambda *args: calls.append(1) or bmm(*args))
+    torch.testing.assert_close(batched_matmul(a, b), expected, rtol=1e-12, atol=1e-12)
+    assert len(calls) == blas_calls
+    with pytest.raises(ValueError, match="batched_matmul"):
+        batched_matmul(a[:, :, :1], b)  # K disagrees: an error, not a silent broadcast
 
 
 def test_small_products_take_the_broadcast_form_only_inside_compile(monkeypatch):
@@ -130,8 +140,13 @@ def test_shared_input_products_as_broadcast_sums_equal_the_gemms(monkeypatch):
     eager_z = family.batched_linear(x, weight, bias)
     eager_grads = family.shared_input_grads(g, x, bias)
     monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
-    torch.testing.assert_close(family.batched_linear(x, weight, bias), eager_z, rtol=1e-12, atol=0)
+    mm, gemm_calls = torch.mm, []
+    monkeypatch.setattr(torch, "mm", lambda *args: gemm_calls.append(1) or mm(*args))
+    fused_z = family.batched_linear(x, weight, bias)
+    torch.testing.assert_close(fused_z, eager_z, rtol=1e-12, atol=0)
+    assert fused_z.is_contiguous()  # laid out (S, B, out)
     weight_grad, bias_grad = family.shared_input_grads(g, x, bias)
+    assert gemm_calls == []  # both fused
     torch.testing.assert_close(weight_grad, eager_grads[0], rtol=1e-12, atol=1e-14)
     torch.testing.assert_close(bias_grad[0], eager_grads[1][0], rtol=1e-12, atol=1e-14)
     assert weight_grad.permute(2, 0, 1).is_contiguous()  # the weights' input-major layout

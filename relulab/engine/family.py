@@ -52,6 +52,9 @@ def batched_linear(h: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         inputs one 2-D GEMM :math:`x\,[W_1; \dots; W_S]^\top` over the ``S·out`` stacked rows
         instead (the ``(S, B, out)`` view of a ``(B, S, out)`` result), which is both faster
         than S small products and, under autograd, gives the weight gradient as one GEMM too.
+        Inside ``torch.compile``, products under :data:`COMPILED_SMALL_PRODUCT` multiply–adds
+        per network are broadcast sums instead (see :func:`batched_matmul`); the shared-input
+        result is then a contiguous ``(S, B, out)`` tensor.
 
     Example:
         >>> batched_linear(torch.ones(4, 3), torch.ones(2, 5, 3), torch.zeros(2, 5)).shape
@@ -108,7 +111,9 @@ def batched_matmul(a: Tensor, b: Tensor) -> Tensor:
         >>> torch.allclose(batched_matmul(a, b), torch.bmm(a, b))
         True
     """
-    _, rows, inner = a.shape
+    n_networks, rows, inner = a.shape
+    if b.shape[0] != n_networks or b.shape[1] != inner:
+        raise ValueError(f"batched_matmul needs (S, M, K) @ (S, K, N), got {a.shape} @ {b.shape}")
     if _compiled_small(rows * inner * b.shape[-1]):
         if a.stride(-1) == 1 and b.stride(-2) == 1:
             return (a.unsqueeze(-2) * b.transpose(-1, -2).unsqueeze(-3)).sum(-1)

@@ -206,7 +206,7 @@ class SupervisedProblem:
             and not self._overrides_step_methods()
         )
         if not shared_pass:
-            if with_grads or self._overrides_step_methods():
+            if with_grads or type(self).loss_and_grads is not SupervisedProblem.loss_and_grads:
                 losses, grads = self.loss_and_grads()
             else:
                 losses, grads = self._loss_without_grads(), None

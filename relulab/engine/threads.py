@@ -11,7 +11,7 @@ and 100–180 µs on two, depending on the process; 400 such networks (≈ 5 M) 
 Compiled steps are different: a compiled chunk of steps is one C++ kernel per step, with every
 small product inside it (:func:`relulab.engine.family.batched_matmul`), and inductor splits its
 loops over the threads with one hand-over per kernel rather than per operator. Measured on W1
-compiled in 10-step chunks: 0.73–1.04 M network-steps/s on two threads against 0.67–0.71 M on
+compiled in 10-step chunks: 0.73–1.07 M network-steps/s on two threads against 0.67–0.71 M on
 one (two threads vary with how the virtual machine schedules its second core); two threads
 were faster at every size tried (40 nets of 64 … 1024 hidden units, 400 and 4000 nets of 64).
 """
