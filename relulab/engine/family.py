@@ -62,11 +62,10 @@ def batched_linear(h: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     """
     if h.dim() == 2:
         return _shared_input_linear(h, weight, bias)
-    if _compiled_small(h.shape[1] * weight.shape[1] * weight.shape[2]):
-        product = batched_matmul(h, weight.transpose(1, 2))
-        return product if bias is None else product + bias.unsqueeze(1)
     if bias is None:
-        return torch.bmm(h, weight.transpose(1, 2))
+        return batched_matmul(h, weight.transpose(1, 2))
+    if _compiled_small(h.shape[1] * weight.shape[1] * weight.shape[2]):
+        return batched_matmul(h, weight.transpose(1, 2)) + bias.unsqueeze(1)
     return torch.baddbmm(bias.unsqueeze(1), h, weight.transpose(1, 2))
 
 

@@ -203,10 +203,11 @@ class SupervisedProblem:
             and y_obs is self.y
             and not self.model.manual_backward
             and getattr(self.model, "differentiable_trace", False)
-            and not self._overrides_step_methods()
+            and not self._redefines("loss_and_grads")
+            and not self._redefines("observe")
         )
         if not shared_pass:
-            if with_grads or type(self).loss_and_grads is not SupervisedProblem.loss_and_grads:
+            if with_grads or self._redefines("loss_and_grads"):
                 losses, grads = self.loss_and_grads()
             else:
                 losses, grads = self._loss_without_grads(), None
@@ -218,14 +219,10 @@ class SupervisedProblem:
         with torch.no_grad():
             return losses.detach(), grads, self._observe_trace(trace)
 
-    def _overrides_step_methods(self) -> bool:
-        """Whether a subclass redefines :meth:`loss_and_grads` or :meth:`observe`: the shared
-        traced pass would bypass its versions, so it gets the separate calls."""
-        cls = type(self)
-        return (
-            cls.loss_and_grads is not SupervisedProblem.loss_and_grads
-            or cls.observe is not SupervisedProblem.observe
-        )
+    def _redefines(self, method: str) -> bool:
+        """Whether a subclass redefines ``method`` (:meth:`loss_and_grads`, :meth:`observe`):
+        the shared traced pass would bypass its version, so it gets the separate calls."""
+        return getattr(type(self), method) is not getattr(SupervisedProblem, method)
 
     def _loss_without_grads(self) -> Tensor:
         x, y = self._next_batch()
