@@ -20,6 +20,12 @@ that would only fail deep inside a run is refused up front:
 * a variable-length tuple (``tuple[float, ...]``) is a *sweep*: non-empty, with distinct values
   (``metadata={"sweep": False}`` exempts a field).
 
+A field declares its own range in :func:`setting` (every element of a tuple is checked):
+``positive=True`` (> 0), ``at_least=a`` / ``at_most=b`` (inclusive bounds), ``greater_than=a``
+/ ``less_than=b`` (strict bounds) and ``increasing=True`` (a tuple strictly increasing, e.g. a
+range ``(low, high)``). A config's ``validate()`` then keeps only the rules that tie several
+fields together.
+
 A key given twice in one list of overrides is refused rather than silently taking the last.
 """
 
@@ -51,6 +57,14 @@ FLOAT_LIMIT = 1e12  # |float fields| at most this: beyond it float32 squares ove
 
 Provenance = Literal["stated", "derived", "inferred", "choice"]
 _PROVENANCES = ("stated", "derived", "inferred", "choice")
+_RANGE_CHECKS = {
+    "positive": (lambda v, _: v > 0, "must be positive"),
+    "at_least": (lambda v, a: v >= a, "must be at least {}"),
+    "at_most": (lambda v, b: v <= b, "must be at most {}"),
+    "greater_than": (lambda v, a: v > a, "must be greater than {}"),
+    "less_than": (lambda v, b: v < b, "must be less than {}"),
+}
+_CHECKS = ("sweep", "max_abs", "seed", "increasing", *_RANGE_CHECKS)
 
 
 def setting(
@@ -69,7 +83,9 @@ def setting(
         seed_value: the seed's value where the default departs from it (a reduced size, say).
         note: one line on where the value comes from or what it means.
         **checks: metadata for the generic field checks (:func:`check_fields`): ``sweep=False``,
-            ``max_abs=…``, ``seed=True``.
+            ``max_abs=…``, ``seed=True``, and the field's range: ``positive=True``,
+            ``at_least=…``, ``at_most=…``, ``greater_than=…``, ``less_than=…``,
+            ``increasing=True``.
 
     Example:
         >>> import dataclasses
@@ -81,9 +97,9 @@ def setting(
     """
     if provenance not in _PROVENANCES:
         raise ValueError(f"provenance must be one of {', '.join(_PROVENANCES)}, got {provenance!r}")
-    unknown = sorted(set(checks) - {"sweep", "max_abs", "seed"})
+    unknown = sorted(set(checks) - set(_CHECKS))
     if unknown:
-        raise ValueError(f"unknown field checks {unknown}; use sweep, max_abs or seed")
+        raise ValueError(f"unknown field checks {unknown}; use {', '.join(_CHECKS)}")
     metadata = {"provenance": provenance, "seed_value": seed_value, "note": note, **checks}
     return dataclasses.field(default=default, metadata=metadata)
 
@@ -193,6 +209,23 @@ def _check_number(spec: dataclasses.Field, value: Any) -> None:
         raise ConfigError(f"{name}: {value:g} is out of range (|{name}| ≤ {bound:g})")
 
 
+def _check_range(spec: dataclasses.Field, value: Any) -> None:
+    """The field's declared range (:func:`setting`'s checks), element by element."""
+    items = value if isinstance(value, tuple) else (value,)
+    for name, (satisfied, message) in _RANGE_CHECKS.items():
+        if name not in spec.metadata or spec.metadata[name] is False:
+            continue
+        limit = spec.metadata[name]
+        for item in items:
+            if isinstance(item, int | float) and not isinstance(item, bool):
+                if not satisfied(item, limit):
+                    got = value if len(items) == 1 else f"{item} in {value}"
+                    raise ConfigError(f"{spec.name} {message.format(limit)}, got {got}")
+    if spec.metadata.get("increasing") and isinstance(value, tuple):
+        if any(not a < b for a, b in zip(value[:-1], value[1:], strict=True)):
+            raise ConfigError(f"{spec.name} must be strictly increasing, got {value}")
+
+
 def check_fields(config: Any) -> None:
     """The generic checks of every config field (see the module docstring).
 
@@ -208,6 +241,7 @@ def check_fields(config: Any) -> None:
         value = getattr(config, spec.name)
         for item in value if isinstance(value, tuple) else (value,):
             _check_number(spec, item)
+        _check_range(spec, value)
         if _is_sweep(spec, hints[spec.name]):
             if not value:
                 raise ConfigError(f"{spec.name} is a sweep and needs at least one value")

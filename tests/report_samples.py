@@ -1,4 +1,4 @@
-"""Sample run directories for the report tests: summaries built with the claim builders, real
+"""Sample run directories for the report tests: summaries built with claim(), real
 PNG figures, hostile strings, and an old-style summary that predates verdicts and provenance."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from relulab.analysis import Estimate
-from relulab.experiments.claims import above, below, inside
+from relulab.experiments.claims import claim
+from relulab.experiments.criteria import Above, Below, Inside
 from relulab.report import write_index, write_run_report
 from relulab.report.plotting import plt, save_figure
 
@@ -31,42 +32,55 @@ def _figure(run_dir: Path, filename: str) -> None:
 
 
 def new_claims(evil: str = "") -> list[dict[str, Any]]:
-    """Three claims: one holds (with a unit and a figure), one inconclusive (an interval that
-    straddles the band), one fails (with its reason)."""
+    """Five claims: one holds (with a unit and a figure), one inconclusive (an interval that
+    straddles the band), one fails (with its reason), one not tested (with why), one beyond the
+    seed."""
     claims = [
-        below(
+        claim(
             f"converges-fast{evil}",
             f"The loss goes to zero within the budget.{evil}",
-            quantity="steps to converge",
+            criterion=Below("steps to converge", 5000.0, unit="steps"),
             measured=4900.0,
-            bound=5000.0,
             unit="steps",
             source="seed 001 §4",
             figure="curve.png",
             detail=f"b2=-1.1 converged at step 4900{evil}",
             scale=f"quick: 300 steps{evil}",
         ),
-        inside(
+        claim(
             "ratio-in-band",
             "The ratio settles near one half.",
-            quantity="r",
+            criterion=Inside("r", 0.45, 0.65),
             measured=Estimate(0.5, 0.4, 0.7, 30),
-            low=0.45,
-            high=0.65,
             source="seed 003 §2, Fig. 1",
             detail="30 nets, interval wider than the band",
         ),
-        above(
+        claim(
             "rank-stays-high",
             "The rank stays high.",
-            quantity="effective rank",
+            criterion=Above("effective rank", 1.0),
             measured=0.1,
-            bound=1.0,
             source="seed 002 eq. 9",
             detail=f"collapsed by layer 3{evil}",
         ),
+        claim(
+            "late-training-faster",
+            "Well after 10k iterations the scaled net is faster.",
+            criterion=Below("loss ratio", 1.0),
+            measured=0.9,
+            source="seed 002 §5",
+            untested=f"the quick preset trains 150 steps{evil}",
+        ),
+        claim(
+            "own-extension",
+            "A relation the seed does not make.",
+            criterion=Above("slope", 0.0),
+            measured=1.0,
+            source="seed 003 §2 (extension)",
+            beyond_seed=True,
+        ),
     ]
-    return [asdict(claim) for claim in claims]
+    return [asdict(made) for made in claims]
 
 
 def old_claims() -> list[dict[str, Any]]:

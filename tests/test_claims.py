@@ -1,4 +1,6 @@
-"""Claim builders: each can hold, fail and (with an interval) be inconclusive; expected renders."""
+"""Criteria and claims: each criterion can hold, fail and (with an interval) be inconclusive;
+claim() fills expected, the interval fields, not tested and beyond the seed; ClaimSpec evaluates
+a claim from stored results and exposes its criterion to control tests."""
 
 import math
 
@@ -12,25 +14,29 @@ from relulab.analysis import (
     correlation_ci,
     mean_ci,
     proportion_ci,
+    simultaneous_level,
     statistic_ci,
     tail_range,
 )
-from relulab.experiments.claims import (
-    Claim,
-    above,
-    below,
-    correlated,
-    inside,
-    judged,
-    ordered,
-    within,
+from relulab.experiments.claims import Claim, ClaimSpec, Reading, claim, evaluate
+from relulab.experiments.criteria import (
+    Above,
+    AllOf,
+    Below,
+    Correlated,
+    Criterion,
+    Every,
+    Inside,
+    Ordered,
+    Within,
+    combine,
 )
 
 SRC = "seed 999 §1"
 
 
-def est(value, low, high, n=10):
-    return Estimate(value, low, high, n)
+def est(value, low, high, n=10, level=0.95):
+    return Estimate(value, low, high, n, level)
 
 
 @pytest.mark.parametrize(
@@ -46,39 +52,37 @@ def est(value, low, high, n=10):
     ],
 )
 def test_below(measured, verdict):
-    claim = below("c", "s.", quantity="q", measured=measured, bound=1.0, source=SRC)
-    assert claim.verdict == verdict
-    assert claim.passed == (verdict == "holds")
-    assert claim.expected.startswith("q < 1 — seed 999 §1")
+    assert Below("q", 1.0).judge(measured) == verdict
+    made = claim("c", "s.", criterion=Below("q", 1.0), measured=measured, source=SRC)
+    assert made.verdict == verdict and made.passed == (verdict == "holds")
+    assert made.expected.startswith("q < 1 — seed 999 §1")
 
 
 def test_below_or_equal_and_above():
-    assert below("c", "s", quantity="q", measured=1.0, bound=1.0, source=SRC, or_equal=True).passed
-    assert above("c", "s", quantity="q", measured=2.0, bound=1.0, source=SRC).passed
-    assert not above("c", "s", quantity="q", measured=0.5, bound=1.0, source=SRC).passed
-    claim = above("c", "s", quantity="q", measured=est(1.2, 0.9, 1.5), bound=1.0, source=SRC)
-    assert claim.verdict == "inconclusive"
-    assert (
-        above("c", "s", quantity="q", measured=est(0.5, 0.1, 0.9), bound=1.0, source=SRC).verdict
-        == "fails"
-    )
+    assert Below("q", 1.0, or_equal=True).judge(1.0) == "holds"
+    assert Above("q", 1.0).judge(2.0) == "holds"
+    assert Above("q", 1.0).judge(0.5) == "fails"
+    assert Above("q", 1.0).judge(est(1.2, 0.9, 1.5)) == "inconclusive"
+    assert Above("q", 1.0).judge(est(0.5, 0.1, 0.9)) == "fails"
+    assert Above("q", 1.0, or_equal=True).text() == "q ≥ 1"
 
 
-def test_interval_fields_and_expected_note():
-    claim = below(
+def test_interval_fields_expected_note_and_scope():
+    made = claim(
         "c",
         "s",
-        quantity="q",
+        criterion=Below("q", 1.0, unit="steps"),
         measured=est(0.5, 0.4, 0.6, n=30),
-        bound=1.0,
         source=SRC,
         note="threshold inferred",
+        scope="early in training",
         unit="steps",
     )
-    assert (claim.n, claim.ci_low, claim.ci_high, claim.ci_level) == (30, 0.4, 0.6, 0.95)
-    assert "verdict from the 95% CI" in claim.expected
-    assert claim.expected.endswith("threshold inferred")
-    assert "1 steps" in claim.expected and claim.unit == "steps"
+    assert (made.n, made.ci_low, made.ci_high, made.ci_level) == (30, 0.4, 0.6, 0.95)
+    assert "verdict from the 95% CI" in made.expected
+    assert "judged where the seed says it applies: early in training" in made.expected
+    assert made.expected.endswith("threshold inferred")
+    assert "1 steps" in made.expected and made.unit == "steps" and made.scope
 
 
 @pytest.mark.parametrize(
@@ -92,115 +96,167 @@ def test_interval_fields_and_expected_note():
     ],
 )
 def test_inside(measured, verdict):
-    claim = inside("c", "s", quantity="b", measured=measured, low=0.2, high=0.3, source=SRC)
-    assert claim.verdict == verdict
+    assert Inside("b", 0.2, 0.3).judge(measured) == verdict
 
 
 def test_within_absolute_and_relative():
-    assert within(
-        "c", "s", quantity="x", measured=0.55, target=0.5, tolerance=0.1, source=SRC
-    ).passed
-    assert not within(
-        "c", "s", quantity="x", measured=0.65, target=0.5, tolerance=0.1, source=SRC
-    ).passed
-    relative = within(
-        "c",
-        "s",
-        quantity="x",
-        measured=105.0,
-        target=100.0,
-        tolerance=0.02,
-        relative=True,
-        source=SRC,
-    )
-    assert not relative.passed and "±2%" in relative.expected
+    assert Within("x", 0.5, 0.1).judge(0.55) == "holds"
+    assert Within("x", 0.5, 0.1).judge(0.65) == "fails"
+    relative = Within("x", 100.0, 0.02, relative=True)
+    assert relative.judge(105.0) == "fails" and "±2%" in relative.text()
+    assert Within("x", 0.5, 0.1).judge(est(0.52, 0.45, 0.58)) == "holds"
+    assert Within("x", 0.5, 0.1).judge(est(0.58, 0.55, 0.7)) == "inconclusive"
+    assert Within("x", 0.5, 0.1).judge(est(0.8, 0.7, 0.9)) == "fails"
+    with pytest.raises(ValueError):
+        Within("x", 0.5, -0.1)
+    with pytest.raises(ValueError):
+        Inside("x", 1.0, 0.0)
 
 
 def test_ordered():
-    kw = dict(quantity="loss", source=SRC)
-    assert ordered("o", "s", values=[("a", 1.0), ("b", 2.0), ("c", 3.0)], **kw).verdict == "holds"
-    broken = ordered("o", "s", values=[("a", 1.0), ("b", 3.0), ("c", 2.0)], **kw)
-    assert broken.verdict == "fails" and broken.measured == -1.0
-    assert ordered("o", "s", values=[("a", 1.0), ("b", 1.0)], **kw).verdict == "fails"
+    increasing = Ordered("loss", names=("a", "b", "c"))
+    assert increasing.judge([("a", 1.0), ("b", 2.0), ("c", 3.0)]) == "holds"
+    broken = [("a", 1.0), ("b", 3.0), ("c", 2.0)]
+    assert increasing.judge(broken) == "fails" and increasing.headline(broken) == -1.0
+    assert Ordered("loss").judge([("a", 1.0), ("b", 1.0)]) == "fails"
     overlapping = [("a", est(1.0, 0.5, 1.5)), ("b", est(1.2, 0.9, 1.6))]
-    assert ordered("o", "s", values=overlapping, **kw).verdict == "inconclusive"
-    decreasing = ordered("o", "s", values=[("a", 3.0), ("b", 1.0)], increasing=False, **kw)
-    assert decreasing.passed and "a > b" in decreasing.expected
+    assert Ordered("loss").judge(overlapping) == "inconclusive"
+    decreasing = Ordered("loss", increasing=False, names=("a", "b"))
+    assert decreasing.judge([("a", 3.0), ("b", 1.0)]) == "holds" and "a > b" in decreasing.text()
     with pytest.raises(ValueError):
-        ordered("o", "s", values=[("a", 1.0)], **kw)
+        Ordered("loss").judge([("a", 1.0)])
+    made = claim("o", "s", criterion=increasing, measured=broken, source=SRC)
+    assert made.measured == -1.0 and "b: 3" in made.detail
 
 
 def test_correlated():
     rng = np.random.default_rng(0)
     x = rng.normal(size=50)
-    assert (
-        correlated("c", "s", quantity="ρ", x=x, y=x + 0.1 * rng.normal(size=50), source=SRC).verdict
-        == "holds"
-    )
-    assert correlated("c", "s", quantity="ρ", x=x, y=-x, source=SRC).verdict == "fails"
-    noise = correlated("c", "s", quantity="ρ", x=x, y=rng.normal(size=50), source=SRC)
-    assert noise.verdict == "inconclusive" and noise.n == 50
-    assert correlated("c", "s", quantity="ρ", x=x, y=-x, positive=False, source=SRC).passed
+    positive = Correlated("ρ")
+    assert positive.judge(correlation_ci(x, x + 0.1 * rng.normal(size=50))) == "holds"
+    assert positive.judge(correlation_ci(x, -x)) == "fails"
+    noise = correlation_ci(x, rng.normal(size=50))
+    assert positive.judge(noise) == "inconclusive" and noise.n == 50
+    assert Correlated("ρ", positive=False).judge(correlation_ci(x, -x)) == "holds"
+    assert positive.judge(0.0) == "fails"
 
 
-def test_judged_and_hand_built_claim():
-    assert (
-        judged("j", "s", expected="a and b", measured=1.0, holds=None, source=SRC).verdict
-        == "inconclusive"
+@pytest.mark.filterwarnings("ignore:An input array is constant")
+def test_correlated_needs_enough_pairs():
+    few = correlation_ci([1, 2, 3, 4, 5], [1, 3, 2, 5, 4])
+    assert Correlated("ρ").judge(few) == "inconclusive" and math.isinf(few.high)  # Spearman < 10
+    flat = correlation_ci(range(10), [1.0] * 10)
+    assert Correlated("ρ").judge(flat) == "fails"  # no correlation measured (NaN)
+
+
+def test_all_of_combines_its_parts():
+    both = AllOf({"relu": Above("relu", 2.0), "tanh": Below("tanh", 1.5)}, headline_part="tanh")
+    assert both.judge({"relu": 5.0, "tanh": 1.0}) == "holds"
+    assert both.judge({"relu": 5.0, "tanh": 2.0}) == "fails"
+    assert both.judge({"relu": est(2.5, 1.8, 3.0), "tanh": 1.0}) == "inconclusive"
+    assert both.headline({"relu": 5.0, "tanh": 1.0}) == 1.0
+    assert "relu > 2 and tanh < 1.5" == both.text()
+    with pytest.raises(ValueError):
+        both.judge({"relu": 5.0})
+    with pytest.raises(ValueError):
+        AllOf({})
+    made = claim("a", "s", criterion=both, measured={"relu": 5.0, "tanh": 2.0}, source=SRC)
+    assert made.verdict == "fails" and "tanh: 2 (fails)" in made.detail
+    assert combine(["holds", "holds"]) == "holds" and combine(["inconclusive", "fails"]) == "fails"
+
+
+def test_every_needs_simultaneous_intervals():
+    every = Every(Below("excess", 0.0), points_name="layer")
+    per_point = {f"l={k}": est(-0.1, -0.2, -0.05) for k in range(5)}
+    with pytest.raises(ValueError, match="simultaneous_level"):
+        every.judge(per_point)
+    level = simultaneous_level(5)
+    together = {f"l={k}": est(-0.1 * k - 0.1, -0.1 * k - 0.2, -0.05, level=level) for k in range(5)}
+    assert every.judge(together) == "holds"
+    together["l=2"] = est(0.1, -0.05, 0.2, level=level)
+    assert every.judge(together) == "inconclusive"
+    assert every.headline(together) is together["l=2"]  # the least favourable point, a metric
+    assert every.judge({"a": 0.5, "b": -1.0}) == "fails"  # plain numbers need no correction
+    assert "at every layer" in every.text()
+
+
+def test_criteria_are_criterion_protocol_objects():
+    for criterion in (
+        Below("q", 1),
+        Above("q", 1),
+        Inside("q", 0, 1),
+        Within("q", 0, 1),
+        Ordered("q"),
+        Correlated("q"),
+        AllOf({"a": Below("q", 1)}),
+        Every(Below("q", 1)),
+    ):
+        assert isinstance(criterion, Criterion)
+
+
+def test_not_tested_keeps_the_measurement_and_says_why():
+    made = claim(
+        "n",
+        "s",
+        criterion=Below("q", 1.0),
+        measured=0.5,
+        source=SRC,
+        untested="150 steps, the seed's statement is about 10k",
     )
-    assert not judged("j", "s", expected="a", measured=1.0, holds=False, source=SRC).passed
+    assert made.verdict == "not tested" and not made.passed and made.measured == 0.5
+    assert made.why_not_tested.startswith("150 steps")
+
+
+def test_beyond_seed_and_hand_built_claim():
+    made = claim("b", "s", criterion=Below("q", 1.0), measured=0.5, source=SRC, beyond_seed=True)
+    assert made.beyond_seed and made.verdict == "holds"
     assert Claim("h", "s", "e", 1.0, True).verdict == "holds"
     assert Claim("h", "s", "e", 1.0, False).verdict == "fails"
+
+
+def test_claim_spec_evaluates_judges_and_names_its_controls():
+    spec = ClaimSpec(
+        "lr-0.2-converges",
+        "lr 0.2 converges.",
+        source=SRC,
+        criterion=lambda config: Below("final loss", config["tol"]),
+        measure=lambda results, config: Reading(results["loss"], detail="from the store"),
+        untested=lambda config: "no budget" if config.get("short") else "",
+    )
+    assert spec.test_name == "test_lr_0_2_converges"
+    assert spec.judge(1e-6, {"tol": 1e-3}) == "holds"
+    assert spec.judge(1e-2, {"tol": 1e-3}) == "fails"
+    made = spec.evaluate({"loss": 1e-6}, {"tol": 1e-3})
+    assert made.verdict == "holds" and made.detail == "from the store"
+    assert spec.evaluate({"loss": 1e-6}, {"tol": 1e-3, "short": True}).verdict == "not tested"
+    assert [c.id for c in evaluate([spec], {"loss": 1.0}, {"tol": 1e-3})] == [spec.id]
+    with pytest.raises(ValueError, match="unique"):
+        evaluate([spec, spec], {"loss": 1.0}, {"tol": 1e-3})
+
+
+@pytest.mark.parametrize(
+    "criterion",
+    [Below("q", 1.0), Above("q", 1.0), Inside("q", 0.0, 1.0), Within("q", 0.5, 1.0)],
+)
+def test_a_nan_measurement_fails_every_criterion(criterion):
+    assert criterion.judge(float("nan")) == "fails"
+    assert Ordered("q").judge([("a", float("nan")), ("b", 2.0)]) == "fails"
 
 
 def test_intervals():
     estimate = mean_ci(np.random.default_rng(1).normal(2.0, 1.0, size=200))
     assert estimate.low < 2.0 < estimate.high and estimate.n == 200
-    assert estimate == mean_ci(np.random.default_rng(1).normal(2.0, 1.0, size=200))  # seeded
+    assert estimate == mean_ci(np.random.default_rng(1).normal(2.0, 1.0, size=200))
     assert math.isinf(mean_ci([1.0, 2.0]).low)
     assert mean_ci([3.0, 3.0, 3.0]).low == 3.0
     paired = statistic_ci(
         [[1.0, 2.0, 3.0, 4.0, 5.0], [1.1, 2.1, 3.1, 4.1, 5.1]], lambda a, b: np.mean(b - a)
     )
     assert paired.low == pytest.approx(0.1) and paired.high == pytest.approx(0.1)
-    wilson = proportion_ci(0, 20)
-    assert wilson.low == 0.0 and 0.1 < wilson.high < 0.2
-    rho = correlation_ci([1, 2, 3, 4, 5, 6], [2, 1, 4, 3, 6, 5])
+    exact = proportion_ci(0, 20)
+    assert exact.low == 0.0 and 0.1 < exact.high < 0.2
+    rho = correlation_ci(range(12), [2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11])
     assert rho.low < rho.value < rho.high
-
-
-# --- issue 12: every builder fails on a counter-example, straddling intervals are inconclusive
-
-
-@pytest.mark.parametrize(
-    "build",
-    [
-        lambda m: below("c", "s", quantity="q", measured=m, bound=1.0, source=SRC),
-        lambda m: above("c", "s", quantity="q", measured=m, bound=1.0, source=SRC),
-        lambda m: inside("c", "s", quantity="q", measured=m, low=0.0, high=1.0, source=SRC),
-        lambda m: within("c", "s", quantity="q", measured=m, target=0.5, tolerance=1, source=SRC),
-        lambda m: ordered("c", "s", quantity="q", values=[("a", m), ("b", 2.0)], source=SRC),
-    ],
-)
-def test_a_nan_measurement_fails_every_builder(build):
-    assert build(float("nan")).verdict == "fails"
-
-
-def test_within_reads_its_interval():
-    kw = dict(quantity="x", target=0.5, tolerance=0.1, source=SRC)
-    assert within("c", "s", measured=est(0.52, 0.45, 0.58), **kw).verdict == "holds"
-    assert within("c", "s", measured=est(0.58, 0.55, 0.7), **kw).verdict == "inconclusive"
-    assert within("c", "s", measured=est(0.8, 0.7, 0.9), **kw).verdict == "fails"
-
-
-@pytest.mark.filterwarnings("ignore:An input array is constant")
-def test_correlated_needs_enough_pairs():
-    few = correlated("c", "s", quantity="ρ", x=[1, 2, 3], y=[1, 2, 3.5], source=SRC)
-    assert few.verdict in ("holds", "inconclusive")  # ρ = 1 exactly: the interval is a point
-    few = correlated("c", "s", quantity="ρ", x=[1, 2, 3], y=[1, 3, 2], source=SRC)
-    assert few.verdict == "inconclusive" and math.isinf(few.ci_high)
-    flat = correlated("c", "s", quantity="ρ", x=range(10), y=[1.0] * 10, source=SRC)
-    assert flat.verdict == "fails"  # no correlation measured (NaN)
 
 
 def test_argmin_ci_locates_a_clear_minimum_and_widens_with_noise():
@@ -209,12 +265,10 @@ def test_argmin_ci_locates_a_clear_minimum_and_widens_with_noise():
     clear = np.abs(grid - 0.2) + 0.01 * rng.standard_normal((20, 10))
     estimate = argmin_ci(grid, clear)
     assert (estimate.value, estimate.low, estimate.high, estimate.n) == (0.2, 0.2, 0.2, 20)
-    claim = inside("c", "s", quantity="b", measured=estimate, low=0.15, high=0.35, source=SRC)
-    assert claim.verdict == "holds"
+    assert Inside("b", 0.15, 0.35).judge(estimate) == "holds"
     noisy = argmin_ci(grid, np.abs(grid - 0.2) + 2.0 * rng.standard_normal((5, 10)))
     assert noisy.high - noisy.low >= 0.3
-    claim = inside("c", "s", quantity="b", measured=noisy, low=0.15, high=0.35, source=SRC)
-    assert claim.verdict == "inconclusive"
+    assert Inside("b", 0.15, 0.35).judge(noisy) == "inconclusive"
     assert math.isinf(argmin_ci(grid, clear[:2]).high)  # two rows: no interval
 
 

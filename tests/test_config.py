@@ -1,5 +1,7 @@
 """Typed --set overrides."""
 
+import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -58,3 +60,29 @@ def test_every_supported_type_parses():
 def test_bad_overrides_raise_a_clear_error(assignment, message):
     with pytest.raises(ConfigError, match=message):
         apply_overrides(Toy(), [assignment])
+
+
+def test_setting_declares_a_fields_range():
+    from relulab.config import ConfigError, setting, validate
+
+    @dataclasses.dataclass(frozen=True)
+    class Ranged:
+        size: int = setting(3, "choice", positive=True)
+        window: tuple[float, float] = setting((0.1, 0.5), "choice", increasing=True, at_least=0.0)
+        share: float = setting(0.5, "choice", greater_than=0.0, less_than=1.0)
+        cap: float = setting(1.0, "choice", at_most=2.0)
+
+    validate(Ranged())
+    refused = {
+        "size": (0, "size must be positive, got 0"),
+        "window": ((0.5, 0.1), "window must be strictly increasing, got (0.5, 0.1)"),
+        "share": (1.0, "share must be less than 1.0, got 1.0"),
+        "cap": (2.5, "cap must be at most 2.0, got 2.5"),
+    }
+    for field, (value, message) in refused.items():
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            validate(dataclasses.replace(Ranged(), **{field: value}))
+    with pytest.raises(ConfigError, match=re.escape("window must be at least 0.0, got -0.1 in")):
+        validate(dataclasses.replace(Ranged(), window=(-0.1, 0.5)))
+    with pytest.raises(ValueError, match="unknown field checks"):
+        setting(1, "choice", postive=True)

@@ -19,6 +19,7 @@ from relulab.report.scorecard import (
     count_text,
     format_interval,
     format_measured,
+    overall,
     verdict,
 )
 from relulab.report.site import docs_page
@@ -60,7 +61,14 @@ def test_every_string_is_escaped(sample_site):
 def test_index_counts_units_intervals_and_links(sample_site):
     out, _ = sample_site
     html = (out / "index.html").read_text()
-    assert "1/3 hold · 1 inconclusive" in html and "1/2 hold" in html
+    assert "1/3 hold · 1 inconclusive · 1 not tested · beyond the seed: 1/1 hold" in html
+    assert "1/2 hold" in html
+    assert '<span class="badge not-tested">1 not tested</span>' in html
+    assert "beyond the seeds:" in html and '<div class="tag">beyond the seed</div>' in html
+    assert "Not tested: the quick preset trains 150 steps" in html
+    assert '<option value="not tested">not tested (1)</option>' in html
+    assert '<option value="beyond">beyond the seed</option>' in html
+    assert 'class="verdict not-tested"' in html
     assert "4900 steps" in html
     assert "95% CI [0.4, 0.7], n = 30" in html
     for seed in ("001", "002", "003"):
@@ -87,6 +95,8 @@ def test_report_claims_first_provenance_about_and_back_link(sample_site):
     assert "docs/experiments/sample-new.md" in html
     assert 'id="figure-curve.png"' in html and 'href="#figure-curve.png"' in html
     assert 'class="verdict inconclusive"' in html
+    assert 'class="verdict not-tested"' in html and "<strong>Not tested:</strong>" in html
+    assert 'data-kind="beyond"' in html
 
 
 def test_old_summaries_render_with_what_they_have(sample_site):
@@ -126,6 +136,12 @@ def test_scorecard_formatting_of_old_and_new_claims():
     assert format_interval({"measured": 1.0}) == ""
     assert verdict({"passed": True}) == "holds" and verdict({"passed": False}) == "fails"
     assert count_text([new, {"passed": True}]) == "1/2 hold · 1 inconclusive"
+    untested = {"verdict": "not tested", "why_not_tested": "too short"}
+    beyond = {"verdict": "fails", "beyond_seed": True}
+    assert count_text([untested, {"passed": True}, beyond]) == (
+        "1/1 hold · 1 not tested · beyond the seed: 0/1 hold"
+    )
+    assert overall([untested]) == "not tested" and overall([beyond, {"passed": True}]) == "holds"
     assert claim_seed({"source": "seed 003 §2"}, "002") == "003"
     assert claim_seed({}, "000 (Liu) via its post") == "000"
 
@@ -215,3 +231,33 @@ def test_diagnose_report_flags_identical_inits_and_names_modules(tmp_path):
     assert "Identical results:</strong> a, b" in text
     assert "features.3 (ReLU)" in text and EVIL not in text
     assert (tmp_path / "probe.png").stat().st_size > 0
+
+
+def test_not_tested_claims_are_shown_and_gate_nothing_under_strict(capsys):
+    import argparse
+
+    from relulab.cli.runs import _strict_exit, print_scorecard
+
+    untested = {
+        "id": "late-claim",
+        "expected": "x < 1",
+        "measured": 0.5,
+        "verdict": "not tested",
+        "passed": False,
+        "why_not_tested": "150 steps where the seed speaks of 10k",
+        "beyond_seed": False,
+    }
+    holds = {**untested, "id": "held", "verdict": "holds", "passed": True, "why_not_tested": ""}
+    extension = {**holds, "id": "own", "beyond_seed": True}
+    summary = {"experiment": "demo", "preset": "quick", "claims": [untested, holds, extension]}
+    print_scorecard(summary)
+    out = capsys.readouterr().out
+    assert "late-claim not tested: 150 steps where the seed speaks of 10k" in out
+    assert "(beyond the seed)" in out and "1/1 hold · 1 not tested" in out
+    strict = argparse.Namespace(strict=True)
+    assert _strict_exit(strict, [summary]) == 0
+    assert "not tested at this preset (not gated): demo:late-claim" in capsys.readouterr().err
+    failing = {**holds, "id": "broken", "verdict": "fails", "passed": False}
+    summary["claims"].append(failing)
+    assert _strict_exit(strict, [summary]) == EXIT_CLAIMS_DO_NOT_HOLD
+    assert "demo:broken" in capsys.readouterr().err

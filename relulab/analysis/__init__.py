@@ -36,6 +36,7 @@ from relulab.analysis.intervals import (
     mean_difference_ci,
     proportion_ci,
     rows_statistic_ci,
+    simultaneous_level,
     statistic_ci,
 )
 from relulab.analysis.selection import first_match, group_means, where
@@ -61,6 +62,7 @@ __all__ = [
     "boundary_bracket",
     "tail_range",
     "rows_statistic_ci",
+    "simultaneous_level",
     "same_sign_fraction",
     "mean_difference_ci",
     "LossAlignment",

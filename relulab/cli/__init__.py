@@ -10,8 +10,9 @@ code 2, before anything is written. A command that started and then failed says 
 with exit code 1, its finished work kept; ``RELULAB_DEBUG=1`` shows the traceback instead.
 
 Exit codes: 0 done; 1 started, then failed (for ``reproduce``: an experiment did not finish);
-2 a refused request, nothing written; 3 (``run``/``reproduce``/``sweep --strict``) a claim does
-not hold (fails or is inconclusive); 130 interrupted (finished work is kept).
+2 a refused request, nothing written; 3 (``run``/``reproduce``/``sweep --strict``) a tested claim
+does not hold (fails or is inconclusive; a claim the preset cannot decide, ``not tested``, gates
+nothing); 130 interrupted (finished work is kept).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
     "OneLineParser",
+    "VERDICT_STYLES",
     "UsageError",
     "add_executor_options",
     "add_run_options",
@@ -37,7 +38,13 @@ __all__ = [
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-EXIT_CLAIMS_DO_NOT_HOLD = 3  # --strict: a claim fails or is inconclusive
+EXIT_CLAIMS_DO_NOT_HOLD = 3  # --strict: a tested claim fails or is inconclusive
+VERDICT_STYLES = {  # how the terminal colours each verdict
+    "holds": "green",
+    "fails": "red",
+    "inconclusive": "yellow",
+    "not tested": "bright_black",
+}
 EXIT_INTERRUPTED = 130
 SEED_LIMIT = 2**63
 MAX_JOBS = 1024
@@ -149,8 +156,9 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict",
         action="store_true",
-        help=f"exit with code {EXIT_CLAIMS_DO_NOT_HOLD} when any claim does not hold (fails or "
-        "is inconclusive), for pipelines that gate on a seed statement",
+        help=f"exit with code {EXIT_CLAIMS_DO_NOT_HOLD} when a tested claim does not hold (fails "
+        "or is inconclusive), for pipelines that gate on a seed statement; claims the preset "
+        "cannot decide ('not tested') are listed on stderr and gate nothing",
     )
 
 

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from relulab.cli.common import (
     EXIT_CLAIMS_DO_NOT_HOLD,
+    VERDICT_STYLES,
     UsageError,
     add_executor_options,
     add_run_options,
@@ -25,7 +26,13 @@ from relulab.cli.common import (
 from relulab.experiments import REGISTRY
 from relulab.files import check_output_dir, write_atomic
 from relulab.report import INDEX_FILENAME, REPORT_FILENAME, write_index
-from relulab.report.scorecard import count_text, format_interval, format_measured, verdict
+from relulab.report.scorecard import (
+    count_text,
+    format_interval,
+    format_measured,
+    is_beyond_seed,
+    verdict,
+)
 from relulab.runner import (
     DirectoryInUseError,
     PreparedRun,
@@ -98,7 +105,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def print_scorecard(summary: dict[str, Any]) -> None:
     """The claims table after a run: expected, measured (unit, interval), verdict, the count of
-    claims that hold, and the reason (the claim's detail) for each one that does not."""
+    claims that hold, and the reason for each one that does not (its detail, or why it was not
+    tested). Claims beyond the seed are marked in the claim column."""
     claims = summary["claims"]
     table = Table(title=f"{summary['experiment']} ({summary['preset']}): {count_text(claims)}")
     for column in ("claim", "expected", "measured", "verdict"):
@@ -106,39 +114,53 @@ def print_scorecard(summary: dict[str, Any]) -> None:
     for claim in claims:
         outcome = verdict(claim)
         measured = "\n".join(filter(None, (format_measured(claim), format_interval(claim))))
+        name = claim["id"] + ("\n(beyond the seed)" if is_beyond_seed(claim) else "")
         table.add_row(
-            Text(claim["id"]),
+            Text(name),
             Text(claim["expected"]),
             Text(measured),
-            Text(outcome, style=_VERDICT_STYLES[outcome]),
+            Text(outcome, style=VERDICT_STYLES[outcome]),
         )
     terminal = console()
     terminal.print(table)
     for claim in claims:
         outcome = verdict(claim)
         if outcome != "holds":
-            reason = claim.get("detail") or "no detail recorded"
-            line = Text(f"{claim['id']} {outcome}: ", style=_VERDICT_STYLES[outcome])
+            reason = _reason(claim, outcome)
+            line = Text(f"{claim['id']} {outcome}: ", style=VERDICT_STYLES[outcome])
             terminal.print(line + Text(reason))
 
 
-_VERDICT_STYLES = {"holds": "green", "fails": "red", "inconclusive": "yellow"}
+def _reason(claim: dict[str, Any], outcome: str) -> str:
+    if outcome == "not tested":
+        return claim.get("why_not_tested") or "no reason recorded"
+    return claim.get("detail") or "no detail recorded"
 
 
-def _not_holding(summaries: Sequence[dict[str, Any] | None]) -> list[str]:
+def _claims_with(summaries: Sequence[dict[str, Any] | None], outcomes: set[str]) -> list[str]:
     return [
         f"{summary['experiment']}:{claim['id']}"
         for summary in summaries
         if summary
         for claim in summary["claims"]
-        if verdict(claim) != "holds"
+        if verdict(claim) in outcomes
     ]
 
 
 def _strict_exit(args: argparse.Namespace, summaries: Sequence[dict[str, Any] | None]) -> int:
-    """``EXIT_CLAIMS_DO_NOT_HOLD`` under ``--strict`` when a claim does not hold, else 0."""
-    failing = _not_holding(summaries)
-    if not getattr(args, "strict", False) or not failing:
+    """``EXIT_CLAIMS_DO_NOT_HOLD`` under ``--strict`` when a tested claim (of the seed or beyond
+    it) fails or is inconclusive, else 0. Claims that were not tested decide nothing: they are
+    named on stderr so a pipeline sees what it did not gate on."""
+    if not getattr(args, "strict", False):
+        return 0
+    untested = _claims_with(summaries, {"not tested"})
+    if untested:
+        sys.stderr.write(
+            f"relulab: --strict: {len(untested)} claim(s) not tested at this preset (not "
+            f"gated): {', '.join(untested)}\n"
+        )
+    failing = _claims_with(summaries, {"fails", "inconclusive"})
+    if not failing:
         return 0
     sys.stderr.write(
         f"relulab: --strict: {len(failing)} claim(s) do not hold: {', '.join(failing)}\n"

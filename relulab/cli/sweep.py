@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from relulab.cli.common import (
+    VERDICT_STYLES,
     UsageError,
     add_executor_options,
     add_run_options,
@@ -24,8 +25,6 @@ from relulab.runner.sweep import SWEEP_PAGE, execute_sweep, prepare_sweep
 from relulab.store import StoreError
 
 __all__ = ["add_parser", "command"]
-
-_STYLES = {"holds": "green", "fails": "red", "inconclusive": "yellow"}
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -69,7 +68,7 @@ def _print_points(record: dict[str, Any]) -> None:
     for point in record["points"]:
         claims = point["claims"]
         settings = [Text(str(point["settings"][key])) for key in keys]
-        table.add_row(*settings, Text(count_text(claims), style=_STYLES[overall(claims)]))
+        table.add_row(*settings, Text(count_text(claims), style=VERDICT_STYLES[overall(claims)]))
     console().print(table)
 
 

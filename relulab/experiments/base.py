@@ -1,12 +1,18 @@
-"""What an experiment module declares: config, presets, work units, claims and figures.
+"""What an experiment package declares: config, presets, work units, claims and figures.
 
-An experiment is data plus three functions, readable top to bottom in one short module:
+An experiment is data plus three functions, one package per study (``config.py``,
+``units.py``, ``claims.py``, ``figures.py`` and an ``__init__.py`` whose docstring is the
+report's "About"):
 
 * ``plan(config) -> list[Unit]`` — the batched computations to run (each one resumable);
 * ``analyse(results, config) -> Analysis`` — claims (seed statement, expected, measured,
   verdict) and named metrics, computed from the stored results only;
 * ``figures(results, config, out_dir) -> list[Figure]`` — PNG files written into the run dir,
-  each finished by :func:`relulab.report.plotting.save`.
+  each finished by :func:`relulab.report.plotting.save`;
+* ``claims`` — the study's :class:`~relulab.experiments.claims.ClaimSpec` tuple (what
+  ``analyse`` evaluates), so tests can reach every claim's criterion;
+* ``unit_keys(config) -> list[str]`` — every unit name a reader of the study uses (its
+  ``units.py`` declares them once), so a test can check that ``plan`` produces each of them.
 
 Optionally ``estimate_bytes(config) -> int``: the run's peak memory in bytes (the dominant
 tensors, to within a small factor); the runner refuses a config whose estimate exceeds the
@@ -20,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from relulab.experiments.claims import Claim
+from relulab.experiments.claims import Claim, ClaimSpec
 from relulab.experiments.context import RunContext
 from relulab.report.plotting import Figure
 from relulab.store import UnitResult
@@ -57,3 +63,5 @@ class Experiment:
     analyse: Callable[[Results, Any], Analysis]
     figures: Callable[[Results, Any, Path], list[Figure]]
     estimate_bytes: Callable[[Any], int] | None = None
+    claims: tuple[ClaimSpec, ...] = ()
+    unit_keys: Callable[[Any], list[str]] | None = None

@@ -1,60 +1,74 @@
 r"""Claims: an empirical test of one seed statement, with its criterion, measurement and verdict.
 
-An experiment's ``analyse`` returns a list of claims built by the keyword-only builders below.
-Each builder takes the seed ``source`` (section / figure / sentence the criterion comes from),
-the measured ``quantity`` in words, the measurement and the criterion, and renders ``expected``
-uniformly, so a ``claims`` function reads as a list of short entries:
+A study declares each claim once, as data (:class:`ClaimSpec`): its id, the seed's statement,
+where in the seed it comes from (``source``), where the seed says it applies (``scope``), its
+:mod:`criterion <relulab.experiments.criteria>` and the function that measures it on the stored
+results (returning a :class:`Reading`). The study's ``CLAIMS`` tuple lists the specs in
+scorecard order, and :func:`evaluate` turns them into :class:`Claim` records:
 
->>> below("lr-0.2-converges", "lr 0.2 converges.", quantity="final loss",
-...       measured=3e-6, bound=1e-3, source="seed 001 §4")  # doctest: +SKIP
+>>> from relulab.experiments.criteria import Below
+>>> spec = ClaimSpec(
+...     "lr-0.2-converges", "lr 0.2 converges.", source="seed 001, Observation 2",
+...     criterion=Below("final loss", 1e-3), measure=lambda results, config: Reading(3e-6))
+>>> spec.evaluate({}, None).verdict
+'holds'
 
-**Verdicts.** A measurement is a number or an :class:`~relulab.analysis.Estimate` (a value with
-a confidence interval and its sample size n). For a number the verdict is ``holds`` or
-``fails``; for an estimate it follows the interval: ``holds`` when the whole interval satisfies
-the criterion, ``fails`` when none of it does, ``inconclusive`` when it straddles the criterion
-(then ``passed`` is false, and more samples are needed to decide). A NaN measurement fails: the
-behaviour the criterion looks for was not observed.
+Because the criterion is an object, a claim's positive and negative controls are two calls of
+``spec.judge(measured, config)`` in a test (``docs/adding-an-experiment.md``).
+
+**Verdicts.** ``holds``, ``fails``, ``inconclusive`` (the interval straddles the criterion:
+more samples are needed) and ``not tested``: the run cannot decide the claim by design (a
+stand-in data set, a fraction of the seed's training, a width the claim is not about). A claim
+that is not tested keeps its measurement, says why in ``why_not_tested`` and counts neither as
+holding nor failing. Claims about relations the seed does not make are flagged
+``beyond_seed`` and counted apart from the seed's tally.
 
 The JSON shape of a claim is part of the run contract: ``id``, ``statement``, ``expected``,
-``measured``, ``passed``, ``detail``, then the fields added since (``source``, ``verdict``,
-``n``, ``ci_low``, ``ci_high``, ``ci_level``, ``unit``, ``scale``, ``figure`` — the PNG that
-shows the evidence).
+``measured``, ``passed`` (true exactly when the verdict is ``holds``), ``detail``, then the
+fields added since (``source``, ``verdict``, ``n``, ``ci_low``, ``ci_high``, ``ci_level``,
+``unit``, ``scale``, ``figure`` — the PNG that shows the evidence — and, from issue 28,
+``scope``, ``beyond_seed`` and ``why_not_tested``).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
-
-import numpy as np
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from relulab.analysis.intervals import Estimate, correlation_ci
+from relulab.experiments.criteria import (
+    Above,
+    Below,
+    Correlated,
+    Criterion,
+    Inside,
+    Measured,
+    Ordered,
+    Verdict,
+    Within,
+)
 
 __all__ = [
+    "VERDICTS",
     "Claim",
+    "ClaimSpec",
     "Measured",
+    "Reading",
     "Verdict",
-    "above",
-    "below",
-    "correlated",
-    "inside",
-    "judged",
-    "ordered",
-    "within",
+    "claim",
+    "evaluate",
 ]
 
-Verdict = Literal["holds", "fails", "inconclusive"]
-Measured = float | Estimate
+VERDICTS: tuple[Verdict, ...] = ("holds", "fails", "inconclusive", "not tested")
 
 
 @dataclass(frozen=True)
 class Claim:
     """One statement of a seed, what it leads us to expect, what we measured, and the verdict.
 
-    Build claims with the builders of this module rather than by hand: they fill ``expected``,
-    ``verdict`` and the interval fields consistently.
+    Build claims with :func:`claim` (or a :class:`ClaimSpec`) rather than by hand: it fills
+    ``expected``, ``verdict`` and the interval fields consistently.
     """
 
     id: str
@@ -72,401 +86,304 @@ class Claim:
     unit: str = ""
     scale: str = ""
     figure: str = ""
+    scope: str = ""
+    beyond_seed: bool = False
+    why_not_tested: str = ""
 
     def __post_init__(self) -> None:
         if not self.verdict:  # a hand-built claim: the verdict is its pass/fail
             object.__setattr__(self, "verdict", "holds" if self.passed else "fails")
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.4g}"
+def _expected(criterion: Criterion, source: str, scope: str, headline: Measured, note: str) -> str:
+    parts = [f"{criterion.text()} — {source}"]
+    if scope:
+        parts.append(f"judged where the seed says it applies: {scope}")
+    if isinstance(headline, Estimate):
+        parts.append(f"verdict from the {headline.level:.0%} CI")
+    if note:
+        parts.append(note)
+    return "; ".join(parts)
 
 
-def _claim(
+def claim(
     claim_id: str,
     statement: str,
     *,
-    criterion: str,
-    measured: Measured,
-    verdict: Verdict,
+    criterion: Criterion,
+    measured: Any,
     source: str,
-    unit: str,
-    detail: str,
-    note: str,
-    scale: str,
+    scope: str = "",
+    detail: str = "",
+    note: str = "",
+    unit: str = "",
+    scale: str = "",
     figure: str = "",
+    beyond_seed: bool = False,
+    untested: str = "",
 ) -> Claim:
-    expected = f"{criterion} — {source}"
-    if isinstance(measured, Estimate):
-        expected += f"; verdict from the {measured.level:.0%} CI"
-    if note:
-        expected += f"; {note}"
+    """A claim: the criterion judges the measurement, and every field is filled from the two.
+
+    Args:
+        claim_id: a stable id (kebab-case).
+        statement: the seed's statement in words.
+        criterion: the test (:mod:`relulab.experiments.criteria`).
+        measured: what the criterion judges (a number, an estimate, or the compound shape the
+            criterion takes: ``{name: value}`` for :class:`AllOf` / :class:`Every`,
+            ``[(name, value), …]`` for :class:`Ordered`).
+        source: where in the seed the statement is (section, figure, sentence).
+        scope: where the seed says the statement applies ("asymptotically, l ≫ l₀", "early in
+            training", "with SGD"), when it bounds it.
+        detail: the numbers a reader needs to judge the verdict.
+        note: tags on the criterion (``"tolerance [I]"``).
+        unit: the measured value's unit.
+        scale: the scale the run measured at.
+        figure: the PNG that shows the evidence.
+        beyond_seed: the relation is relulab's own extension, not the seed's.
+        untested: why this run cannot decide the claim (non-empty: verdict ``not tested``).
+
+    Returns:
+        The :class:`Claim`.
+
+    Example:
+        >>> from relulab.experiments.criteria import Above
+        >>> claim("x", "x is big.", criterion=Above("x", 1.0), measured=0.5, source="s").verdict
+        'fails'
+    """
+    headline = criterion.headline(measured)
+    verdict: Verdict = "not tested" if untested else criterion.judge(measured)
+    parts = criterion.describe(measured)
     interval = (
         {
-            "n": measured.n,
-            "ci_low": measured.low,
-            "ci_high": measured.high,
-            "ci_level": measured.level,
+            "n": headline.n,
+            "ci_low": headline.low,
+            "ci_high": headline.high,
+            "ci_level": headline.level,
         }
-        if isinstance(measured, Estimate)
+        if isinstance(headline, Estimate)
         else {}
     )
     return Claim(
         claim_id,
         statement,
-        expected,
-        float(measured),
+        _expected(criterion, source, scope, headline, note),
+        float(headline),
         verdict == "holds",
-        detail,
+        "; ".join(filter(None, [parts, detail])),
         source,
         verdict,
         unit=unit,
         scale=scale,
         figure=figure,
+        scope=scope,
+        beyond_seed=beyond_seed,
+        why_not_tested=untested,
         **interval,
     )
 
 
-def _interval(measured: Measured) -> tuple[float, float, float]:
-    """``(value, low, high)``; a plain number is its own interval."""
-    if isinstance(measured, Estimate):
-        return float(measured.value), float(measured.low), float(measured.high)
-    value = float(measured)
-    return value, value, value
+@dataclass(frozen=True)
+class Reading:
+    """What a claim's measurement found on the stored results.
+
+    Args:
+        measured: what the claim's criterion judges.
+        detail: the numbers behind it, for the reader.
+        scale: the scale it was measured at.
+        figure: the PNG with the evidence, when it depends on the run (else the spec's).
+        untested: why this run cannot decide the claim (the verdict is then ``not tested``).
+    """
+
+    measured: Any
+    detail: str = ""
+    scale: str = ""
+    figure: str = ""
+    untested: str = ""
 
 
-def _judge_region(measured: Measured, low: float, high: float) -> Verdict:
-    """Verdict for "the quantity lies in [low, high]" (either bound may be infinite)."""
-    value, lo, hi = _interval(measured)
-    if math.isnan(value):
-        return "fails"
-    if low <= lo and hi <= high:
-        return "holds"
-    if hi < low or lo > high:
-        return "fails"
-    return "inconclusive"
+Results = Mapping[str, Any]
 
 
-def _strict_below(measured: Measured, bound: float, or_equal: bool) -> Verdict:
-    value, lo, hi = _interval(measured)
-    if math.isnan(value):
-        return "fails"
-    inside = (lambda v: v <= bound) if or_equal else (lambda v: v < bound)
-    if inside(hi):
-        return "holds"
-    if not inside(lo):
-        return "fails"
-    return "inconclusive"
+@dataclass(frozen=True)
+class ClaimSpec:
+    """A claim declared as data: what the seed says, where, and how relulab tests it.
+
+    Args:
+        id: a stable id (kebab-case); its controls are the tests
+            ``test_<id with underscores>_positive`` and ``…_negative``.
+        statement: the seed's statement in words.
+        source: where in the seed (section, figure, sentence).
+        criterion: the criterion, or a function of the config returning it (thresholds that
+            are config fields).
+        measure: ``measure(results, config) -> Reading``.
+        scope: where the seed says the statement applies, when it bounds it.
+        note: tags on the criterion (``"tolerance [I]"``).
+        unit: the measured value's unit.
+        figure: the PNG that shows the evidence.
+        beyond_seed: a relation the seed does not make (counted apart from the seed's tally).
+        untested: a function of the config giving why a run with it cannot decide the claim
+            (``""`` when it can).
+    """
+
+    id: str
+    statement: str
+    source: str
+    criterion: Criterion | Callable[[Any], Criterion]
+    measure: Callable[[Results, Any], Reading]
+    scope: str = ""
+    note: str = ""
+    unit: str = ""
+    figure: str = ""
+    beyond_seed: bool = False
+    untested: Callable[[Any], str] | None = field(default=None)
+
+    def criterion_for(self, config: Any) -> Criterion:
+        """The criterion at this config."""
+        if isinstance(self.criterion, Criterion):
+            return self.criterion
+        return self.criterion(config)
+
+    def judge(self, measured: Any, config: Any = None) -> Verdict:
+        """The criterion's verdict on a measurement: what a control test calls."""
+        return self.criterion_for(config).judge(measured)
+
+    def evaluate(self, results: Results, config: Any) -> Claim:
+        """Measure the claim on the stored results and judge it."""
+        reading = self.measure(results, config)
+        untested = reading.untested or (self.untested(config) if self.untested else "")
+        return claim(
+            self.id,
+            self.statement,
+            criterion=self.criterion_for(config),
+            measured=reading.measured,
+            source=self.source,
+            scope=self.scope,
+            detail=reading.detail,
+            note=self.note,
+            unit=self.unit,
+            scale=reading.scale,
+            figure=reading.figure or self.figure,
+            beyond_seed=self.beyond_seed,
+            untested=untested,
+        )
+
+    @property
+    def test_name(self) -> str:
+        """The stem of this claim's control tests: ``test_<id>`` with ``-`` as ``_``."""
+        return "test_" + self.id.replace("-", "_").replace(".", "_")
+
+
+def evaluate(specs: Sequence[ClaimSpec], results: Results, config: Any) -> list[Claim]:
+    """Every claim of a study, in order; ids must be unique.
+
+    Example:
+        >>> evaluate([], {}, None)
+        []
+    """
+    ids = [spec.id for spec in specs]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"claim ids must be unique, repeated: {', '.join(duplicates)}")
+    return [spec.evaluate(results, config) for spec in specs]
+
+
+# ---------------------------------------------------------------------------------------------
+# Transitional builders: the keyword builders studies used before ClaimSpec, now thin wrappers
+# of claim(). Removed once every study declares its claims as specs.
+# ---------------------------------------------------------------------------------------------
+def _legacy(claim_id, statement, criterion, measured, source, **kw) -> Claim:
+    return claim(claim_id, statement, criterion=criterion, measured=measured, source=source, **kw)
 
 
 def below(
-    claim_id: str,
-    statement: str,
-    *,
-    quantity: str,
-    measured: Measured,
-    bound: float,
-    source: str,
-    or_equal: bool = False,
-    unit: str = "",
-    detail: str = "",
-    note: str = "",
-    scale: str = "",
-    figure: str = "",
+    claim_id, statement, *, quantity, measured, bound, source, or_equal=False, unit="", **kw
 ) -> Claim:
-    """``quantity < bound`` (``≤`` with ``or_equal``).
-
-    Example:
-        >>> below("x", "x is small.", quantity="x", measured=0.5, bound=1.0, source="s").verdict
-        'holds'
-    """
-    verdict = _strict_below(measured, bound, or_equal)
-    sign = "≤" if or_equal else "<"
-    return _claim(
+    """Transitional: ``claim(criterion=Below(…))``."""
+    return _legacy(
         claim_id,
         statement,
-        criterion=f"{quantity} {sign} {_fmt(bound)}{_unit(unit)}",
-        measured=measured,
-        verdict=verdict,
-        source=source,
+        Below(quantity, bound, or_equal, unit),
+        measured,
+        source,
         unit=unit,
-        detail=detail,
-        note=note,
-        scale=scale,
-        figure=figure,
+        **kw,
     )
-
-
-def _negate(measured: Measured) -> Measured:
-    if isinstance(measured, Estimate):
-        return Estimate(-measured.value, -measured.high, -measured.low, measured.n, measured.level)
-    return -float(measured)
 
 
 def above(
-    claim_id: str,
-    statement: str,
-    *,
-    quantity: str,
-    measured: Measured,
-    bound: float,
-    source: str,
-    or_equal: bool = False,
-    unit: str = "",
-    detail: str = "",
-    note: str = "",
-    scale: str = "",
-    figure: str = "",
+    claim_id, statement, *, quantity, measured, bound, source, or_equal=False, unit="", **kw
 ) -> Claim:
-    """``quantity > bound`` (``≥`` with ``or_equal``).
-
-    Example:
-        >>> above("x", "x is big.", quantity="x", measured=0.5, bound=1.0, source="s").verdict
-        'fails'
-    """
-    verdict = _strict_below(_negate(measured), -bound, or_equal)
-    sign = "≥" if or_equal else ">"
-    return _claim(
+    """Transitional: ``claim(criterion=Above(…))``."""
+    return _legacy(
         claim_id,
         statement,
-        criterion=f"{quantity} {sign} {_fmt(bound)}{_unit(unit)}",
-        measured=measured,
-        verdict=verdict,
-        source=source,
+        Above(quantity, bound, or_equal, unit),
+        measured,
+        source,
         unit=unit,
-        detail=detail,
-        note=note,
-        scale=scale,
-        figure=figure,
+        **kw,
     )
 
 
-def _unit(unit: str) -> str:
-    return f" {unit}" if unit else ""
-
-
-def inside(
-    claim_id: str,
-    statement: str,
-    *,
-    quantity: str,
-    measured: Measured,
-    low: float,
-    high: float,
-    source: str,
-    unit: str = "",
-    detail: str = "",
-    note: str = "",
-    scale: str = "",
-    figure: str = "",
-) -> Claim:
-    """``low ≤ quantity ≤ high``.
-
-    Example:
-        >>> inside("x", "x is moderate.", quantity="x", measured=0.25, low=0.2, high=0.3,
-        ...        source="s").verdict
-        'holds'
-    """
-    return _claim(
-        claim_id,
-        statement,
-        criterion=f"{quantity} in [{_fmt(low)}, {_fmt(high)}]{_unit(unit)}",
-        measured=measured,
-        verdict=_judge_region(measured, low, high),
-        source=source,
-        unit=unit,
-        detail=detail,
-        note=note,
-        scale=scale,
-        figure=figure,
+def inside(claim_id, statement, *, quantity, measured, low, high, source, unit="", **kw) -> Claim:
+    """Transitional: ``claim(criterion=Inside(…))``."""
+    return _legacy(
+        claim_id, statement, Inside(quantity, low, high, unit), measured, source, unit=unit, **kw
     )
 
 
 def within(
-    claim_id: str,
-    statement: str,
+    claim_id,
+    statement,
     *,
-    quantity: str,
-    measured: Measured,
-    target: float,
-    tolerance: float,
-    source: str,
-    relative: bool = False,
-    unit: str = "",
-    detail: str = "",
-    note: str = "",
-    scale: str = "",
-    figure: str = "",
+    quantity,
+    measured,
+    target,
+    tolerance,
+    source,
+    relative=False,
+    unit="",
+    **kw,
 ) -> Claim:
-    """``|quantity − target| ≤ tolerance`` (``tolerance × |target|`` with ``relative``).
-
-    Example:
-        >>> within("x", "x is 1.", quantity="x", measured=1.04, target=1.0, tolerance=0.05,
-        ...        source="s").passed
-        True
-    """
-    half = tolerance * abs(target) if relative else tolerance
-    spread = f"±{tolerance:.0%}" if relative else f"±{_fmt(tolerance)}"
-    return _claim(
-        claim_id,
-        statement,
-        criterion=f"{quantity} = {_fmt(target)}{_unit(unit)} {spread}",
-        measured=measured,
-        verdict=_judge_region(measured, target - half, target + half),
-        source=source,
-        unit=unit,
-        detail=detail,
-        note=note,
-        scale=scale,
-        figure=figure,
-    )
+    """Transitional: ``claim(criterion=Within(…))``."""
+    criterion = Within(quantity, target, tolerance, relative, unit)
+    return _legacy(claim_id, statement, criterion, measured, source, unit=unit, **kw)
 
 
-def ordered(
-    claim_id: str,
-    statement: str,
-    *,
-    quantity: str,
-    values: Sequence[tuple[str, Measured]],
-    source: str,
-    increasing: bool = True,
-    unit: str = "",
-    detail: str = "",
-    note: str = "",
-    scale: str = "",
-    figure: str = "",
-) -> Claim:
-    """The named values in strictly increasing (or decreasing) order.
-
-    ``measured`` is the smallest step in the required direction (negative when the order is
-    broken). With estimates, each consecutive pair must have separated intervals to hold; a pair
-    whose intervals are separated the wrong way fails the claim; otherwise it is inconclusive.
-
-    Example:
-        >>> ordered("o", "a < b.", quantity="loss", values=[("a", 1.0), ("b", 2.0)],
-        ...         source="s").verdict
-        'holds'
-    """
-    if len(values) < 2:
-        raise ValueError("ordered needs at least two values")
-    sign = 1.0 if increasing else -1.0
-    steps, verdicts = [], []
-    for (_, first), (_, second) in zip(values[:-1], values[1:], strict=True):
-        v1, lo1, hi1 = _interval(first)
-        v2, lo2, hi2 = _interval(second)
-        steps.append(sign * (v2 - v1))
-        if math.isnan(v1) or math.isnan(v2):
-            verdicts.append("fails")
-        elif (lo2 > hi1) if increasing else (hi2 < lo1):
-            verdicts.append("holds")
-        elif (hi2 < lo1) if increasing else (lo2 > hi1):
-            verdicts.append("fails")
-        elif not isinstance(first, Estimate) and not isinstance(second, Estimate):
-            verdicts.append("fails")  # equal plain numbers: not strictly ordered
-        else:
-            verdicts.append("inconclusive")
-    verdict: Verdict = (
-        "fails"
-        if "fails" in verdicts
-        else ("inconclusive" if "inconclusive" in verdicts else "holds")
-    )
-    relation = " < " if increasing else " > "
-    listing = "; ".join(
-        f"{name}: {v.describe() if isinstance(v, Estimate) else _fmt(float(v))}"
-        for name, v in values
-    )
-    return _claim(
-        claim_id,
-        statement,
-        criterion=f"{quantity}: {relation.join(name for name, _ in values)}",
-        measured=float(np.min(steps)),
-        verdict=verdict,
-        source=source,
-        unit=unit,
-        detail="; ".join(filter(None, [listing, detail])),
-        note=note,
-        scale=scale,
-        figure=figure,
-    )
+def ordered(claim_id, statement, *, quantity, values, source, increasing=True, **kw) -> Claim:
+    """Transitional: ``claim(criterion=Ordered(…))``."""
+    criterion = Ordered(quantity, increasing, tuple(name for name, _ in values))
+    return _legacy(claim_id, statement, criterion, list(values), source, **kw)
 
 
 def correlated(
-    claim_id: str,
-    statement: str,
-    *,
-    quantity: str,
-    x: Sequence[float] | np.ndarray,
-    y: Sequence[float] | np.ndarray,
-    source: str,
-    positive: bool = True,
-    method: Literal["spearman", "pearson"] = "spearman",
-    detail: str = "",
-    note: str = "",
-    scale: str = "",
-    figure: str = "",
+    claim_id, statement, *, quantity, x, y, source, positive=True, method="spearman", **kw
 ) -> Claim:
-    """A positive (or negative) correlation of paired samples: its Fisher-z CI excludes 0.
-
-    Example:
-        >>> correlated("c", "y rises with x.", quantity="ρ(x, y)", x=range(10), y=range(10),
-        ...            source="s").verdict
-        'holds'
-    """
-    estimate = correlation_ci(x, y, method)
-    bound = (0.0, math.inf) if positive else (-math.inf, 0.0)
-    verdict = _judge_region(estimate, *bound)
-    if verdict == "holds" and estimate.value == 0.0:
-        verdict = "fails"
-    name = "Spearman" if method == "spearman" else "Pearson"
-    return _claim(
-        claim_id,
-        statement,
-        criterion=f"{name} {quantity} {'>' if positive else '<'} 0",
-        measured=estimate,
-        verdict=verdict,
-        source=source,
-        unit="",
-        detail=detail,
-        note=note,
-        scale=scale,
-        figure=figure,
-    )
+    """Transitional: ``claim(criterion=Correlated(…), measured=correlation_ci(x, y))``."""
+    criterion = Correlated(quantity, positive, method)
+    return _legacy(claim_id, statement, criterion, correlation_ci(x, y, method), source, **kw)
 
 
-def judged(
-    claim_id: str,
-    statement: str,
-    *,
-    expected: str,
-    measured: Measured,
-    holds: bool | None,
-    source: str,
-    unit: str = "",
-    detail: str = "",
-    note: str = "",
-    scale: str = "",
-    figure: str = "",
-) -> Claim:
-    """A compound criterion judged by the caller (``holds=None``: inconclusive).
+@dataclass(frozen=True)
+class _Decided:
+    """Transitional: a verdict decided by the caller (``holds=None``: inconclusive)."""
 
-    Use it only where no other builder fits (several conditions at once); ``expected`` says the
-    criterion in words.
+    expected: str
+    holds: bool | None
 
-    Example:
-        >>> judged("j", "both.", expected="a and b", measured=1.0, holds=True, source="s").passed
-        True
-    """
-    verdict: Verdict = "inconclusive" if holds is None else ("holds" if holds else "fails")
-    return _claim(
-        claim_id,
-        statement,
-        criterion=expected,
-        measured=measured,
-        verdict=verdict,
-        source=source,
-        unit=unit,
-        detail=detail,
-        note=note,
-        scale=scale,
-        figure=figure,
-    )
+    def judge(self, measured: Any) -> Verdict:
+        return "inconclusive" if self.holds is None else ("holds" if self.holds else "fails")
+
+    def text(self) -> str:
+        return self.expected
+
+    def headline(self, measured: Any) -> Measured:
+        return measured
+
+    def describe(self, measured: Any) -> str:
+        return ""
+
+
+def judged(claim_id, statement, *, expected, measured, holds, source, **kw) -> Claim:
+    """Transitional: a compound criterion judged by the caller."""
+    return _legacy(claim_id, statement, _Decided(expected, holds), measured, source, **kw)

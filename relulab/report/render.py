@@ -75,6 +75,7 @@ environment.filters.update(
     interval=scorecard.format_interval,
     overrides=scorecard.format_overrides,
     verdict=scorecard.verdict,
+    verdict_class=scorecard.verdict_class,
     anchor=scorecard.anchor,
     count_text=scorecard.count_text,
     overall=scorecard.overall,

@@ -3,7 +3,12 @@ interval, seed, counts.
 
 Every function takes a claim as it is stored in ``summary.json`` (a mapping) and copes with
 summaries written before a field existed: a claim without ``verdict`` is judged by ``passed``,
-one without ``unit`` or an interval shows the bare number.
+one without ``unit`` or an interval shows the bare number, one without ``beyond_seed`` is a seed
+claim.
+
+**Tallies.** A claim that is ``not tested`` counts neither as holding nor failing: ``5/6 hold``
+counts the seed's claims that this run tested, and says how many were not tested apart. Claims
+flagged ``beyond_seed`` (relations the seed does not make) are tallied on their own.
 """
 
 from __future__ import annotations
@@ -17,6 +22,11 @@ from typing import Any
 __all__ = [
     "VERDICTS",
     "anchor",
+    "beyond_seed",
+    "is_beyond_seed",
+    "seed_claims",
+    "tally",
+    "verdict_class",
     "claim_seed",
     "count_text",
     "format_interval",
@@ -28,7 +38,7 @@ __all__ = [
     "verdict_counts",
 ]
 
-VERDICTS = ("holds", "fails", "inconclusive")
+VERDICTS = ("holds", "fails", "inconclusive", "not tested")
 _SEED_IN_SOURCE = re.compile(r"seed\s*(\d{3})", re.IGNORECASE)
 _LEADING_SEED = re.compile(r"^\s*(\d{3})\b")
 
@@ -67,8 +77,8 @@ def format_overrides(overrides: Mapping[str, Any] | None) -> str:
 
 
 def verdict(claim: Mapping[str, Any]) -> str:
-    """``holds``, ``fails`` or ``inconclusive``; a claim stored before verdicts existed is
-    judged by its ``passed`` flag."""
+    """``holds``, ``fails``, ``inconclusive`` or ``not tested``; a claim stored before verdicts
+    existed is judged by its ``passed`` flag."""
     stored = claim.get("verdict") or ""
     if stored in VERDICTS:
         return stored
@@ -116,30 +126,82 @@ def claim_seed(claim: Mapping[str, Any], seed_document: str = "") -> str:
     return found.group(1) if found else (seed_document or "")
 
 
+def verdict_class(name: str) -> str:
+    """The CSS class of a verdict (``not tested`` → ``not-tested``).
+
+    Example:
+        >>> verdict_class("not tested")
+        'not-tested'
+    """
+    return name.replace(" ", "-")
+
+
+def is_beyond_seed(claim: Mapping[str, Any]) -> bool:
+    """Whether the claim is relulab's own extension rather than a statement of the seed."""
+    return bool(claim.get("beyond_seed"))
+
+
+def seed_claims(claims: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The claims that test statements of the seed (not flagged ``beyond_seed``)."""
+    return [claim for claim in claims if not is_beyond_seed(claim)]
+
+
+def beyond_seed(claims: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The claims flagged ``beyond_seed``."""
+    return [claim for claim in claims if is_beyond_seed(claim)]
+
+
 def verdict_counts(claims: Iterable[Mapping[str, Any]]) -> Counter[str]:
-    """How many claims hold, fail and are inconclusive."""
+    """How many claims hold, fail, are inconclusive and are not tested."""
     return Counter(verdict(claim) for claim in claims)
 
 
+def tally(claims: Iterable[Mapping[str, Any]]) -> str:
+    """``k/n hold`` over the given claims (n: those tested), with the inconclusive and the not
+    tested ones.
+
+    Example:
+        >>> tally([{"verdict": "holds"}, {"verdict": "not tested"}])
+        '1/1 hold · 1 not tested'
+    """
+    claims = list(claims)
+    counts = verdict_counts(claims)
+    tested = len(claims) - counts["not tested"]
+    text = f"{counts['holds']}/{tested} hold"
+    if counts["inconclusive"]:
+        text += f" · {counts['inconclusive']} inconclusive"
+    if counts["not tested"]:
+        text += f" · {counts['not tested']} not tested"
+    return text
+
+
 def count_text(claims: Iterable[Mapping[str, Any]]) -> str:
-    """``5/6 hold``, with ``· 1 inconclusive`` when some are.
+    """``5/6 hold``: the seed's tested claims that hold, then the inconclusive and the not
+    tested ones, then the beyond-the-seed claims apart.
 
     Example:
         >>> count_text([{"passed": True}, {"passed": False}])
         '1/2 hold'
+        >>> count_text([{"verdict": "holds"}, {"verdict": "not tested"},
+        ...             {"verdict": "fails", "beyond_seed": True}])
+        '1/1 hold · 1 not tested · beyond the seed: 0/1 hold'
     """
     claims = list(claims)
-    counts = verdict_counts(claims)
-    text = f"{counts['holds']}/{len(claims)} hold"
-    if counts["inconclusive"]:
-        text += f" · {counts['inconclusive']} inconclusive"
+    text = tally(seed_claims(claims))
+    extra = beyond_seed(claims)
+    if extra:
+        text += f" · beyond the seed: {tally(extra)}"
     return text
 
 
 def overall(claims: Iterable[Mapping[str, Any]]) -> str:
-    """``fails`` if any claim fails, else ``inconclusive`` if any is, else ``holds``."""
-    counts = verdict_counts(claims)
-    return "fails" if counts["fails"] else ("inconclusive" if counts["inconclusive"] else "holds")
+    """The seed's claims as one verdict: ``fails`` if any fails, else ``inconclusive`` if any
+    is, else ``holds`` if any holds, else ``not tested``."""
+    counts = verdict_counts(seed_claims(claims))
+    for name in ("fails", "inconclusive", "holds"):
+        if counts[name]:
+            return name
+    return "not tested"
 
 
 def anchor(kind: str, name: str) -> str:

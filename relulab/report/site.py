@@ -222,7 +222,8 @@ def write_index(out_dir: Path, entries: Sequence[dict[str, Any]], preset: str) -
     out_dir = Path(out_dir)
     views = [_entry_view(out_dir, entry) for entry in entries]
     claims = [c for view in views for c in view["claims"]]
-    counts = scorecard.verdict_counts(claims)
+    counts = scorecard.verdict_counts(scorecard.seed_claims(claims))
+    beyond = scorecard.beyond_seed(claims)
     created = sorted(v["created"] for v in views if v.get("created"))
     return write_page(
         out_dir / INDEX_FILENAME,
@@ -230,10 +231,13 @@ def write_index(out_dir: Path, entries: Sequence[dict[str, Any]], preset: str) -
         preset=preset,
         experiments=views,
         n_claims=len(claims),
+        n_seed_claims=len(claims) - len(beyond),
+        n_beyond=len(beyond),
+        beyond_text=scorecard.tally(beyond),
         counts=counts,
         seeds=sorted({c["seed"] for c in claims if c["seed"]}),
         presets=sorted({v["preset"] for v in views if v["preset"]}),
-        verdicts=[(v, counts[v]) for v in scorecard.VERDICTS],
+        verdicts=[(v, scorecard.verdict_counts(claims)[v]) for v in scorecard.VERDICTS],
         versions=_merged_versions(views),
         devices=sorted({v["device"] for v in views if v.get("device")}),
         created=(created[0], created[-1]) if created else None,

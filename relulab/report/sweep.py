@@ -77,6 +77,12 @@ def write_sweep_page(path: Path, record: Mapping[str, Any]) -> Path:
     statements = {
         claim["id"]: claim.get("statement", "") for p in points for claim in p.get("claims") or []
     }
+    beyond = {
+        claim["id"]
+        for p in points
+        for claim in p.get("claims") or []
+        if scorecard.is_beyond_seed(claim)
+    }
     views = [_point_view(path.parent, point, claim_ids) for point in points]
     claims = []
     for position, claim_id in enumerate(claim_ids):
@@ -86,7 +92,9 @@ def write_sweep_page(path: Path, record: Mapping[str, Any]) -> Path:
                 "id": claim_id,
                 "statement": statements.get(claim_id, ""),
                 "holds": verdicts.count("holds"),
-                "measured_at": len(verdicts),
+                "measured_at": len(verdicts) - verdicts.count("not tested"),
+                "not_tested": verdicts.count("not tested"),
+                "beyond_seed": claim_id in beyond,
             }
         )
     return write_page(

@@ -449,6 +449,19 @@ def _rebuild_outputs(out_dir: Path) -> dict[str, Any]:
     return summary
 
 
+def _about(experiment: Experiment) -> str:
+    """The report's "About": the study package's docstring (its module's, for a one-module
+    study), else the experiment's one-line summary."""
+    module = inspect.getmodule(experiment.plan)
+    package = sys.modules.get(module.__package__ or "") if module else None
+    for candidate in (package, module):
+        if candidate is not None and candidate.__name__ != "relulab.experiments":
+            text = inspect.getdoc(candidate)
+            if text:
+                return text
+    return experiment.summary
+
+
 def _write_outputs(
     out_dir: Path,
     meta: dict[str, Any],
@@ -495,7 +508,7 @@ def _write_outputs(
         "device": meta["versions"].get("device", "unknown"),
     }
     text = json.dumps(summary, indent=2, allow_nan=False)
-    about = inspect.getdoc(inspect.getmodule(experiment.plan)) or experiment.summary
+    about = _about(experiment)
     write_run_report(out_dir, summary, figures, about=about)
     fault_point("outputs-report")
     write_atomic(out_dir / SUMMARY_FILENAME, text)

@@ -1,8 +1,7 @@
-"""prepost-ln and anisotropy: every claim fails on results where its behaviour is absent and
-holds on results that show it; LayerNorm's fixed norm is a test, not a claim (issue 12)."""
+"""prepost-ln: every claim fails on results where its behaviour is absent and holds on results
+that show it; LayerNorm's fixed norm is a test, not a claim (issue 12)."""
 
 import copy
-import math
 
 import numpy as np
 import pytest
@@ -10,7 +9,7 @@ import torch
 
 from relulab.config import apply_overrides
 from relulab.engine import BatchedResidualToy, ResidualToySpec
-from relulab.experiments import anisotropy, prepost_ln
+from relulab.experiments import prepost_ln
 from relulab.experiments.context import RunContext
 
 CONTEXT = RunContext(torch.device("cpu"), torch.float64, seed=0, quiet=True)
@@ -123,71 +122,3 @@ def test_prepost_alpha_one_is_not_dropped(prepost):
     alpha_one = [i for i, c in enumerate(pre.conditions) if c["alpha"] == 1.0]
     pre.curves["norm"][alpha_one] = 3.0  # only α = 1 breaks the law
     assert _verdicts(prepost_ln, broken, config)["preln-norm-grows-like-sqrt-l"] == "fails"
-
-
-# ---------------------------------------------------------------------------------------------
-# anisotropy.
-# ---------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def aniso():
-    return _run(anisotropy, "d=20", "D=40", "n_samples=2000", "slopes=11", "n_draws=4")
-
-
-def _relu_isotropic(results, config):
-    acts = results["activations"]
-    relu = [i for i, c in enumerate(acts.conditions) if c["activation"] == "relu"]
-    acts.final["sigma1_over_sigma2"][relu] = 1.0
-
-
-def _early_floor(results, config):
-    sweep = results["leaky-sweep"]
-    slopes = np.array([c["slope"] for c in sweep.conditions])
-    sweep.final["sigma1_over_sigma2"][:] = np.where(slopes < 0.2, 5.0 - 20 * slopes, 1.0)
-
-
-def _sigma1_off(results, config):
-    acts = results["activations"]
-    relu = [i for i, c in enumerate(acts.conditions) if c["activation"] == "relu"]
-    acts.final["sigma1"][relu] = 2 * acts.arrays["relu_sigma1_closed_form"]
-
-
-ANISO_COUNTER = {
-    "relu-top-singular-stands-out": _relu_isotropic,
-    "leaky-crossover-near-0.8": _early_floor,
-    "mean-shift-explains-sigma1": _sigma1_off,
-}
-
-
-def test_anisotropy_claims_are_the_counter_examples_keys(aniso):
-    config, results = aniso
-    assert set(_verdicts(anisotropy, results, config)) == set(ANISO_COUNTER)
-
-
-@pytest.mark.parametrize("claim_id", sorted(ANISO_COUNTER))
-def test_anisotropy_claim_fails_on_its_counter_example(aniso, claim_id):
-    config, results = aniso
-    broken = copy.deepcopy(results)
-    ANISO_COUNTER[claim_id](broken, config)
-    assert _verdicts(anisotropy, broken, config)[claim_id] == "fails"
-
-
-def test_anisotropy_claims_hold_on_ideal_results(aniso):
-    config, results = aniso
-    ideal = copy.deepcopy(results)
-    acts, sweep = ideal["activations"], ideal["leaky-sweep"]
-    for i, c in enumerate(acts.conditions):
-        acts.final["sigma1_over_sigma2"][i] = 5.0 if c["activation"] == "relu" else 1.02
-    relu = [i for i, c in enumerate(acts.conditions) if c["activation"] == "relu"]
-    acts.final["sigma1"][relu] = acts.arrays["relu_sigma1_closed_form"]
-    slopes = np.array([c["slope"] for c in sweep.conditions])
-    floor = 1.02 + 0.002 * np.random.default_rng(0).random(len(slopes))
-    sweep.final["sigma1_over_sigma2"][:] = np.where(slopes < 0.8, 1.02 + 5 * (0.8 - slopes), floor)
-    verdicts = _verdicts(anisotropy, ideal, config)
-    assert set(verdicts.values()) == {"holds"}, verdicts
-
-
-def test_floor_crossover_is_where_the_ratio_reaches_its_linear_value():
-    slopes = np.linspace(0, 1, 11)
-    ratio = np.maximum(5 - 5 * slopes, 1.0)  # reaches 1 at p = 0.8
-    assert anisotropy.floor_crossover(slopes, ratio, 0.01) == pytest.approx(0.798)
-    assert math.isnan(anisotropy.floor_crossover(slopes, ratio * 0 + 1.0, -0.5))

@@ -1,0 +1,161 @@
+"""anisotropy: each claim's criterion against its positive control (the mechanism the post
+describes, computed in closed form, or the post's own value) and its negative control (a
+counter-example); then the whole pipeline on stored results with each behaviour removed."""
+
+import copy
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from relulab.analysis import Estimate
+from relulab.config import apply_overrides
+from relulab.experiments import anisotropy
+from relulab.experiments.anisotropy import claims
+from relulab.experiments.anisotropy.units import Key, predicted_sigma1
+from relulab.experiments.context import RunContext
+from relulab.theory import get_kernel
+
+CONTEXT = RunContext(torch.device("cpu"), torch.float64, seed=0, quiet=True)
+CONFIG = anisotropy.PRESETS["quick"]
+
+
+def _infinite_n_ratio(activation: str, d: int = 50, width: int = 100) -> float:
+    """σ1/σ2 of σ(XW) as N → ∞: √(λ1/λ2) of E[h hᵀ] = μμᵀ + C from the closed-form kernels,
+    for one nn.Linear-default W (U(±1/√d)) — the post's mechanism with no sampling noise."""
+    rng = np.random.default_rng(0)
+    weight = rng.uniform(-1 / math.sqrt(d), 1 / math.sqrt(d), (width, d))
+    gram = weight @ weight.T
+    q = np.diag(gram)
+    second_moment = get_kernel(activation).cross(q[:, None], q[None, :], gram)
+    top, second = np.linalg.eigvalsh(second_moment)[::-1][:2]
+    return float(np.sqrt(top / second))
+
+
+# --- relu-top-singular-stands-out --------------------------------------------------------------
+def test_relu_top_singular_stands_out_positive():
+    """The mean shift in closed form: ReLU's σ1/σ2 stands out (≈ 3.3 at d = 50, D = 100; the
+    post's sizes give 5.3), tanh's does not (≈ 1.07)."""
+    measured = {"ReLU": _infinite_n_ratio("relu"), "tanh": _infinite_n_ratio("tanh")}
+    assert claims.STANDS_OUT.judge(measured, CONFIG) == "holds"
+
+
+def test_relu_top_singular_stands_out_negative():
+    """A zero-mean activation has no mean direction: the linear kernel's ratio (≈ 1.07) in the
+    ReLU slot must fail, and so must an anisotropic tanh."""
+    linear = _infinite_n_ratio("linear")
+    assert claims.STANDS_OUT.judge({"ReLU": linear, "tanh": 1.0}, CONFIG) == "fails"
+    assert claims.STANDS_OUT.judge({"ReLU": 5.0, "tanh": 3.0}, CONFIG) == "fails"
+
+
+# --- leaky-crossover-near-0.8 ------------------------------------------------------------------
+def test_leaky_crossover_near_0_8_positive():
+    """The post's own reading: 'a first order phase transition around p_c ≈ 0.8'."""
+    assert claims.CROSSOVER.judge(Estimate(0.8, 0.78, 0.82, 6), CONFIG) == "holds"
+    sweep = np.linspace(0, 1, 21)
+    ratio = np.where(sweep < 0.8, 1.0 + 40 * (0.8 - sweep) ** 2, 1.0)  # the figure's shape
+    assert claims.CROSSOVER.judge(claims.floor_crossover(sweep, ratio, 0.01), CONFIG) == "holds"
+
+
+def test_leaky_crossover_near_0_8_negative():
+    """A smooth interpolation that reaches the floor only at p = 1 (what the post expected and
+    did not see) must fail."""
+    sweep = np.linspace(0, 1, 21)
+    smooth = 5.0 - 4.0 * sweep
+    assert claims.CROSSOVER.judge(claims.floor_crossover(sweep, smooth, 0.01), CONFIG) == "fails"
+    assert claims.CROSSOVER.judge(Estimate(0.5, 0.45, 0.55, 6), CONFIG) == "fails"
+
+
+# --- mean-shift-explains-sigma1 ----------------------------------------------------------------
+def _sampled_sigma1(activation: str, n: int = 200_000, d: int = 20, width: int = 40) -> tuple:
+    """σ1 of σ(XW) sampled at large N, and the ReLU closed form for the same W."""
+    generator = torch.Generator().manual_seed(3)
+    weight = (torch.rand(width, d, generator=generator, dtype=torch.float64) * 2 - 1) / d**0.5
+    x = torch.randn(n, d, generator=generator, dtype=torch.float64)
+    h = {"relu": torch.relu, "linear": lambda z: z}[activation](x @ weight.T)
+    sampled = float(torch.linalg.svdvals(h)[0])
+    return sampled, predicted_sigma1(weight.numpy(), n, 0.0)[0]
+
+
+def test_mean_shift_explains_sigma1_positive():
+    """ReLU sampled at N = 200 000: σ1 is the closed form's √(N λ1(μμᵀ + C))."""
+    sampled, closed = _sampled_sigma1("relu")
+    assert claims.CLOSED_FORM.judge(abs(sampled / closed - 1), CONFIG) == "holds"
+
+
+def test_mean_shift_explains_sigma1_negative():
+    """Without a mean shift (the linear activation) σ1 is not the ReLU closed form."""
+    sampled, closed = _sampled_sigma1("linear")
+    assert claims.CLOSED_FORM.judge(abs(sampled / closed - 1), CONFIG) == "fails"
+
+
+# --- the pipeline on stored results ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def aniso():
+    config = apply_overrides(CONFIG, ["d=20", "D=40", "n_samples=2000", "slopes=11", "n_draws=4"])
+    return config, {unit.name: unit.run(CONTEXT) for unit in anisotropy.plan(config)}
+
+
+def _verdicts(results, config):
+    return {c.id: c.verdict for c in anisotropy.analyse(results, config).claims}
+
+
+def _relu_isotropic(results, config):
+    acts = results[Key.ACTIVATIONS]
+    relu = [i for i, c in enumerate(acts.conditions) if c["activation"] == "relu"]
+    acts.final["sigma1_over_sigma2"][relu] = 1.0
+
+
+def _early_floor(results, config):
+    sweep = results[Key.LEAKY_SWEEP]
+    slopes = np.array([c["slope"] for c in sweep.conditions])
+    sweep.final["sigma1_over_sigma2"][:] = np.where(slopes < 0.2, 5.0 - 20 * slopes, 1.0)
+
+
+def _sigma1_off(results, config):
+    acts = results[Key.ACTIVATIONS]
+    relu = [i for i, c in enumerate(acts.conditions) if c["activation"] == "relu"]
+    acts.final["sigma1"][relu] = 2 * acts.arrays["relu_sigma1_closed_form"]
+
+
+COUNTER = {
+    "relu-top-singular-stands-out": _relu_isotropic,
+    "leaky-crossover-near-0.8": _early_floor,
+    "mean-shift-explains-sigma1": _sigma1_off,
+}
+
+
+def test_claims_are_the_counter_examples_keys(aniso):
+    config, results = aniso
+    assert set(_verdicts(results, config)) == set(COUNTER)
+
+
+@pytest.mark.parametrize("claim_id", sorted(COUNTER))
+def test_claim_fails_on_its_counter_example(aniso, claim_id):
+    config, results = aniso
+    broken = copy.deepcopy(results)
+    COUNTER[claim_id](broken, config)
+    assert _verdicts(broken, config)[claim_id] == "fails"
+
+
+def test_claims_hold_on_ideal_results(aniso):
+    config, results = aniso
+    ideal = copy.deepcopy(results)
+    acts, sweep = ideal[Key.ACTIVATIONS], ideal[Key.LEAKY_SWEEP]
+    for i, c in enumerate(acts.conditions):
+        acts.final["sigma1_over_sigma2"][i] = 5.0 if c["activation"] == "relu" else 1.02
+    relu = [i for i, c in enumerate(acts.conditions) if c["activation"] == "relu"]
+    acts.final["sigma1"][relu] = acts.arrays["relu_sigma1_closed_form"]
+    slopes = np.array([c["slope"] for c in sweep.conditions])
+    floor = 1.02 + 0.002 * np.random.default_rng(0).random(len(slopes))
+    sweep.final["sigma1_over_sigma2"][:] = np.where(slopes < 0.8, 1.02 + 5 * (0.8 - slopes), floor)
+    verdicts = _verdicts(ideal, config)
+    assert set(verdicts.values()) == {"holds"}, verdicts
+
+
+def test_floor_crossover_is_where_the_ratio_reaches_its_linear_value():
+    slopes = np.linspace(0, 1, 11)
+    ratio = np.maximum(5 - 5 * slopes, 1.0)  # reaches 1 at p = 0.8
+    assert claims.floor_crossover(slopes, ratio, 0.01) == pytest.approx(0.798)
+    assert math.isnan(claims.floor_crossover(slopes, ratio * 0 + 1.0, -0.5))

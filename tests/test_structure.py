@@ -1,0 +1,179 @@
+"""The shape the experiments keep (issue 28): every study a package of small functions, unit
+names declared once in its ``units.py`` and produced by its ``plan``, every claim declared as a
+spec with a positive and a negative control test, criteria that come from the library."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from relulab.experiments import REGISTRY
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERIMENTS = ROOT / "relulab" / "experiments"
+TESTS = ROOT / "tests"
+MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 600
+STUDY_MODULES = ("__init__.py", "config.py", "units.py", "claims.py", "figures.py")
+# Studies that declare their claims as specs; the checks below apply to them (issue 28 migrates
+# every study, then this set is every registered experiment).
+MIGRATED = {name for name, experiment in REGISTRY.items() if experiment.claims}
+
+
+def _modules() -> list[Path]:
+    return sorted(EXPERIMENTS.rglob("*.py"))
+
+
+def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, source: list[str]) -> int:
+    """Lines of code in a function: not blank, not a comment, not its docstring."""
+    docstring = set()
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if isinstance(body[0].value.value, str):
+            docstring = set(range(body[0].lineno, body[0].end_lineno + 1))
+    lines = range(node.lineno, node.end_lineno + 1)
+    return sum(
+        1
+        for number in lines
+        if number not in docstring
+        and source[number - 1].strip()
+        and not source[number - 1].strip().startswith("#")
+    )
+
+
+def _functions(path: Path):
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node, _code_lines(node, text.splitlines())
+
+
+def _study(path: Path) -> str:
+    relative = path.relative_to(EXPERIMENTS)
+    return relative.parts[0].removesuffix(".py") if len(relative.parts) > 1 else relative.stem
+
+
+def _pending(path: Path) -> bool:
+    """A module of a study not yet migrated (shared modules are always checked)."""
+    study = _study(path).replace("_", "-")
+    return study in REGISTRY and study not in MIGRATED
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(EXPERIMENTS)))
+def test_functions_are_short(path):
+    if _pending(path):
+        pytest.skip("study not yet migrated to claim specs")
+    long = [
+        f"{node.name} ({lines} lines)"
+        for node, lines in _functions(path)
+        if lines > MAX_FUNCTION_LINES
+    ]
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines of code: {long}"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(EXPERIMENTS)))
+def test_modules_are_short(path):
+    if _pending(path):
+        pytest.skip("study not yet migrated to claim specs")
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{lines} lines"
+
+
+def _string_subscripts_of_results(path: Path) -> list[str]:
+    """``results["…"]`` / ``results[f"…"]`` / ``results.get("…")``: a unit reached by a string
+    typed where it is read."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        target, key = None, None
+        if isinstance(node, ast.Subscript):
+            target, key = node.value, node.slice
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
+        ):
+            target, key = node.func.value, node.args[0]
+        if isinstance(target, ast.Name) and target.id == "results":
+            if isinstance(key, ast.JoinedStr) or (
+                isinstance(key, ast.Constant) and isinstance(key.value, str)
+            ):
+                found.append(f"line {node.lineno}")
+    return found
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(EXPERIMENTS)))
+def test_units_are_reached_by_declared_keys(path):
+    if _pending(path):
+        pytest.skip("study not yet migrated to claim specs")
+    if path.name == "units.py":
+        return
+    assert not _string_subscripts_of_results(path), "use the study's units.Key"
+
+
+def _test_names() -> set[str]:
+    names = set()
+    for path in TESTS.glob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                names.add(node.name)
+    return names
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_claim_has_a_positive_and_a_negative_control(name):
+    if name not in MIGRATED:
+        pytest.skip("study not yet migrated to claim specs")
+    experiment = REGISTRY[name]
+    assert experiment.claims, "the experiment declares no claim specs"
+    names = _test_names()
+    missing = [
+        f"{spec.test_name}_{kind}"
+        for spec in experiment.claims
+        for kind in ("positive", "negative")
+        if f"{spec.test_name}_{kind}" not in names
+    ]
+    assert not missing, f"control tests missing: {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_unit_key_is_produced_by_plan(name):
+    if name not in MIGRATED:
+        pytest.skip("study not yet migrated to claim specs")
+    experiment = REGISTRY[name]
+    assert experiment.unit_keys is not None, "the experiment declares no unit_keys"
+    for preset, config in experiment.presets.items():
+        planned = {unit.name for unit in experiment.plan(config)}
+        missing = sorted(set(experiment.unit_keys(config)) - planned)
+        assert not missing, f"{preset}: keys no unit of plan produces: {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_study_is_a_package(name):
+    if name not in MIGRATED:
+        pytest.skip("study not yet migrated to claim specs")
+    package = EXPERIMENTS / name.replace("-", "_")
+    missing = [module for module in STUDY_MODULES if not (package / module).is_file()]
+    assert not missing, f"{package} lacks {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_claim_ids_match_the_analysis(name):
+    """The specs are what ``analyse`` evaluates, in order."""
+    if name not in MIGRATED:
+        pytest.skip("study not yet migrated to claim specs")
+    experiment = REGISTRY[name]
+    ids = [spec.id for spec in experiment.claims]
+    assert len(ids) == len(set(ids))
+    source = (EXPERIMENTS / name.replace("-", "_") / "claims.py").read_text(encoding="utf-8")
+    assert "evaluate(CLAIMS" in source, "analyse must evaluate the CLAIMS tuple"
+
+
+def test_claims_are_frozen_specs():
+    for name in MIGRATED:
+        for spec in REGISTRY[name].claims:
+            assert dataclasses.is_dataclass(spec) and spec.id and spec.source, spec
