@@ -152,9 +152,7 @@ CLOSED_FORM = ClaimSpec(
     "The top singular value is the mean shift: σ1 matches √(N λ1(μμᵀ + C)) from the "
     "closed-form ReLU kernels.",
     source=f"{SOURCE}, 'why': the mean shift of ReLU",
-    criterion=lambda c: Below(
-        "|σ1/closed form − 1| for ReLU, mean over draws", c.closed_form_rtol
-    ),
+    criterion=lambda c: Below("|σ1/closed form − 1| for ReLU, mean over draws", c.closed_form_rtol),
     measure=_closed_form,
     note="closed form derived [D]; tolerance [I]",
 )

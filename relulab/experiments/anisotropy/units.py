@@ -113,8 +113,9 @@ def _unit(config: AnisotropyConfig, name: str, values: list[tuple[str, float]]) 
         with context.progress(config.n_draws * len(values), name) as done:
             for draw, seed in enumerate(seeds):
                 generator = context.generator(f"inputs-{draw}")
-                x = torch.randn(config.n_samples, config.d, generator=generator,
-                                dtype=torch.float64)
+                x = torch.randn(
+                    config.n_samples, config.d, generator=generator, dtype=torch.float64
+                )
                 drawn, relu_closed = _draw_spectra(config, x, weights[draw], values)
                 spectra += drawn
                 closed += relu_closed
