@@ -400,14 +400,6 @@ class RunStore:
         self._db.commit()
         self.schema = SCHEMA_VERSION
 
-    def is_same_run(self, experiment: str, preset: str, config: dict[str, Any]) -> bool:
-        meta = self.meta()
-        return (
-            meta["experiment"] == experiment
-            and meta["preset"] == preset
-            and not _config_differences(meta["config"], config)
-        )
-
     def check_same_run(self, experiment: str, preset: str, config: dict[str, Any]) -> None:
         meta = self.meta()
         if meta["experiment"] != experiment:

@@ -18,4 +18,4 @@ def test_the_readme_has_python_blocks():
 def test_readme_block_runs_as_pasted(index, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code = compile(BLOCKS[index], f"README.md python block {index + 1}", "exec")
-    exec(code, {"__name__": "__readme__"})  # noqa: S102 (the README's own code)
+    exec(code, {"__name__": "__readme__"})  # the README's own code

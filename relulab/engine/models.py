@@ -317,14 +317,14 @@ class _ReLUInPlace(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, z: Tensor) -> Tensor:  # noqa: ANN001 (autograd's context)
+    def forward(ctx, z: Tensor) -> Tensor:
         z.relu_()
         ctx.mark_dirty(z)
         ctx.save_for_backward(z)
         return z
 
     @staticmethod
-    def backward(ctx, grad: Tensor) -> Tensor:  # noqa: ANN001
+    def backward(ctx, grad: Tensor) -> Tensor:
         (out,) = ctx.saved_tensors
         # a gradient that may be someone else's, or a backward that builds a graph
         # (create_graph: the out= form is not differentiable): the ordinary backward

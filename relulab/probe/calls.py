@@ -389,7 +389,7 @@ class CallRecorder(TorchFunctionMode):
             self._stack.pop()
 
     # -- torch functions ---------------------------------------------------------------------
-    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+    def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if not self._active:
             return func(*args, **kwargs)
