@@ -1,0 +1,534 @@
+"""The sample-variance scorecard: each statement of seed 002 §2–4 as a claim, plus the metrics.
+
+Every claim is a reading of simulated networks with an interval over networks (the statistics
+are in :mod:`~relulab.experiments.sample_variance.readings`); identities of the infinite-width
+theory (m/v increasing, sub-exponential approach) are tests, not claims. The seed makes every
+relation below: none is ``beyond_seed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from relulab.analysis import mean_ci, same_sign_fraction, sample_bias_corrected_ratio
+from relulab.experiments.base import Analysis, Results
+from relulab.experiments.claims import ClaimSpec, Reading, evaluate
+from relulab.experiments.criteria import Above, Below, Ordered, Within
+from relulab.experiments.sample_variance import readings as rd
+from relulab.experiments.sample_variance.config import (
+    PAPER_WIDTH,
+    SEED,
+    SampleVarianceConfig,
+    scale_gradients,
+    scale_widths,
+)
+from relulab.theory import batchnorm_gradient_slope, batchnorm_sample_std, sample_statistics
+
+__all__ = [
+    "BATCHNORM_REMOVES_DECAY",
+    "BATCHNORM_SIGMA_S",
+    "BATCHNORM_SLOPE",
+    "CLAIMS",
+    "DECAYS",
+    "HISTOGRAMS",
+    "KAIMING_FLAT",
+    "MATMUL_KEEPS",
+    "ON_OR_OFF",
+    "RELU_RAISES",
+    "SATURATES",
+    "SCALE_BIAS_SLOPE",
+    "TOTAL_PRESERVED",
+    "UPPER_BOUND",
+    "WIDER_IS_CLOSER",
+    "analyse",
+    "metrics",
+]
+
+WIDE = "Kaiming-initialised ReLU MLPs without biases on i.i.d. N(0, 1) inputs"
+FIG3 = "the seed's Fig. 3 setting: 30 MLPs of depth 50 and width 3000, random linear loss"
+BATCHNORM_SHARE = 1 - 1 / np.pi  # one Kaiming layer + ReLU of a centred, unit-variance input
+
+
+def _widest(config: SampleVarianceConfig) -> int:
+    return max(config.widths)
+
+
+def _tables(results: Results, config: SampleVarianceConfig) -> dict[int, np.ndarray]:
+    return {w: rd.ratio_curves(results, w) for w in config.widths}
+
+
+# ---------------------------------------------------------------------------------------------
+# §2–3.1: the sample variance decays while the total variance is preserved.
+# ---------------------------------------------------------------------------------------------
+def _decays(results: Results, config: SampleVarianceConfig) -> Reading:
+    width = _widest(config)
+    shares = rd.share(rd.width_result(results, width))
+    theory = 1 - sample_statistics(config.depth).rho
+    per_width = ", ".join(
+        f"{w}: {rd.share(rd.width_result(results, w))[:, -1].mean():.3f}" for w in config.widths
+    )
+    return Reading(
+        rd.decay(shares),
+        detail=f"share at layer 1: {shares[:, 0].mean():.3f}, layer {config.depth}: "
+        f"{shares[:, -1].mean():.3f} (infinite width: {theory[-1]:.4f}); per width at layer "
+        f"{config.depth}: {per_width}",
+        scale=scale_widths(config),
+    )
+
+
+DECAYS = ClaimSpec(
+    "sample-variance-decays",
+    "With Kaiming init the sample variance decays with depth: in layer 50 it has decayed "
+    "significantly.",
+    source=f"{SEED} §3.1, Fig. 1 left and right ('in layer 50 the sample variance has decayed "
+    "significantly')",
+    criterion=lambda c: Below(
+        f"share v²/(m² + v²) at layer {c.depth} over that at layer 1, width {_widest(c)}, "
+        "mean over networks",
+        c.decay_factor,
+    ),
+    measure=_decays,
+    scope=f"{WIDE}; the analysis is at infinite width, Fig. 1 right at finite width, layer 50",
+    note="factor [I]",
+    figure="finite_width_ratio.png",
+)
+
+
+def _total(results: Results, config: SampleVarianceConfig) -> Reading:
+    width = _widest(config)
+    result = rd.width_result(results, width)
+    total = result.curves["mean_sq"] + result.curves["sample_var"]
+    overall = mean_ci(total[:, -1] / total[:, 0])
+    return Reading(
+        rd.total_steps(total),
+        detail=f"(m² + v²) per unit at layer 1: {total[:, 0].mean() / width:.3f}, at layer "
+        f"{config.depth}: {total[:, -1].mean() / width:.3f} (σ² = 2); layer {config.depth} over "
+        f"layer 1 per network: {overall.describe()} — single networks drift at finite width, the "
+        "network average does not",
+        scale=scale_widths(config),
+    )
+
+
+TOTAL_PRESERVED = ClaimSpec(
+    "total-variance-preserved",
+    "Kaiming initialisation preserves the total variance m² + v² = σ² from layer to layer "
+    "(averaged over networks) while the sample variance decays.",
+    source=f"{SEED} §2.1–2.2, eq. 5 (σ² = 2 in every layer for normalised inputs)",
+    criterion=lambda c: Within(
+        f"mean over layers of (m² + v²)_(l+1)/(m² + v²)_l, width {_widest(c)}, mean over networks",
+        1.0,
+        c.total_rtol,
+    ),
+    measure=_total,
+    scope="the network average (⟨·⟩_w) of Kaiming-initialised nets on normalised inputs",
+    note="tolerance [I]",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# §3.2: finite widths against the infinite-width theory.
+# ---------------------------------------------------------------------------------------------
+def _upper_bound(results: Results, config: SampleVarianceConfig) -> Reading:
+    combined, per_width = rd.upper_bound(_tables(results, config), config)
+    raw = rd.theory_ratio(config)
+    above_raw = {
+        w: float(np.mean(rd.ratio_curves(results, w).mean(0)[1:] > raw[1:])) for w in config.widths
+    }
+    bias = sample_bias_corrected_ratio(raw[1], config.n_samples) / raw[1] - 1
+    return Reading(
+        combined,
+        detail="per width: "
+        + ", ".join(f"{w}: {e.describe()}" for w, e in per_width.items())
+        + "; fraction of layers above the uncorrected theory: "
+        + ", ".join(f"{w}: {f:.2f}" for w, f in above_raw.items())
+        + f"; the estimator's bias (+{bias:.1%} at layer 2) is in the theory",
+        scale=scale_widths(config),
+    )
+
+
+UPPER_BOUND = ClaimSpec(
+    "theory-is-upper-bound",
+    "The infinite-width ratio is an upper bound on the ratio r_l measured in finite networks.",
+    source=f"{SEED} §3.2, Fig. 2 left ('an upper bound on the ratio observed')",
+    criterion=lambda c: Below(
+        "largest relative excess of the network-mean r_l over the infinite-width theory as the "
+        f"{c.n_samples}-sample estimator reads it, layers ≥ 2, over widths",
+        c.bound_rtol,
+        or_equal=True,
+    ),
+    measure=_upper_bound,
+    scope="finite widths 30 … 3000, 30 nets each, depth 50, 100 i.i.d. Gaussian inputs (Fig. 2)",
+    note="tolerance [I]: the bound is tight at layer 2 for every width; the interval is the "
+    "largest lower and upper ends over widths, which issue 29 replaces",
+    figure="finite_width_ratio.png",
+)
+
+
+def _wider(results: Results, config: SampleVarianceConfig) -> Reading:
+    return Reading(rd.closeness(_tables(results, config), config), scale=scale_widths(config))
+
+
+WIDER_IS_CLOSER = ClaimSpec(
+    "wider-is-closer",
+    "For a given layer, the empirical ratio approaches the theory as the width increases.",
+    source=f"{SEED} §3.2, Fig. 2 left",
+    criterion=lambda c: Ordered(
+        "mean over layers ≥ 2 of |network-mean r_l − theory (as the estimator reads it)|",
+        increasing=False,
+        names=tuple(f"width {w}" for w in sorted(c.widths)),
+    ),
+    measure=_wider,
+    scope="for a particular layer, widths 30 … 3000 (Fig. 2)",
+    figure="finite_width_ratio.png",
+)
+
+
+def _saturates(results: Results, config: SampleVarianceConfig) -> Reading:
+    half = config.depth // 2
+    theory = rd.theory_ratio(config)
+    flattening = ", ".join(
+        f"{w}: layer "
+        f"{rd.saturation_layer(rd.ratio_curves(results, w).mean(0), config.saturation_level):.0f}"
+        for w in sorted(config.widths)
+    )
+    return Reading(
+        rd.growths(_tables(results, config), config),
+        detail=f"infinite width: {theory[-1] / theory[half - 1]:.2f}; the layer where the mean "
+        f"r_l first reaches {config.saturation_level:.0%} of its layer-{config.depth} value, per "
+        f"width: {flattening}",
+        scale=scale_widths(config),
+    )
+
+
+SATURATES = ClaimSpec(
+    "finite-width-ratio-saturates",
+    "At finite width the ratio saturates with depth, the sooner the narrower the network: "
+    "the rate of sample variance decay is lessened by decreasing the width.",
+    source=f"{SEED} §3 (introduction) and §3.2, Fig. 2 left",
+    criterion=lambda c: Ordered(
+        f"growth of the network-mean r over the second half, r_{c.depth}/r_{c.depth // 2}",
+        increasing=True,
+        names=tuple(f"width {w}" for w in sorted(c.widths)),
+    ),
+    measure=_saturates,
+    scope="finite widths 30 … 3000, depth 50 (Fig. 2)",
+    figure="finite_width_ratio.png",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# §1, §3.1, §6: what a deep unit looks like.
+# ---------------------------------------------------------------------------------------------
+def _on_or_off(results: Results, config: SampleVarianceConfig) -> Reading:
+    result = rd.width_result(results, _widest(config))
+    theory = rd.theory_ratio(config)[-1]
+    measured_ratio = result.curves["ratio"][:, -1].mean()
+    per_width = ", ".join(
+        f"{w}: {rd.width_result(results, w).final['on_or_off_last'].mean():.3f}"
+        for w in config.widths
+    )
+    return Reading(
+        mean_ci(result.final["on_or_off_last"]),
+        detail=f"layer 1: {result.final['on_or_off_first'].mean():.3f}; expected from the "
+        f"measured r_{config.depth} = {measured_ratio:.2f}: "
+        f"{float(same_sign_fraction(measured_ratio, config.n_samples)):.3f}, at infinite width "
+        f"(r = {theory:.2f}): {float(same_sign_fraction(theory, config.n_samples)):.3f}; per "
+        f"width: {per_width}",
+        scale=scale_widths(config),
+    )
+
+
+ON_OR_OFF = ClaimSpec(
+    "deep-units-on-or-off",
+    "For most neurons in a deep layer the pre-activation fluctuates little about a large "
+    "positive or negative mean: they are always on or always off.",
+    source=f"{SEED} §1 ('for most neurons in a deep layer'), §6 ('either always on or always off')",
+    criterion=lambda c: Above(
+        f"fraction of units at layer {c.depth} dead or always on over the {c.n_samples} inputs, "
+        f"width {_widest(c)}, mean over networks",
+        0.5,
+    ),
+    measure=_on_or_off,
+    scope="higher layers of wide Kaiming-initialised nets",
+)
+
+
+def _histograms(results: Results, config: SampleVarianceConfig) -> Reading:
+    first, last = config.histogram_layers
+    arrays = rd.width_result(results, config.histogram_width).arrays
+    early, deep = (rd.histogram_spreads(arrays[f"units_layer_{layer}"]) for layer in (first, last))
+    return Reading(
+        rd.histogram_shrink(early, deep),
+        detail=f"layer {first}: {early.mean():.3f}, layer {last}: {deep.mean():.3f} (3 units per "
+        f"network); infinite-width v/σ at layer {last}: "
+        f"{sample_statistics(config.depth).std_over_sigma[last - 1]:.3f}",
+        scale=f"width {config.histogram_width}, {config.n_networks} nets, 3 units each",
+    )
+
+
+HISTOGRAMS = ClaimSpec(
+    "histograms-narrow-with-depth",
+    "In layer 1 a neuron's distribution over samples looks like the pooled one over samples and "
+    "networks; in layer 50 its sample variance has decayed significantly.",
+    source=f"{SEED} §3.1, Fig. 1 right",
+    criterion=lambda c: Below(
+        f"per-neuron/pooled std ratio at layer {c.histogram_layers[1]} over that at layer "
+        f"{c.histogram_layers[0]}",
+        c.decay_factor,
+    ),
+    measure=_histograms,
+    scope="Fig. 1 right: 3 neurons of one wide MLP at layers 1 and 50 against the pooled one",
+    note="factor [I]",
+    figure="histograms.png",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# §3.4: matrix multiplication keeps the ratio, ReLU raises it.
+# ---------------------------------------------------------------------------------------------
+def _matmul(results: Results, config: SampleVarianceConfig) -> Reading:
+    curves = rd.gradient_curves(results, "kaiming")
+    steps = rd.matmul_steps(curves["linear_ratio"], curves["activation_ratio"])
+    return Reading(
+        mean_ci(steps.mean(axis=1)),
+        detail=f"per layer, network means range {steps.mean(0).min():.3f}–"
+        f"{steps.mean(0).max():.3f}",
+        scale=scale_gradients(config),
+    )
+
+
+MATMUL_KEEPS = ClaimSpec(
+    "matmul-keeps-ratio",
+    "Matrix multiplication by a matrix with i.i.d. elements keeps the sample mean-to-std "
+    "ratio on average.",
+    source=f"{SEED} §3.4, eq. 10",
+    criterion=lambda c: Within(
+        "r of W^(l+1) x^l over r of x^l, mean over layers and networks", 1.0, c.ratio_rtol
+    ),
+    measure=_matmul,
+    scope="on average over i.i.d. zero-mean weights (⟨·⟩_w of eq. 10)",
+    note="tolerance [I]",
+    figure="layer_steps.png",
+)
+
+
+def _relu_raises(results: Results, config: SampleVarianceConfig) -> Reading:
+    curves = rd.gradient_curves(results, "kaiming")
+    mean_rise = (curves["activation_ratio"] / curves["linear_ratio"]).mean(0)
+    return Reading(
+        rd.relu_rise(curves["linear_ratio"], curves["activation_ratio"]),
+        detail=f"rise at layer 1: {mean_rise[0]:.3f}, layer {config.depth // 2}: "
+        f"{mean_rise[config.depth // 2 - 1]:.3f}, layer {config.depth}: {mean_rise[-1]:.3f}",
+        scale=scale_gradients(config),
+    )
+
+
+RELU_RAISES = ClaimSpec(
+    "relu-raises-ratio",
+    "Applying ReLU raises the sample mean and lowers the sample variance: the ratio rises "
+    "at every layer.",
+    source=f"{SEED} §3.4, eq. 11",
+    criterion=Above("smallest over layers of the network-mean r(ReLU(u^l))/r(u^l)", 1.0),
+    measure=_relu_raises,
+    scope="the seed's informal (qualitative) explanation of §3.4",
+    figure="layer_steps.png",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# §4: BatchNorm removes the decay and makes gradients grow.
+# ---------------------------------------------------------------------------------------------
+def _batchnorm_share(results: Results, config: SampleVarianceConfig) -> Reading:
+    bn = rd.gradient_curves(results, "batchnorm")["linear_share"]
+    kaiming = rd.gradient_curves(results, "kaiming")["linear_share"]
+    half = config.depth // 2 - 1
+    return Reading(
+        mean_ci(bn[:, -1]),
+        detail=f"BatchNorm share at layers 2, {config.depth // 2}, {config.depth}: "
+        f"{bn[:, 1].mean():.3f}, {bn[:, half].mean():.3f}, {bn[:, -1].mean():.3f}; Kaiming "
+        f"without it: {kaiming[:, 1].mean():.3f}, {kaiming[:, half].mean():.3f}, "
+        f"{kaiming[:, -1].mean():.3f}",
+        scale=scale_gradients(config),
+    )
+
+
+BATCHNORM_REMOVES_DECAY = ClaimSpec(
+    "batchnorm-removes-decay",
+    "BatchNorm eliminates the sample variance decay: every layer starts from zero sample "
+    "mean and fixed sample variance.",
+    source=f"{SEED} §4 ('eliminates sample variance decay'; σ_s = √(1 − K(0)))",
+    criterion=lambda c: Within(
+        f"share v²/(m² + v²) of the linear output before BatchNorm at layer {c.depth}, mean over "
+        "networks",
+        BATCHNORM_SHARE,
+        c.share_tolerance,
+    ),
+    measure=_batchnorm_share,
+    scope="wide ReLU nets at initialisation, 'in the large batch limit at least'",
+    note="tolerance [I]; target 1 − K(0) = 1 − 1/π, one layer of decay [D]",
+    figure="layer_steps.png",
+)
+
+
+def _sigma_s(results: Results, config: SampleVarianceConfig) -> Reading:
+    pre_std = rd.gradient_curves(results, "batchnorm")["pre_std"]
+    estimate = mean_ci(pre_std[:, 1:].mean(axis=1))
+    return Reading(
+        estimate, detail=f"1/measured = {1 / float(estimate):.3f}", scale=scale_gradients(config)
+    )
+
+
+BATCHNORM_SIGMA_S = ClaimSpec(
+    "batchnorm-sigma-s",
+    "With BatchNorm, one Kaiming layer + ReLU leaves a sample std of "
+    "σ_s = √(1 − K(0)) ≈ 0.826 (rescaled by 1/σ_s ≈ 1.21).",
+    source=f"{SEED} §4",
+    criterion=lambda c: Within(
+        "measured pre-BN per-feature sample std, layers ≥ 2, mean over networks",
+        batchnorm_sample_std(),
+        c.sigma_s_rtol,
+        relative=True,
+    ),
+    measure=_sigma_s,
+    scope="a wide ReLU net, large batch (the seed's 'informal argument')",
+    note="tolerance [I]",
+)
+
+
+def _slope_reading(
+    scheme: str, detail: Callable[[Results, SampleVarianceConfig], str] | None = None
+) -> Callable[[Results, SampleVarianceConfig], Reading]:
+    """The measure of a slope claim: the mean fitted slope of ``scheme``'s gradient nets."""
+
+    def measure(results: Results, config: SampleVarianceConfig) -> Reading:
+        slope = rd.slope_estimate(rd.gradient_curves(results, scheme)["grad_sq"], config.depth)
+        text = detail(results, config) if detail else ""
+        return Reading(slope, detail=text, scale=scale_gradients(config))
+
+    return measure
+
+
+def _slope_criterion(target: float) -> Callable[[SampleVarianceConfig], Within]:
+    """The criterion of a slope claim: within ``slope_tolerance`` of ``target``."""
+
+    def criterion(config: SampleVarianceConfig) -> Within:
+        quantity = "fitted slope of ln⟨(∂L/∂x^l)²⟩ in l, mean over networks"
+        return Within(quantity, target, config.slope_tolerance)
+
+    return criterion
+
+
+def _scale_bias_detail(results: Results, config: SampleVarianceConfig) -> str:
+    trend = rd.scale_bias_trend(results, config)
+    text = "slope vs width: " + ", ".join(f"{w}: {e.describe()}" for w, e in trend.items())
+    if len(trend) >= 2 and max(trend) < PAPER_WIDTH:
+        text += (
+            "; extrapolated to the paper's width 3000 by a line in 1/width: "
+            f"{rd.extrapolated_slope(trend, PAPER_WIDTH, inverse=True):.3f}, in ln width: "
+            f"{rd.extrapolated_slope(trend, PAPER_WIDTH, inverse=False):.3f} (the paper measures "
+            "−0.379 there); the verdict is for the width measured, not the paper's"
+        )
+    return text
+
+
+BATCHNORM_SLOPE = ClaimSpec(
+    "batchnorm-gradient-slope",
+    "BatchNorm makes gradients grow towards the input: "
+    "ln⟨(∂L/∂x^l)²⟩ falls with slope ≈ −0.38 per layer (−0.381 reported).",
+    source=f"{SEED} §4, Fig. 3",
+    criterion=_slope_criterion(batchnorm_gradient_slope()),
+    measure=_slope_reading("batchnorm"),
+    scope=FIG3,
+    note="tolerance [I]",
+    figure="gradients.png",
+)
+
+SCALE_BIAS_SLOPE = ClaimSpec(
+    "scale-bias-gradient-slope",
+    "Scale+bias initialisation makes gradients grow the same way (−0.379 reported).",
+    source=f"{SEED} §4, Fig. 3",
+    criterion=_slope_criterion(batchnorm_gradient_slope()),
+    measure=_slope_reading("scale_bias", _scale_bias_detail),
+    scope=FIG3,
+    note="tolerance [I]",
+    figure="gradients.png",
+)
+
+KAIMING_FLAT = ClaimSpec(
+    "kaiming-gradients-flat",
+    "With Kaiming initialisation the scale of gradients stays fixed across layers.",
+    source=f"{SEED} §4, Fig. 3",
+    criterion=_slope_criterion(0.0),
+    measure=_slope_reading("kaiming"),
+    scope=FIG3,
+    note="tolerance [I]",
+    figure="gradients.png",
+)
+
+CLAIMS = (
+    DECAYS,
+    TOTAL_PRESERVED,
+    UPPER_BOUND,
+    WIDER_IS_CLOSER,
+    SATURATES,
+    ON_OR_OFF,
+    HISTOGRAMS,
+    MATMUL_KEEPS,
+    RELU_RAISES,
+    BATCHNORM_REMOVES_DECAY,
+    BATCHNORM_SIGMA_S,
+    BATCHNORM_SLOPE,
+    SCALE_BIAS_SLOPE,
+    KAIMING_FLAT,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics and analysis.
+# ---------------------------------------------------------------------------------------------
+def _width_metrics(results: Results, config: SampleVarianceConfig) -> dict[str, float]:
+    corrected = rd.corrected_theory(config)
+    metrics = {}
+    for width in config.widths:
+        result = rd.width_result(results, width)
+        measured = result.curves["ratio"].mean(0)
+        metrics[f"fraction_below_sample_bias_corrected_theory_width_{width}"] = float(
+            np.mean(measured <= corrected)
+        )
+        metrics[f"ratio_mean_abs_deviation_width_{width}"] = float(
+            np.mean(np.abs(measured[1:] - corrected[1:]))
+        )
+        metrics[f"ratio_last_layer_width_{width}"] = float(measured[-1])
+        metrics[f"saturation_layer_width_{width}"] = rd.saturation_layer(
+            measured, config.saturation_level
+        )
+        metrics[f"on_or_off_last_layer_width_{width}"] = float(
+            result.final["on_or_off_last"].mean()
+        )
+    return metrics
+
+
+def metrics(results: Results, config: SampleVarianceConfig) -> dict[str, float]:
+    """The infinite-width references, the slope of every scheme (and of scale+bias per trend
+    width), and per width the ratio's agreement with the theory, its last value, where it
+    flattens and the deep units' states."""
+    theory = sample_statistics(config.depth)
+    values = {
+        "theory_m_over_v_last_layer": float(theory.mean_to_std_ratio[-1]),
+        "theory_v_over_sigma_last_layer": float(theory.std_over_sigma[-1]),
+        "predicted_gradient_slope": batchnorm_gradient_slope(),
+        "sigma_s_theory": batchnorm_sample_std(),
+    }
+    for scheme, slope in rd.slope_estimates(results, config).items():
+        values[f"gradient_slope_{scheme}"] = float(slope)
+    for width, slope in rd.scale_bias_trend(results, config).items():
+        values[f"gradient_slope_scale_bias_width_{width}"] = float(slope)
+    values.update(_width_metrics(results, config))
+    return values
+
+
+def analyse(results: Results, config: SampleVarianceConfig) -> Analysis:
+    """Claims and metrics from the stored results."""
+    return Analysis(evaluate(CLAIMS, results, config), metrics(results, config))

@@ -1,0 +1,239 @@
+"""Readings of the sample-variance study: each claim's statistic on plain arrays (so a control
+test can feed it independently simulated networks), and the readers of the stored units that
+the claims, the metrics and the figures share.
+
+Every statistic is per network first; the interval is over networks: Student t for a mean
+(``mean_ci``), the jackknife with t quantiles for a statistic of the network-mean curve
+(``rows_statistic_ci``) or of several per-network readings (``statistic_ci``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from relulab.analysis import (
+    Estimate,
+    fit_log_slope,
+    mean_ci,
+    rows_statistic_ci,
+    sample_bias_corrected_ratio,
+    statistic_ci,
+)
+from relulab.experiments.base import Results
+from relulab.experiments.sample_variance.config import SCHEMES, SampleVarianceConfig
+from relulab.experiments.sample_variance.units import (
+    finite_width,
+    gradients,
+    scale_bias_at,
+)
+from relulab.store import UnitResult
+from relulab.theory import sample_statistics
+
+__all__ = [
+    "bound_excess",
+    "closeness",
+    "corrected_theory",
+    "decay",
+    "extrapolated_slope",
+    "gradient_curves",
+    "growths",
+    "histogram_shrink",
+    "histogram_spreads",
+    "matmul_steps",
+    "network_slopes",
+    "ratio_curves",
+    "relu_rise",
+    "saturation_layer",
+    "scale_bias_trend",
+    "share",
+    "slope_estimate",
+    "slope_estimates",
+    "theory_ratio",
+    "total_steps",
+    "upper_bound",
+    "width_result",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Theory as the run reads it.
+# ---------------------------------------------------------------------------------------------
+def theory_ratio(config: SampleVarianceConfig) -> np.ndarray:
+    """The infinite-width m/v per layer (layer 1 first)."""
+    return sample_statistics(config.depth).mean_to_std_ratio
+
+
+def corrected_theory(config: SampleVarianceConfig) -> np.ndarray:
+    """What the n-sample estimator of r reads on infinitely wide networks."""
+    return sample_bias_corrected_ratio(theory_ratio(config), config.n_samples)
+
+
+# ---------------------------------------------------------------------------------------------
+# Readers of the stored units.
+# ---------------------------------------------------------------------------------------------
+def width_result(results: Results, width: int) -> UnitResult:
+    """The finite-width unit of ``width``."""
+    return results[finite_width(width)]
+
+
+def ratio_curves(results: Results, width: int) -> np.ndarray:
+    """r_l per network and layer at ``width``, ``(S, depth)``."""
+    return width_result(results, width).curves["ratio"]
+
+
+def gradient_curves(results: Results, scheme: str) -> Mapping[str, np.ndarray]:
+    """The per-network curves of the gradient unit of ``scheme``."""
+    return results[gradients(scheme)].curves
+
+
+def share(result: UnitResult) -> np.ndarray:
+    """Per network and layer: v²/(m² + v²)."""
+    total = result.curves["mean_sq"] + result.curves["sample_var"]
+    return result.curves["sample_var"] / total
+
+
+# ---------------------------------------------------------------------------------------------
+# The claims' statistics, on arrays.
+# ---------------------------------------------------------------------------------------------
+def decay(shares: np.ndarray) -> Estimate:
+    """Mean over networks of the share v²/(m² + v²) at the last layer over that at the first;
+    ``shares`` is ``(S, depth)``."""
+    return mean_ci(shares[:, -1] / shares[:, 0])
+
+
+def total_steps(total: np.ndarray) -> Estimate:
+    """Mean over networks of the mean over layers of (m² + v²)_(l+1)/(m² + v²)_l."""
+    return mean_ci((total[:, 1:] / total[:, :-1]).mean(axis=1))
+
+
+def bound_excess(config: SampleVarianceConfig) -> Callable[[np.ndarray], np.ndarray]:
+    """The largest relative excess over layers ≥ 2 of the network-mean r_l over the corrected
+    theory, as a statistic of a stack of ``(S, depth)`` tables."""
+    corrected = corrected_theory(config)
+
+    def excess(tables: np.ndarray) -> np.ndarray:
+        return (tables.mean(axis=-2)[..., 1:] / corrected[1:] - 1).max(axis=-1)
+
+    return excess
+
+
+def upper_bound(
+    tables: Mapping[int, np.ndarray], config: SampleVarianceConfig
+) -> tuple[Estimate, dict[int, Estimate]]:
+    """The excess over the theory per width (:func:`bound_excess`) and the "combined" reading
+    the claim judges: the largest value, the largest lower and the largest upper end over
+    widths — the interval of no statistic (issue 29 replaces it)."""
+    excess = bound_excess(config)
+    per_width = {w: rows_statistic_ci(table, excess) for w, table in tables.items()}
+    worst = max(per_width, key=lambda w: per_width[w].value)
+    combined = Estimate(
+        max(e.value for e in per_width.values()),
+        max(e.low for e in per_width.values()),
+        max(e.high for e in per_width.values()),
+        per_width[worst].n,
+        per_width[worst].level,
+        "max over widths of per-width jackknife intervals",
+    )
+    return combined, per_width
+
+
+def closeness(
+    tables: Mapping[int, np.ndarray], config: SampleVarianceConfig
+) -> list[tuple[str, Estimate]]:
+    """Per width, smallest first: mean over layers ≥ 2 of |network-mean r_l − corrected
+    theory|."""
+    corrected = corrected_theory(config)
+
+    def deviation(t: np.ndarray) -> np.ndarray:
+        return np.abs(t.mean(axis=-2)[..., 1:] - corrected[1:]).mean(axis=-1)
+
+    return [(f"width {w}", rows_statistic_ci(tables[w], deviation)) for w in sorted(tables)]
+
+
+def growths(
+    tables: Mapping[int, np.ndarray], config: SampleVarianceConfig
+) -> list[tuple[str, Estimate]]:
+    """Per width, smallest first: the growth r_depth/r_(depth/2) of the network-mean curve."""
+    half = config.depth // 2
+
+    def growth(t: np.ndarray) -> np.ndarray:
+        mean = t.mean(axis=-2)
+        return mean[..., -1] / mean[..., half - 1]
+
+    return [(f"width {w}", rows_statistic_ci(tables[w], growth)) for w in sorted(tables)]
+
+
+def saturation_layer(curve: np.ndarray, level: float) -> float:
+    """The first layer (1-based) where ``curve`` reaches ``level`` × its last value."""
+    return float(np.flatnonzero(curve >= level * curve[-1])[0] + 1)
+
+
+def histogram_spreads(units: np.ndarray) -> np.ndarray:
+    """Per network: mean over kept units of (sample std) / (pooled std over samples and nets);
+    ``units`` is ``(S, n_samples, kept units)``."""
+    per_network = units.std(axis=1)  # (S, units)
+    pooled = units.transpose(2, 0, 1).reshape(units.shape[2], -1).std(axis=1)
+    return (per_network / pooled).mean(axis=1)
+
+
+def histogram_shrink(early: np.ndarray, deep: np.ndarray) -> Estimate:
+    """The per-neuron/pooled std ratio at the deep layer over that at the early one, from the
+    per-network spreads (:func:`histogram_spreads`)."""
+    return statistic_ci([deep, early], lambda d, e: float(np.mean(d) / np.mean(e)))
+
+
+def matmul_steps(linear_ratio: np.ndarray, activation_ratio: np.ndarray) -> np.ndarray:
+    """Per network and layer: r of W^(l+1) x^l over r of x^l, ``(S, depth − 1)``."""
+    return linear_ratio[:, 1:] / activation_ratio[:, :-1]
+
+
+def relu_rise(linear_ratio: np.ndarray, activation_ratio: np.ndarray) -> Estimate:
+    """The smallest over layers of the network-mean r(ReLU(u^l))/r(u^l)."""
+    rise = activation_ratio / linear_ratio
+    return rows_statistic_ci(rise, lambda t: t.mean(axis=-2).min(axis=-1))
+
+
+# ---------------------------------------------------------------------------------------------
+# Gradient slopes.
+# ---------------------------------------------------------------------------------------------
+def network_slopes(grad_sq: np.ndarray, depth: int) -> np.ndarray:
+    """Per network: the least-squares slope of ln⟨(∂L/∂x^l)²⟩ in l over layers 2 … depth − 1
+    (away from the input and the readout); ``grad_sq`` is ``(S, depth)``."""
+    layers = np.arange(1, depth + 1)
+    fit = slice(1, depth - 1)
+    return np.array([fit_log_slope(layers[fit], g[fit]) for g in grad_sq])
+
+
+def slope_estimate(grad_sq: np.ndarray, depth: int) -> Estimate:
+    """Mean over networks of the fitted slope (:func:`network_slopes`)."""
+    return mean_ci(network_slopes(grad_sq, depth))
+
+
+def slope_estimates(results: Results, config: SampleVarianceConfig) -> dict[str, Estimate]:
+    """The slope of every scheme at ``gradient_width``."""
+    return {
+        scheme: slope_estimate(gradient_curves(results, scheme)["grad_sq"], config.depth)
+        for scheme in SCHEMES
+    }
+
+
+def scale_bias_trend(results: Results, config: SampleVarianceConfig) -> dict[int, Estimate]:
+    """The scale+bias slope per width, smallest width first."""
+    widths = sorted({*config.trend_widths, config.gradient_width})
+    return {
+        w: slope_estimate(results[scale_bias_at(config, w)].curves["grad_sq"], config.depth)
+        for w in widths
+    }
+
+
+def extrapolated_slope(trend: Mapping[int, Estimate], width: int, inverse: bool) -> float:
+    """The slope at ``width`` from a least-squares line of the measured slopes in 1/width
+    (``inverse``) or in ln width; NaN with fewer than two widths."""
+    widths = np.array(list(trend), dtype=float)
+    if len(widths) < 2:
+        return float("nan")
+    x = 1.0 / widths if inverse else np.log(widths)
+    line = np.polyfit(x, [float(e) for e in trend.values()], 1)
+    return float(np.polyval(line, 1.0 / width if inverse else np.log(width)))
