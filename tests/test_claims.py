@@ -80,7 +80,7 @@ def test_interval_fields_expected_note_and_scope():
     )
     assert (made.n, made.ci_low, made.ci_high, made.ci_level) == (30, 0.4, 0.6, 0.95)
     assert "verdict from the 95% CI" in made.expected
-    assert "judged where the seed says it applies: early in training" in made.expected
+    assert "the seed's scope: early in training" in made.expected
     assert made.expected.endswith("threshold inferred")
     assert "1 steps" in made.expected and made.unit == "steps" and made.scope
 

@@ -98,7 +98,7 @@ class Claim:
 def _expected(criterion: Criterion, source: str, scope: str, headline: Measured, note: str) -> str:
     parts = [f"{criterion.text()} — {source}"]
     if scope:
-        parts.append(f"judged where the seed says it applies: {scope}")
+        parts.append(f"the seed's scope: {scope}")
     if isinstance(headline, Estimate):
         parts.append(f"verdict from the {headline.level:.0%} CI")
     if note:
