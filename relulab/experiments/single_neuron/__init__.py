@@ -11,17 +11,19 @@ locate the b2 and learning-rate boundaries, phase maps over (b1, b2) and (b2, lr
 reparameterised neuron ``w·(x + b')`` (the seed's open question) on the same grids.
 
 The package reads top to bottom: :mod:`.config` (settings with provenance tags, presets),
-:mod:`.units` (the batched computations), :mod:`.claims` (scorecard and metrics),
+:mod:`.units` (the unit names and the batched computations), :mod:`.readings` (loss levels,
+outcomes, kinks, transition regions), :mod:`.observations` (one claim spec per statement, a
+module per part of the seed), :mod:`.claims` (the scorecard in order, and the metrics),
 :mod:`.figures`.
 """
 
 from __future__ import annotations
 
 from relulab.experiments.base import Experiment
-from relulab.experiments.single_neuron.claims import analyse
+from relulab.experiments.single_neuron.claims import CLAIMS, analyse
 from relulab.experiments.single_neuron.config import PRESETS, SingleNeuronConfig
 from relulab.experiments.single_neuron.figures import figures
-from relulab.experiments.single_neuron.units import estimate_bytes, plan
+from relulab.experiments.single_neuron.units import estimate_bytes, plan, unit_keys
 
 __all__ = ["EXPERIMENT", "PRESETS", "SingleNeuronConfig", "analyse", "figures", "plan"]
 
@@ -36,4 +38,6 @@ EXPERIMENT = Experiment(
     analyse=analyse,
     figures=figures,
     estimate_bytes=estimate_bytes,
+    claims=CLAIMS,
+    unit_keys=unit_keys,
 )

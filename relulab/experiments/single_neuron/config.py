@@ -2,7 +2,8 @@
 
 Provenance tags: [S] stated by seed 001 (Liu, *Training dynamics of a single ReLU neuron*,
 "Problem Setup" and Observations 0–3), [I] inferred (the most likely reading; configurable),
-[D] derived. Beyond-the-seed settings (boundaries, phase maps) carry no tag.
+[D] derived. Beyond-the-seed settings (boundaries, phase maps) are implementation choices.
+Every single-field range is declared with its setting; no rule ties several fields together.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from relulab.config import ConfigError, setting
+from relulab.config import setting
 from relulab.theory import best_constant_fit_loss, best_linear_fit_loss
 
 __all__ = [
@@ -18,9 +19,12 @@ __all__ = [
     "HYPERACTIVE_PLATEAU",
     "OUTCOMES",
     "PRESETS",
+    "SOURCE",
     "SingleNeuronConfig",
+    "scale",
 ]
 
+SOURCE = "seed 001"
 HYPERACTIVE_PLATEAU = best_linear_fit_loss(-1.0, 1.0)  # = 1/48 [D]
 DEAD_PLATEAU = best_constant_fit_loss(-1.0, 1.0)  # = 5/48 [D]
 OUTCOMES = {"dead": 0, "balanced": 1, "hyperactive": 2, "converged": 3}
@@ -31,18 +35,31 @@ class SingleNeuronConfig:
     """Settings with their provenance (:func:`relulab.config.setting`): stated by seed 001,
     inferred (configurable), or an implementation choice (the beyond-the-seed sweeps)."""
 
-    seed: int = 0
+    seed: int = setting(
+        0, "choice", note="grid inputs and a fixed init: the seed matters only for uniform inputs"
+    )
     dtype: Literal["float32", "float64"] = setting("float32", "inferred")
     n_points: int = setting(
-        100, "inferred", note="any dense grid of 100…1000 points reproduces the thresholds"
+        100,
+        "inferred",
+        at_least=2,
+        note="any dense grid of 100…1000 points reproduces the thresholds",
     )
     sampling: Literal["grid", "uniform"] = setting("grid", "inferred", note="linspace(-1, 1, N)")
-    lr: float = setting(0.01, "stated", note="Adam, default lr 0.01 ('Problem Setup')")
-    betas: tuple[float, float] = setting((0.9, 0.999), "inferred", note="Adam defaults")
-    eps: float = setting(1e-8, "inferred", note="Adam default")
-    steps: int = setting(5000, "inferred", note="the seed shows long runs, not their length")
-    silu_steps: int = setting(20000, "inferred", note="long enough for SiLU's saddle")
-    record_every: int = setting(10, "choice")
+    lr: float = setting(
+        0.01, "stated", positive=True, note="Adam, default lr 0.01 ('Problem Setup')"
+    )
+    betas: tuple[float, float] = setting(
+        (0.9, 0.999), "inferred", at_least=0.0, less_than=1.0, note="Adam defaults"
+    )
+    eps: float = setting(1e-8, "inferred", positive=True, note="Adam default")
+    steps: int = setting(
+        5000, "inferred", positive=True, note="the seed shows long runs, not their length"
+    )
+    silu_steps: int = setting(
+        20000, "inferred", positive=True, note="long enough for SiLU's saddle"
+    )
+    record_every: int = setting(10, "choice", positive=True)
     b1_sweep: tuple[float, ...] = setting(
         (-2.0, -1.5, -1.2, -1.0, -0.8, -0.5, 0.0, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0),
         "inferred",
@@ -52,80 +69,52 @@ class SingleNeuronConfig:
         (0.0, -0.5, -1.0, -1.1, -1.2, -1.5, -2.0), "stated", note="-1.1 and -1.2 stated"
     )
     lr_sweep: tuple[float, ...] = setting(
-        (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5), "stated", note="0.2 and 0.4 stated"
+        (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5), "stated", positive=True, note="0.2 and 0.4 stated"
     )
     lr_sweep_b2: float = setting(-1.0, "stated")
     silu_b2: float = setting(-2.0, "inferred", note="ReLU vs SiLU at b2 = -2 (Observation 3)")
     silu_teacher: Literal["silu", "relu"] = setting(
         "silu", "inferred", note="a SiLU student cannot fit ReLU exactly"
     )
-    boundary_points: int = setting(61, "choice")
-    b2_boundary_range: tuple[float, float] = setting((-2.0, -0.5), "choice")
-    lr_boundary_range: tuple[float, float] = setting((0.05, 1.0), "choice", note="log-spaced")
-    grid_size: int = setting(21, "choice")
-    grid_b1_range: tuple[float, float] = setting((-2.5, 2.5), "choice")
-    grid_b2_range: tuple[float, float] = setting((-2.5, 1.0), "choice")
-    grid_lr_range: tuple[float, float] = setting((0.001, 1.0), "choice", note="log-spaced")
-    grid_record_every: int = setting(250, "choice")
+    boundary_points: int = setting(61, "choice", at_least=2)
+    b2_boundary_range: tuple[float, float] = setting((-2.0, -0.5), "choice", increasing=True)
+    lr_boundary_range: tuple[float, float] = setting(
+        (0.05, 1.0), "choice", positive=True, increasing=True, note="log-spaced"
+    )
+    grid_size: int = setting(21, "choice", at_least=2)
+    grid_b1_range: tuple[float, float] = setting((-2.5, 2.5), "choice", increasing=True)
+    grid_b2_range: tuple[float, float] = setting((-2.5, 1.0), "choice", increasing=True)
+    grid_lr_range: tuple[float, float] = setting(
+        (0.001, 1.0), "choice", positive=True, increasing=True, note="log-spaced"
+    )
+    grid_record_every: int = setting(250, "choice", positive=True)
     teacher_bias_sweep: tuple[float, ...] = setting(
         (0.0, 0.5, 1.0, 1.5, 2.0, 3.0), "inferred", note="raising the target's bias; values ours"
     )
     early_steps: int = setting(
-        200, "choice", note="lr 0.01 / 0.2 / 0.4 recorded at every step (Observation 2)"
+        200,
+        "choice",
+        positive=True,
+        note="lr 0.01 / 0.2 / 0.4 recorded at every step (Observation 2)",
     )
-    converge_tol: float = setting(1e-4, "inferred", note="'the loss goes to zero': level below")
-    plateau_rtol: float = setting(0.05, "inferred", note="'stuck around': within 5 % of exact")
+    converge_tol: float = setting(
+        1e-4, "inferred", positive=True, note="'the loss goes to zero': level below"
+    )
+    plateau_rtol: float = setting(
+        0.05, "inferred", positive=True, note="'stuck around': within 5 % of exact"
+    )
     recovery_bound: float = setting(
-        0.05, "inferred", note="'very hard to return': fewer than 5 % of leavers return"
+        0.05,
+        "inferred",
+        positive=True,
+        note="'very hard to return': fewer than 5 % of leavers return",
     )
     fit_rtol: float = setting(
-        0.01, "inferred", note="stuck parameters within 1 % of the least-squares line"
+        0.01,
+        "inferred",
+        positive=True,
+        note="stuck parameters within 1 % of the least-squares line",
     )
-
-    def validate(self) -> None:
-        positive_ints = (
-            "n_points",
-            "steps",
-            "silu_steps",
-            "early_steps",
-            "record_every",
-            "boundary_points",
-            "grid_size",
-            "grid_record_every",
-        )
-        for name in positive_ints:
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.n_points < 2 or self.boundary_points < 2 or self.grid_size < 2:
-            raise ConfigError("n_points, boundary_points and grid_size must be at least 2")
-        positive_floats = (
-            "lr",
-            "eps",
-            "converge_tol",
-            "plateau_rtol",
-            "recovery_bound",
-            "fit_rtol",
-        )
-        for name in positive_floats:
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
-        if (
-            any(lr <= 0 for lr in self.lr_sweep)
-            or min(self.lr_boundary_range + self.grid_lr_range) <= 0
-        ):
-            raise ConfigError("learning rates must be positive")
-        if not all(0 <= b < 1 for b in self.betas):
-            raise ConfigError(f"betas must lie in [0, 1), got {self.betas}")
-        for name in (
-            "b2_boundary_range",
-            "lr_boundary_range",
-            "grid_b1_range",
-            "grid_b2_range",
-            "grid_lr_range",
-        ):
-            low, high = getattr(self, name)
-            if not low < high:
-                raise ConfigError(f"{name} must be (low, high) with low < high, got {(low, high)}")
 
 
 PRESETS = {
@@ -134,3 +123,9 @@ PRESETS = {
         n_points=1000, boundary_points=201, grid_size=61, record_every=5, grid_record_every=100
     ),
 }
+
+
+def scale(config: SingleNeuronConfig, extra: str = "") -> str:
+    """The scale a single-neuron verdict was measured at (the seed states none of these)."""
+    base = f"N = {config.n_points} inputs ({config.sampling}), {config.steps} steps, {config.dtype}"
+    return f"{base}; {extra}" if extra else base

@@ -10,13 +10,14 @@ import numpy as np
 
 from relulab.analysis import first_match, where
 from relulab.experiments.base import Figure, Results
-from relulab.experiments.single_neuron.claims import kinks, outcomes
 from relulab.experiments.single_neuron.config import (
     DEAD_PLATEAU,
     HYPERACTIVE_PLATEAU,
     OUTCOMES,
     SingleNeuronConfig,
 )
+from relulab.experiments.single_neuron.readings import kinks, outcomes
+from relulab.experiments.single_neuron.units import Key
 from relulab.report.plotting import plt, save
 from relulab.store import UnitResult
 
@@ -47,17 +48,17 @@ def _loss_panel(
 
 def _figure_losses(results: Results, config: SingleNeuronConfig, out_dir: Path) -> Figure:
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
-    _loss_panel(axes[0, 0], results["b1-sweep"], lambda c: f"b1={c['b1']:g}", "b1 sweep (b2 = 0)")
-    _loss_panel(axes[0, 1], results["b2-sweep"], lambda c: f"b2={c['b2']:g}", "b2 sweep (b1 = 0)")
+    _loss_panel(axes[0, 0], results[Key.B1_SWEEP], lambda c: f"b1={c['b1']:g}", "b1 sweep (b2 = 0)")
+    _loss_panel(axes[0, 1], results[Key.B2_SWEEP], lambda c: f"b2={c['b2']:g}", "b2 sweep (b1 = 0)")
     _loss_panel(
         axes[1, 0],
-        results["lr-sweep"],
+        results[Key.LR_SWEEP],
         lambda c: f"lr={c['lr']:g}",
         f"learning-rate sweep (b1 = 0, b2 = {config.lr_sweep_b2:g})",
     )
     _loss_panel(
         axes[1, 1],
-        results["silu-vs-relu"],
+        results[Key.SILU_VS_RELU],
         lambda c: c["activation"],
         f"SiLU vs ReLU (b2 = {config.silu_b2:g})",
     )
@@ -78,10 +79,10 @@ def _student(result: UnitResult, i: int, t: int, x: np.ndarray) -> np.ndarray:
 
 def _figure_fits(results: Results, config: SingleNeuronConfig, out_dir: Path) -> Figure:
     cases = [
-        ("b2-sweep", {"b2": -1.1}, "b2 = −1.1"),
-        ("b2-sweep", {"b2": -1.2}, "b2 = −1.2"),
-        ("lr-sweep", {"lr": 0.2}, "lr = 0.2"),
-        ("lr-sweep", {"lr": 0.4}, "lr = 0.4"),
+        (Key.B2_SWEEP, {"b2": -1.1}, "b2 = −1.1"),
+        (Key.B2_SWEEP, {"b2": -1.2}, "b2 = −1.2"),
+        (Key.LR_SWEEP, {"lr": 0.2}, "lr = 0.2"),
+        (Key.LR_SWEEP, {"lr": 0.4}, "lr = 0.4"),
     ]
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.4), sharey=True)
     x = np.linspace(-1, 1, 201)
@@ -107,7 +108,7 @@ def _figure_fits(results: Results, config: SingleNeuronConfig, out_dir: Path) ->
 
 def _figure_kinks(results: Results, config: SingleNeuronConfig, out_dir: Path) -> Figure:
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
-    for ax, unit, key in ((axes[0], "b2-sweep", "b2"), (axes[1], "lr-sweep", "lr")):
+    for ax, unit, key in ((axes[0], Key.B2_SWEEP, "b2"), (axes[1], Key.LR_SWEEP, "lr")):
         result = results[unit]
         trajectories = kinks(result)
         colours = plt.cm.viridis(np.linspace(0, 0.95, result.n_networks))
@@ -125,7 +126,7 @@ def _figure_kinks(results: Results, config: SingleNeuronConfig, out_dir: Path) -
             title=f"kink x_t = −b1/w1, {unit.replace('-', ' ')}",
         )
         ax.legend(ncol=2)
-    result = results["b2-sweep"]
+    result = results[Key.B2_SWEEP]
     image = axes[2].imshow(
         result.curves["state"],
         aspect="auto",
@@ -173,7 +174,7 @@ def _map_values(
     return xs, ys, grid
 
 
-_MAPS = (("map-b1-b2", "b1", "b2"), ("map-b2-lr", "b2", "lr"))
+_MAPS = ((Key.MAP_B1_B2, "b1", "b2"), (Key.MAP_B2_LR, "b2", "lr"))
 
 
 def _map_grid(

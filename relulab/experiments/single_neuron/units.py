@@ -4,11 +4,14 @@ Each condition (w1, b1, w2, b2, lr, activation, teacher, teacher_bias, parameter
 network of a :class:`relulab.engine.BatchedSingleNeuron`; networks that share an activation,
 teacher and parameterisation train together, each with its own learning rate and, where the
 teacher's bias is raised, its own targets.
+
+Every reader reaches a unit through :class:`Key`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -22,7 +25,27 @@ from relulab.experiments.single_neuron.config import SingleNeuronConfig
 from relulab.store import UnitResult
 from relulab.tasks import scalar_inputs, scalar_teacher
 
-__all__ = ["plan", "train_conditions"]
+__all__ = ["Key", "estimate_bytes", "plan", "train_conditions", "unit_keys"]
+
+
+class Key(StrEnum):
+    """The study's units, by name."""
+
+    B1_SWEEP = "b1-sweep"
+    B2_SWEEP = "b2-sweep"
+    LR_SWEEP = "lr-sweep"
+    B2_BOUNDARY = "b2-boundary"
+    LR_BOUNDARY = "lr-boundary"
+    TEACHER_BIAS = "teacher-bias"
+    LR_EARLY = "lr-early"
+    SILU_VS_RELU = "silu-vs-relu"
+    MAP_B1_B2 = "map-b1-b2"
+    MAP_B2_LR = "map-b2-lr"
+
+
+def unit_keys(config: SingleNeuronConfig) -> list[str]:
+    """Every unit name a reader of this study may use."""
+    return [key.value for key in Key]
 
 
 def _condition(config: SingleNeuronConfig, **overrides: Any) -> dict[str, Any]:
@@ -109,7 +132,7 @@ def _merge(
 
 
 def _unit(
-    name: str,
+    name: Key,
     description: str,
     make_conditions: Callable[[], list[dict[str, Any]]],
     steps: int,
@@ -117,7 +140,7 @@ def _unit(
     config: SingleNeuronConfig,
 ) -> Unit:
     return Unit(
-        name,
+        str(name),
         lambda context: train_conditions(
             make_conditions(), steps, record_every, config, context, description
         ),
@@ -137,53 +160,74 @@ def _lin_grid(bounds: tuple[float, float], n: int) -> np.ndarray:
     return np.linspace(bounds[0], bounds[1], n)
 
 
-def plan(config: SingleNeuronConfig) -> list[Unit]:
-    """The seed's three sweeps and the fine boundaries, the teacher-bias sweep, the early steps
-    of the lr sweep, the SiLU run and the two phase maps."""
-    c = config
-    sweeps = [
-        ("b1-sweep", "b1 sweep (b2 = 0)", lambda: [_condition(c, b1=v) for v in c.b1_sweep]),
-        ("b2-sweep", "b2 sweep (b1 = 0)", lambda: [_condition(c, b2=v) for v in c.b2_sweep]),
+Conditions = Callable[[], list[dict[str, Any]]]
+
+
+def _seed_sweeps(c: SingleNeuronConfig) -> list[tuple[Key, str, Conditions]]:
+    """The seed's three sweeps and the two fine sweeps that locate its boundaries."""
+    b2_fine = _lin_grid(c.b2_boundary_range, c.boundary_points)
+    lr_fine = _log_grid(c.lr_boundary_range, c.boundary_points)
+    return [
+        (Key.B1_SWEEP, "b1 sweep (b2 = 0)", lambda: [_condition(c, b1=v) for v in c.b1_sweep]),
+        (Key.B2_SWEEP, "b2 sweep (b1 = 0)", lambda: [_condition(c, b2=v) for v in c.b2_sweep]),
         (
-            "lr-sweep",
+            Key.LR_SWEEP,
             "lr sweep (b2 = -1)",
             lambda: [_condition(c, b2=c.lr_sweep_b2, lr=v) for v in c.lr_sweep],
         ),
         (
-            "b2-boundary",
+            Key.B2_BOUNDARY,
             "b2 boundary",
+            lambda: _both_parameterisations([_condition(c, b2=float(v)) for v in b2_fine]),
+        ),
+        (
+            Key.LR_BOUNDARY,
+            "lr boundary",
             lambda: _both_parameterisations(
-                [
-                    _condition(c, b2=float(v))
-                    for v in _lin_grid(c.b2_boundary_range, c.boundary_points)
-                ]
+                [_condition(c, b2=c.lr_sweep_b2, lr=float(v)) for v in lr_fine]
             ),
         ),
         (
-            "lr-boundary",
-            "lr boundary",
+            Key.TEACHER_BIAS,
+            "teacher bias sweep",
+            lambda: [_condition(c, teacher_bias=float(v)) for v in c.teacher_bias_sweep],
+        ),
+    ]
+
+
+def _maps(c: SingleNeuronConfig) -> list[tuple[Key, str, Conditions]]:
+    """The two phase maps, (b1, b2) and (b2, lr), for both parameterisations."""
+    b1_axis = _lin_grid(c.grid_b1_range, c.grid_size)
+    b2_axis = _lin_grid(c.grid_b2_range, c.grid_size)
+    lr_axis = _log_grid(c.grid_lr_range, c.grid_size)
+    return [
+        (
+            Key.MAP_B1_B2,
+            "phase map (b1, b2)",
             lambda: _both_parameterisations(
-                [
-                    _condition(c, b2=c.lr_sweep_b2, lr=float(v))
-                    for v in _log_grid(c.lr_boundary_range, c.boundary_points)
-                ]
+                [_condition(c, b1=float(b1), b2=float(b2)) for b2 in b2_axis for b1 in b1_axis]
+            ),
+        ),
+        (
+            Key.MAP_B2_LR,
+            "phase map (b2, lr)",
+            lambda: _both_parameterisations(
+                [_condition(c, b2=float(b2), lr=float(lr)) for lr in lr_axis for b2 in b2_axis]
             ),
         ),
     ]
-    units = [_unit(name, text, make, c.steps, c.record_every, c) for name, text, make in sweeps]
+
+
+def plan(config: SingleNeuronConfig) -> list[Unit]:
+    """The seed's three sweeps and the fine boundaries, the teacher-bias sweep, the early steps
+    of the lr sweep, the SiLU run and the two phase maps."""
+    c = config
+    units = [
+        _unit(key, text, make, c.steps, c.record_every, c) for key, text, make in _seed_sweeps(c)
+    ]
     units.append(
         _unit(
-            "teacher-bias",
-            "teacher bias sweep",
-            lambda: [_condition(c, teacher_bias=float(v)) for v in c.teacher_bias_sweep],
-            c.steps,
-            c.record_every,
-            c,
-        )
-    )
-    units.append(
-        _unit(
-            "lr-early",
+            Key.LR_EARLY,
             "early steps of the lr sweep",
             lambda: [_condition(c, b2=c.lr_sweep_b2, lr=v) for v in (c.lr, 0.2, 0.4)],
             c.early_steps,
@@ -193,7 +237,7 @@ def plan(config: SingleNeuronConfig) -> list[Unit]:
     )
     units.append(
         _unit(
-            "silu-vs-relu",
+            Key.SILU_VS_RELU,
             "SiLU vs ReLU",
             lambda: [
                 _condition(c, b2=c.silu_b2),
@@ -204,35 +248,9 @@ def plan(config: SingleNeuronConfig) -> list[Unit]:
             c,
         )
     )
-    b1_axis, b2_axis = (
-        _lin_grid(c.grid_b1_range, c.grid_size),
-        _lin_grid(c.grid_b2_range, c.grid_size),
-    )
-    lr_axis = _log_grid(c.grid_lr_range, c.grid_size)
-    units.append(
-        _unit(
-            "map-b1-b2",
-            "phase map (b1, b2)",
-            lambda: _both_parameterisations(
-                [_condition(c, b1=float(b1), b2=float(b2)) for b2 in b2_axis for b1 in b1_axis]
-            ),
-            c.steps,
-            c.grid_record_every,
-            c,
-        )
-    )
-    units.append(
-        _unit(
-            "map-b2-lr",
-            "phase map (b2, lr)",
-            lambda: _both_parameterisations(
-                [_condition(c, b2=float(b2), lr=float(lr)) for lr in lr_axis for b2 in b2_axis]
-            ),
-            c.steps,
-            c.grid_record_every,
-            c,
-        )
-    )
+    units += [
+        _unit(key, text, make, c.steps, c.grid_record_every, c) for key, text, make in _maps(c)
+    ]
     return units
 
 

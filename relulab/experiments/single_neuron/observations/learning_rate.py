@@ -1,0 +1,252 @@
+"""Seed 001, Observation 2 and the Takeaway: too large a learning rate kills the neuron, and a
+neuron that has left the balanced state does not come back.
+
+At b1 = 0, b2 = −1: lr 0.2 converges, lr 0.4 ends dead on the constant fit (≈ 0.1) after the loss
+first fell quickly ("the loss may decrease quickly, but at the cost of killing some neurons");
+"once a neuron leaves the balanced state, it is very hard to return".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from relulab.analysis import Estimate, first_match, plateau_level, proportion_ci
+from relulab.engine import STATE_CODES
+from relulab.experiments.base import Results
+from relulab.experiments.claims import ClaimSpec, Reading
+from relulab.experiments.criteria import AllOf, Below, Inside
+from relulab.experiments.single_neuron.config import (
+    DEAD_PLATEAU,
+    SOURCE,
+    SingleNeuronConfig,
+    scale,
+)
+from relulab.experiments.single_neuron.observations.plateaus import (
+    DEAD,
+    converges_criterion,
+    converges_reading,
+    stuck_criterion,
+    stuck_reading,
+)
+from relulab.experiments.single_neuron.readings import bracket, fmt, left_and_returned, margins
+from relulab.experiments.single_neuron.units import Key
+
+__all__ = [
+    "FALLS_THEN_DIES",
+    "IRREVERSIBLE",
+    "LR_BOUNDARY",
+    "LR_CONVERGES",
+    "LR_KILLS",
+    "irreversibility",
+    "lr_region",
+]
+
+OBSERVATION_2 = f"{SOURCE}, Observation 2"
+SEED_LR = (0.2, 0.4)  # converges, kills (Observation 2) [S]
+
+
+def lr_region(
+    results: Results, config: SingleNeuronConfig, parameterisation: str = "standard"
+) -> Estimate:
+    """The transition region of the fine lr sweep (b1 = 0, b2 = −1)."""
+    return bracket(results[Key.LR_BOUNDARY], "lr", False, parameterisation, config.converge_tol)
+
+
+# ---------------------------------------------------------------------------------------------
+# lr-0.2-converges, lr-0.4-kills, lr-boundary-between-seed-points
+# ---------------------------------------------------------------------------------------------
+def _lr_converges(results: Results, config: SingleNeuronConfig) -> Reading:
+    region = lr_region(results, config)
+    return converges_reading(results[Key.LR_SWEEP], {"lr": 0.2}, region, SEED_LR, config)
+
+
+def _lr_kills(results: Results, config: SingleNeuronConfig) -> Reading:
+    lrs = results[Key.LR_SWEEP]
+    dies = first_match(lrs.conditions, lr=0.4)
+    chosen = [dies] if dies is not None else []
+    return stuck_reading(DEAD, lrs, chosen, lambda _: "lr=0.4", config)
+
+
+def _lr_boundary(results: Results, config: SingleNeuronConfig) -> Reading:
+    region = lr_region(results, config)
+    return Reading(
+        region,
+        detail=margins(*SEED_LR, region),
+        scale=scale(config, f"fine sweep of {config.boundary_points} points"),
+    )
+
+
+LR_CONVERGES = ClaimSpec(
+    "lr-0.2-converges",
+    "With b1 = 0, b2 = −1, learning rate 0.2 optimises the loss to zero.",
+    source=OBSERVATION_2,
+    criterion=converges_criterion,
+    measure=_lr_converges,
+    scope="b1 = 0, b2 = −1, Adam; the end of training",
+    note="i.e. the loss goes to zero; threshold [I]; read as the stuck claims read it",
+    figure="loss_curves.png",
+)
+
+LR_KILLS = ClaimSpec(
+    "lr-0.4-kills",
+    "With b1 = 0, b2 = −1, learning rate 0.4 kills the neuron: the loss only "
+    "reaches 0.1 (constant fit).",
+    source=OBSERVATION_2,
+    criterion=stuck_criterion(DEAD),
+    measure=_lr_kills,
+    scope="b1 = 0, b2 = −1, Adam; the level the loss ends at",
+    note="'around': within plateau_rtol of the exact plateau [I]",
+    figure="loss_curves.png",
+)
+
+LR_BOUNDARY = ClaimSpec(
+    "lr-boundary-between-seed-points",
+    "The learning rate above which the neuron dies lies between 0.2 and 0.4.",
+    source=f"{OBSERVATION_2} (0.2 converges, 0.4 kills)",
+    criterion=Inside("transition region of the fine lr sweep (b1 = 0, b2 = −1)", 0.2, 0.4),
+    measure=_lr_boundary,
+    scope="b1 = 0, b2 = −1, Adam",
+    note="interval: the grid points from the first to the last change of outcome; beyond the "
+    "seed: the seed gives two points, not a located boundary",
+    figure="phase_maps.png",
+    beyond_seed=True,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# lr-0.4-falls-fast-then-dies
+# ---------------------------------------------------------------------------------------------
+def death_step(states: np.ndarray) -> int:
+    """The first record from which a neuron is dead to the end of the record (0: dead from the
+    start; ``len(states)``: not dead at the end).
+
+    Example:
+        >>> death_step(np.array([1, 1, 0, 1, 0, 0]))
+        4
+    """
+    alive = np.flatnonzero(states != STATE_CODES["dead"])
+    return int(alive[-1]) + 1 if len(alive) else 0
+
+
+def _falls_then_dies(results: Results, config: SingleNeuronConfig) -> Reading:
+    """The lr 0.4 run recorded at every step: the step t_d from which it is dead to the end of
+    the record, its lowest loss before t_d against the level it ends stuck at and against the
+    default lr's loss at t_d, and its state at the end of the full run. A run dead from the first
+    record compares its first loss, one never dead in the record its lowest (as the claim read
+    them before issue 28), and fails on t_d."""
+    early, full = results[Key.LR_EARLY], results[Key.LR_SWEEP]
+    fast = first_match(early.conditions, lr=0.4)
+    default = first_match(early.conditions, lr=config.lr)
+    full_i = first_match(full.conditions, lr=0.4)
+    scale_text = scale(config, f"first {config.early_steps} steps recorded at every step")
+    if fast is None or default is None or full_i is None:
+        parts = ("below its end level", "below the default lr", "dies", "alive")
+        measured = dict.fromkeys(parts, float("nan"))
+        return Reading(measured, "not measured: lr 0.4 or the default lr missing", scale_text)
+    loss = early.curves["loss"][fast]
+    t_d = death_step(early.curves["state"][fast].astype(int))
+    dies = 0 < t_d < len(loss)
+    lowest = float(loss[:t_d].min()) if dies else float(loss.min() if t_d else loss[0])
+    reference = float(early.curves["loss"][default][t_d]) if dies else float("nan")
+    stuck = plateau_level(full.curves["loss"][full_i])
+    alive = float(int(full.final["state"][full_i]) != STATE_CODES["dead"])
+    if dies:
+        detail = (
+            f"loss {fmt(loss[0])} at step 0, lowest {fmt(lowest)} at step "
+            f"{int(early.steps[int(np.argmin(loss[:t_d]))])}, dead from step "
+            f"{int(early.steps[t_d])} on (ends stuck at {fmt(stuck)}; 5/48 = "
+            f"{DEAD_PLATEAU:.4g}); lr {config.lr:g} at step {int(early.steps[t_d])}: "
+            f"{fmt(reference)}"
+        )
+    else:
+        when = "from the first record on" if t_d == 0 else f"not by step {int(early.steps[-1])}"
+        detail = f"the neuron is dead {when}; lowest loss {fmt(loss.min())}"
+    measured = {
+        "below its end level": lowest / stuck,
+        "below the default lr": lowest / reference,
+        "dies": float(early.steps[t_d]) if dies else (0.0 if t_d == 0 else float("nan")),
+        "alive": alive,
+    }
+    return Reading(measured, f"{detail}; dead at the end of the full run: {not alive}", scale_text)
+
+
+FALLS_THEN_DIES = ClaimSpec(
+    "lr-0.4-falls-fast-then-dies",
+    "At lr 0.4 the loss first decreases quickly, then the neuron dies.",
+    source=f"{OBSERVATION_2} ('the loss may decrease quickly, but at the cost of killing some "
+    "neurons')",
+    criterion=lambda c: AllOf(
+        {
+            "below its end level": Below(
+                "lowest loss before the neuron dies, relative to the level it ends stuck at", 1.0
+            ),
+            "below the default lr": Below(
+                f"relative to the default lr {c.lr:g}'s loss at the step t_d it dies", 1.0
+            ),
+            "dies": Inside(
+                "step t_d from which the lr 0.4 neuron is dead to the end of the early record",
+                1.0,
+                float(c.early_steps),
+            ),
+            "alive": Below("lr 0.4 runs not dead at the end of the full run", 1.0),
+        }
+    ),
+    measure=_falls_then_dies,
+    scope="the first steps of training, before the neuron dies; b1 = 0, b2 = −1",
+    note="both ratios below 1: the loss fell below both levels before the neuron died",
+    figure="loss_curves.png",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# leaving-balanced-is-irreversible
+# ---------------------------------------------------------------------------------------------
+def irreversibility(results: Results) -> tuple[Estimate, str]:
+    """The fraction of standard ReLU runs (every unit) that are balanced again after leaving the
+    balanced state, with its Clopper–Pearson interval, and the counts per unit."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for name, result in results.items():
+        for i, condition in enumerate(result.conditions):
+            if condition["activation"] != "relu":
+                continue
+            left, returned = left_and_returned(result.curves["state"][i].astype(int))
+            tally = counts.setdefault((condition["parameterisation"], str(name)), [0, 0])
+            tally[0] += left
+            tally[1] += returned
+    standard = {unit: v for (p, unit), v in counts.items() if p == "standard"}
+    reparam = [v for (p, _), v in counts.items() if p == "reparam"]
+    left, returned = (sum(v[j] for v in standard.values()) for j in (0, 1))
+    detail = "standard neuron, returned/left per unit: " + ", ".join(
+        f"{unit} {v[1]}/{v[0]}" for unit, v in standard.items()
+    )
+    detail += (
+        f"; reparameterised neuron (not the seed's): {sum(v[1] for v in reparam)}"
+        f"/{sum(v[0] for v in reparam)}"
+    )
+    return proportion_ci(returned, left), detail
+
+
+def _irreversible(results: Results, config: SingleNeuronConfig) -> Reading:
+    returned, detail = irreversibility(results)
+    return Reading(
+        returned,
+        detail=detail,
+        scale=scale(config, f"maps recorded every {config.grid_record_every} steps"),
+    )
+
+
+IRREVERSIBLE = ClaimSpec(
+    "leaving-balanced-is-irreversible",
+    "Once a neuron leaves the balanced state (dead or hyperactive), it does not return.",
+    source=f"{SOURCE}, Takeaway ('Irreversibility') and Observation 2 ('Once dead…')",
+    criterion=lambda c: Below(
+        "fraction of runs that are balanced again after leaving the balanced state "
+        "(standard ReLU runs of every sweep and map, recorded states)",
+        c.recovery_bound,
+    ),
+    measure=_irreversible,
+    scope="the seed's runs: Observations 0–2, learning rates 0.01–0.4; not yet restricted to "
+    "them: the count takes every sweep and map, whose (b2, lr) map reaches lr 1.0 (issue 29)",
+    note="'very hard to return' read as fewer than 5 % [I]; Clopper–Pearson interval",
+    figure="kinks.png",
+)

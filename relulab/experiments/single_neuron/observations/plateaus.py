@@ -1,0 +1,186 @@
+"""The stuck levels of seed 001 (Observations 0–3) and the claim that they are exact fits.
+
+A neuron that leaves the balanced state ends on a plateau: hyperactive, the student is a line
+and the loss the least-squares line's through ReLU (1/48 on uniform [−1, 1]); dead, the student
+is a constant and the loss ReLU's variance (5/48). :func:`stuck_criterion` and
+:func:`stuck_reading` judge "these runs get stuck there" for every claim that says so;
+:func:`converges_criterion` and :func:`converges_reading` judge "the loss goes to zero" the
+same way (the loss level, the median of the last 10 % of the record).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from relulab.analysis import Estimate, first_match, plateau_level, tail_range
+from relulab.engine import STATE_CODES
+from relulab.experiments.base import Results
+from relulab.experiments.claims import ClaimSpec, Reading
+from relulab.experiments.criteria import AllOf, Below, Within
+from relulab.experiments.single_neuron.config import (
+    DEAD_PLATEAU,
+    HYPERACTIVE_PLATEAU,
+    SOURCE,
+    SingleNeuronConfig,
+    scale,
+)
+from relulab.experiments.single_neuron.readings import STATE_NAMES, fmt, level, margins
+from relulab.experiments.single_neuron.units import Key
+from relulab.store import UnitResult
+from relulab.theory import sample_constant_fit_loss, sample_linear_fit_loss
+
+__all__ = [
+    "DEAD",
+    "EXACT_FITS",
+    "HYPERACTIVE",
+    "Plateau",
+    "converges_criterion",
+    "converges_reading",
+    "stuck_criterion",
+    "stuck_reading",
+]
+
+
+@dataclass(frozen=True)
+class Plateau:
+    """A loss level a neuron gets stuck at, and the state it is stuck in."""
+
+    state: str
+    level: float
+    fraction: str
+
+
+HYPERACTIVE = Plateau("hyperactive", HYPERACTIVE_PLATEAU, "1/48")  # linear fit of ReLU
+DEAD = Plateau("dead", DEAD_PLATEAU, "5/48")  # constant fit of ReLU
+
+
+def stuck_criterion(plateau: Plateau) -> Callable[[SingleNeuronConfig], AllOf]:
+    """The criterion of "every chosen run ends at the plateau, in its state": the highest and
+    the lowest loss level within ``plateau_rtol`` of the plateau, and no run in another state.
+    It takes ``{"highest": …, "lowest": …, "other state": count}``; the headline is the highest
+    level."""
+
+    def criterion(c: SingleNeuronConfig) -> AllOf:
+        return AllOf(
+            {
+                "highest": Within(
+                    "highest loss level of the runs (median of the last 10 % of training), "
+                    f"at {plateau.fraction}",
+                    plateau.level,
+                    c.plateau_rtol,
+                    relative=True,
+                ),
+                "lowest": Within("the lowest", plateau.level, c.plateau_rtol, relative=True),
+                "other state": Below(f"runs whose neuron does not end {plateau.state}", 1.0),
+            },
+            headline_part="highest",
+        )
+
+    return criterion
+
+
+def stuck_reading(
+    plateau: Plateau,
+    result: UnitResult,
+    indices: Sequence[int],
+    label: Callable[[dict[str, Any]], str],
+    config: SingleNeuronConfig,
+) -> Reading:
+    """The loss levels and final states of the chosen runs (none chosen: NaN levels)."""
+    losses = np.array([level(result, i) for i in indices])
+    states = result.final["state"][list(indices)].astype(int)
+    empty = not len(losses)
+    return Reading(
+        {
+            "highest": float("nan") if empty else float(np.max(losses)),
+            "lowest": float("nan") if empty else float(np.min(losses)),
+            "other state": float(np.sum(states != STATE_CODES[plateau.state])),
+        },
+        detail="; ".join(
+            f"{label(result.conditions[i])}: loss {fmt(level(result, i))}, "
+            f"{STATE_NAMES[int(result.final['state'][i])]}"
+            for i in indices
+        ),
+        scale=scale(config),
+    )
+
+
+def converges_criterion(c: SingleNeuronConfig) -> Below:
+    """The criterion of "the loss goes to zero": the loss level below ``converge_tol``."""
+    return Below("loss level (median over the last 10 % of training)", c.converge_tol)
+
+
+def converges_reading(
+    result: UnitResult,
+    match: dict[str, float],
+    region: Estimate,
+    seed_points: tuple[float, float],
+    config: SingleNeuronConfig,
+) -> Reading:
+    """The loss level of the run matching ``match``, with the tail's range and the seed's two
+    points against the fine sweep's transition region."""
+    i = first_match(result.conditions, **match)
+    loss = result.curves["loss"][i] if i is not None else np.array([np.nan])
+    low, high = tail_range(loss)
+    return Reading(
+        plateau_level(loss),
+        detail=f"final loss {fmt(loss[-1])}, range over the last 10 % [{fmt(low)}, "
+        f"{fmt(high)}]; fine sweep: " + margins(*seed_points, region),
+        scale=scale(config),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# plateaus-are-exact-fits
+# ---------------------------------------------------------------------------------------------
+def stuck_deviations(results: Results, config: SingleNeuronConfig) -> tuple[list[float], dict]:
+    """Relative deviation of every stuck run's level (seed sweeps) from the exact fit of ReLU on
+    the same inputs, and the exact losses by state code."""
+    x = results[Key.B1_SWEEP].arrays["x"]
+    teacher = np.maximum(x, 0.0)
+    exact = {
+        STATE_CODES["hyperactive"]: sample_linear_fit_loss(x, teacher),
+        STATE_CODES["dead"]: sample_constant_fit_loss(x, teacher),
+    }
+    deviations = []
+    for key in (Key.B1_SWEEP, Key.B2_SWEEP, Key.LR_SWEEP):
+        result = results[key]
+        for i in range(result.n_networks):
+            state = int(result.final["state"][i])
+            stuck = level(result, i)
+            if state in exact and stuck >= config.converge_tol:
+                deviations.append(abs(stuck / exact[state] - 1))
+    return deviations, exact
+
+
+def _exact_fits(results: Results, config: SingleNeuronConfig) -> Reading:
+    deviations, exact = stuck_deviations(results, config)
+    return Reading(
+        float(max(deviations)) if deviations else float("nan"),
+        detail=f"{len(deviations)} stuck runs compared; exact losses on these inputs "
+        f"{fmt(exact[STATE_CODES['hyperactive']])} (linear) and "
+        f"{fmt(exact[STATE_CODES['dead']])} (constant)",
+        scale=scale(config),
+    )
+
+
+EXACT_FITS = ClaimSpec(
+    "plateaus-are-exact-fits",
+    "The stuck losses are exactly those of fitting ReLU by "
+    "linear regression (hyperactive) and by a constant (dead).",
+    source=f"{SOURCE}, Observations 0–2 ('corresponding to approximating ReLU with linear "
+    "regression' / 'with a constant function')",
+    criterion=lambda c: Below(
+        "largest relative deviation of a stuck run's loss level (median of the last 10 %) from "
+        f"the exact least-squares loss on the same {c.n_points} inputs",
+        1e-3,
+    ),
+    measure=_exact_fits,
+    scope="the runs of the seed's three sweeps that end stuck (dead or hyperactive)",
+    note="1/48 and 5/48 in the continuum [D]; tolerance [I]",
+    figure="loss_curves.png",
+)

@@ -1,0 +1,125 @@
+"""Readings of the stored single-neuron runs, shared by the claims, the metrics and the figures.
+
+* :func:`loss_levels` / :func:`level` — the median of the last 10 % of a loss curve: the one
+  reading of "goes to zero" and "stuck around";
+* :func:`outcomes` — converged, or the neuron's final state;
+* :func:`kinks` — the kink :math:`x_t = -b_1/w_1` over training;
+* :func:`bracket` — a fine sweep's transition region as an interval, and :func:`margins` —
+  where the seed's two points lie relative to it;
+* :func:`left_and_returned` — did a run leave the balanced state, and was it balanced again
+  later.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from relulab.analysis import Estimate, boundary_bracket, plateau_level, where
+from relulab.engine import STATE_CODES
+from relulab.experiments.single_neuron.config import OUTCOMES
+from relulab.store import UnitResult
+
+__all__ = [
+    "STATE_NAMES",
+    "bracket",
+    "fmt",
+    "kinks",
+    "left_and_returned",
+    "level",
+    "loss_levels",
+    "margins",
+    "outcomes",
+]
+
+STATE_NAMES = {code: name for name, code in STATE_CODES.items()}
+
+
+def fmt(value: float) -> str:
+    """A number as the single-neuron details print it: 4 significant digits."""
+    return f"{value:.4g}"
+
+
+def loss_levels(result: UnitResult) -> np.ndarray:
+    """Per network, the loss level: the median over the last 10 % of the record
+    (:func:`relulab.analysis.plateau_level`). Converged and stuck runs are read the same way."""
+    return np.array([plateau_level(curve) for curve in result.curves["loss"]])
+
+
+def level(result: UnitResult, i: int) -> float:
+    """The loss level of network ``i``."""
+    return plateau_level(result.curves["loss"][i])
+
+
+def outcomes(result: UnitResult, converge_tol: float) -> np.ndarray:
+    """Per network: converged (loss level < tol), else its final state (dead/balanced/hyper)."""
+    state = result.final["state"].astype(int)
+    return np.where(loss_levels(result) < converge_tol, OUTCOMES["converged"], state)
+
+
+def kinks(result: UnitResult) -> np.ndarray:
+    """Kink trajectories ``(S, T)``: −b1/w1 (standard) or −b' (reparam)."""
+    reparam = np.array([c["parameterisation"] == "reparam" for c in result.conditions])[:, None]
+    return np.where(reparam, -result.curves["b1"], -result.curves["b1"] / result.curves["w1"])
+
+
+def bracket(
+    result: UnitResult, key: str, descending: bool, parameterisation: str, converge_tol: float
+) -> Estimate:
+    """A fine sweep's transition region (converged ↔ not) as an interval: the grid points from
+    the first to the last change of outcome (:func:`relulab.analysis.boundary_bracket`), the
+    sweep read from its converging side; the value is the midpoint of the first change.
+
+    Args:
+        result: a fine sweep (``b2-boundary`` or ``lr-boundary``).
+        key: the swept setting, ``"b2"`` or ``"lr"``.
+        descending: read the sweep from large to small values (b2 converges at the top).
+        parameterisation: ``"standard"`` or ``"reparam"``.
+        converge_tol: the loss level below which a run has converged.
+
+    Returns:
+        An :class:`~relulab.analysis.Estimate` with level 1 (a grid bracket, not a confidence
+        interval) and ``n`` the number of grid points; NaN if the outcome never changes.
+    """
+    idx = where(result.conditions, parameterisation=parameterisation)
+    swept = np.array([result.conditions[i][key] for i in idx])
+    converged = outcomes(result, converge_tol)[idx] == OUTCOMES["converged"]
+    order = np.argsort(-swept if descending else swept)
+    midpoint, low, high, _ = boundary_bracket(swept[order], converged[order])
+    return Estimate(midpoint, low, high, len(idx), 1.0, "grid bracket of the transition region")
+
+
+def margins(point_in: float, point_out: float, region: Estimate) -> str:
+    """Where the seed's two points lie relative to a located transition region."""
+
+    def where_is(point: float) -> str:
+        if point in (region.low, region.high):
+            return f"{point:g} is its end point"
+        if region.low <= point <= region.high:
+            return f"{point:g} lies inside it"
+        gap = region.low - point if point < region.low else point - region.high
+        return f"{point:g} lies {gap:.3g} {'below' if point < region.low else 'above'} it"
+
+    return (
+        f"transition region [{fmt(region.low)}, {fmt(region.high)}] "
+        f"(first change at {fmt(region.value)}); {where_is(point_in)}, {where_is(point_out)}"
+    )
+
+
+def left_and_returned(states: np.ndarray) -> tuple[bool, bool]:
+    """Did a run leave the balanced state (balanced at a record, dead or hyperactive at a later
+    one), and was it balanced again at any record after that?
+
+    Example:
+        >>> left_and_returned(np.array([1, 2, 2, 1]))
+        (True, True)
+        >>> left_and_returned(np.array([2, 2, 1]))
+        (False, False)
+    """
+    balanced = states == STATE_CODES["balanced"]
+    first = np.flatnonzero(balanced)
+    if not len(first):
+        return False, False
+    left = np.flatnonzero(~balanced[first[0] :])
+    if not len(left):
+        return False, False
+    return True, bool(balanced[first[0] + left[0] :].any())
