@@ -10,18 +10,21 @@ training (§4–5, appendix B): students initialised He/ACI/RAI/RAAI and a sweep
 strengths, on three teachers, with SGD and Adam, every init × seed one batched computation.
 
 The package reads top to bottom: :mod:`.config` (settings with provenance tags, presets, the
-compared inits), :mod:`.units` (the batched computations), :mod:`.theory` (the mean-field
-curves each measurement is compared with), :mod:`.claims` (scorecard and metrics),
-:mod:`.figures`.
+compared inits), :mod:`.units` (the unit names, :class:`~.units.Key`, and the batched
+computations), :mod:`.theory` (the mean-field curves each measurement is compared with),
+:mod:`.readings` (readings shared by claims and figures), the claims of each section of the
+seed — :mod:`.claims_phases` (§2), :mod:`.claims_dead_nodes` (§3, Table 1),
+:mod:`.claims_training` (§4–5, appendix B) — gathered in :mod:`.claims` (``CLAIMS``, metrics,
+``analyse``), and :mod:`.figures`.
 """
 
 from __future__ import annotations
 
 from relulab.experiments.base import Experiment
-from relulab.experiments.correlated_init.claims import analyse
+from relulab.experiments.correlated_init.claims import CLAIMS, analyse
 from relulab.experiments.correlated_init.config import PRESETS, CorrelatedInitConfig
 from relulab.experiments.correlated_init.figures import figures
-from relulab.experiments.correlated_init.units import estimate_bytes, plan
+from relulab.experiments.correlated_init.units import estimate_bytes, plan, unit_keys
 
 __all__ = ["EXPERIMENT", "PRESETS", "CorrelatedInitConfig", "analyse", "figures", "plan"]
 
@@ -37,4 +40,6 @@ EXPERIMENT = Experiment(
     analyse=analyse,
     figures=figures,
     estimate_bytes=estimate_bytes,
+    claims=CLAIMS,
+    unit_keys=unit_keys,
 )

@@ -8,15 +8,21 @@ import numpy as np
 
 from relulab.analysis import where
 from relulab.experiments.base import Figure, Results
-from relulab.experiments.correlated_init.claims import log_validation, training_scores
 from relulab.experiments.correlated_init.config import CorrelatedInitConfig, student_inits
+from relulab.experiments.correlated_init.readings import log_validation, training_scores
 from relulab.experiments.correlated_init.theory import (
     RELU,
     dead_node_theory,
     mean_correlation_theory,
     point_theory,
 )
-from relulab.experiments.correlated_init.units import OPTIMISERS, TEACHERS, probe_points
+from relulab.experiments.correlated_init.units import (
+    OPTIMISERS,
+    TEACHERS,
+    Key,
+    probe_points,
+    trained_on,
+)
 from relulab.report.plotting import plot_phase_regions, plt, save
 from relulab.theory import phase_diagram
 from relulab.theory.correlated import covariance_coefficients, relu_phase_boundaries
@@ -29,14 +35,14 @@ COLOURS["positive"] = "tab:orange"
 
 def _band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and a normal-approximation 95 % band over the first axis (figures only; claims use
-    bootstrap intervals)."""
+    Student t and Welch intervals)."""
     mean = values.mean(axis=0)
     half = 1.96 * values.std(axis=0, ddof=1) / np.sqrt(max(len(values), 1))
     return mean, mean - half, mean + half
 
 
 def _figure_phase_probes(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
-    result = results["propagation"]
+    result = results[Key.PROPAGATION]
     w2 = np.linspace(0.05, 4.0, config.grid_points)
     b2 = np.linspace(0.0, 2.0, config.grid_points)
     strengths = [("uncorrelated", 0.0), ("anti-correlated", config.aci_k)]
@@ -70,86 +76,93 @@ def _figure_phase_probes(results: Results, config: CorrelatedInitConfig, out_dir
     )
 
 
-def _figure_sweep(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
-    result = results["propagation"]
-    sweep = np.array(sorted(config.sweep_sigma_w2))
-    fine = np.linspace(sweep.min(), sweep.max(), 60)
-    a, b = covariance_coefficients(config.aci_k, config.parameterisation, 1000)
-    limit = relu_phase_boundaries(a, b).bounded_limit
-    fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
+def _at_last_layer(result, config: CorrelatedInitConfig, curve: str, w2: float) -> np.ndarray:
+    """One curve's value at the last layer, per network, at k = aci_k and σ_w² = w2."""
+    rows = where(result.conditions, k=float(config.aci_k), sigma_w2=float(w2))
+    return result.curves[curve][rows, -1]
+
+
+def _sweep_correlations(ax, result, config: CorrelatedInitConfig, sweep, fine) -> None:
     for curve, c0, colour in (
         ("correlation", config.correlation_c0, "tab:red"),
         ("correlation_near", config.near_c0, "tab:purple"),
     ):
-        stats = [
-            _band(
-                result.curves[curve][
-                    where(result.conditions, k=float(config.aci_k), sigma_w2=float(w)), -1
-                ]
-            )
-            for w in sweep
-        ]
+        stats = [_band(_at_last_layer(result, config, curve, w)) for w in sweep]
         mean, low, high = (np.array(column) for column in zip(*stats, strict=True))
-        axes[0].errorbar(
+        ax.errorbar(
             sweep, mean, [mean - low, high - mean], fmt="o", color=colour, label=f"c0 = {c0}"
         )
         theory = [getattr(point_theory(config.aci_k, w, config), curve)[-1] for w in fine]
-        axes[0].plot(fine, theory, color=colour, lw=1.5)
-    axes[0].set(
+        ax.plot(fine, theory, color=colour, lw=1.5)
+    ax.set(
         xlabel="σ_w²",
         ylabel=f"c at layer {config.correlation_depth}",
         title=f"k = {config.aci_k:g}: simulated (dots, 95 %) vs theory",
     )
-    for ax in axes[:2]:
-        ax.axvline(2.0 / a, color="k", ls="--", lw=1)
-        ax.axvline(limit, color="grey", ls=":", lw=1)
-    axes[0].legend()
-    lengths = [
-        result.curves["length"][
-            where(result.conditions, k=float(config.aci_k), sigma_w2=float(w)), -1
-        ].mean()
-        for w in sweep
-    ]
-    axes[1].semilogy(sweep, lengths, "o", color="tab:blue", label="simulated")
-    axes[1].semilogy(
+    ax.legend()
+
+
+def _sweep_lengths(ax, result, config: CorrelatedInitConfig, sweep, fine) -> None:
+    lengths = [_at_last_layer(result, config, "length", w).mean() for w in sweep]
+    ax.semilogy(sweep, lengths, "o", color="tab:blue", label="simulated")
+    ax.semilogy(
         fine,
         [point_theory(config.aci_k, w, config).length[-1] for w in fine],
         color="tab:blue",
         label="theory",
     )
-    axes[1].axvline(2.0 / a, color="k", ls="--", lw=1)
-    axes[1].axvline(limit, color="grey", ls=":", lw=1)
-    axes[1].set(xlabel="σ_w²", ylabel=f"q at layer {config.correlation_depth}", title="length")
-    axes[1].legend()
+    ax.set(xlabel="σ_w²", ylabel=f"q at layer {config.correlation_depth}", title="length")
+    ax.legend()
+
+
+def _gradient_panel(ax, result, config: CorrelatedInitConfig) -> None:
     for p in probe_points(config):
         rows = where(result.conditions, k=float(p[0]), sigma_w2=float(p[1]))
         grads = result.curves["gradient"][rows, :-1]
         depth = np.arange(1, config.correlation_depth)
         rates = [-np.polyfit(depth, np.log(g), 1)[0] for g in grads]
         theory = point_theory(*p, config)
-        chi = theory.chi1
-        axes[2].errorbar(
-            np.log(chi),
+        ax.errorbar(
+            np.log(theory.chi1),
             np.mean(rates),
             1.96 * np.std(rates, ddof=1) / np.sqrt(len(rates)),
             fmt="o",
             color="tab:red" if theory.b < 0 else ("tab:orange" if theory.b > 0 else "tab:blue"),
         )
     span = np.array([-0.6, 0.6])
-    axes[2].plot(span, span, color="k", lw=1)
-    axes[2].set(
+    ax.plot(span, span, color="k", lw=1)
+    ax.set(
         xlabel="ln χ1 (theory)",
         ylabel="backward growth of ⟨g²⟩ per layer",
         title="gradients (blue k=0, red anti, orange positive)",
     )
+
+
+def _lengths_per_layer(ax, result, config: CorrelatedInitConfig, sweep) -> None:
     palette = plt.colormaps["viridis"](np.linspace(0, 0.9, len(sweep)))
     for colour, w in zip(palette, sweep, strict=True):
         rows = where(result.conditions, k=float(config.aci_k), sigma_w2=float(w))
-        axes[3].semilogy(result.steps, result.curves["length"][rows].mean(0), "o", ms=2, c=colour)
+        ax.semilogy(result.steps, result.curves["length"][rows].mean(0), "o", ms=2, c=colour)
         theory = point_theory(config.aci_k, w, config).length
-        axes[3].semilogy(result.steps, theory, color=colour, lw=1, label=f"σ_w² = {w:g}")
-    axes[3].set(xlabel="layer", ylabel="q_l", title="length map reaching its fixed point")
-    axes[3].legend(fontsize=7)
+        ax.semilogy(result.steps, theory, color=colour, lw=1, label=f"σ_w² = {w:g}")
+    ax.set(xlabel="layer", ylabel="q_l", title="length map reaching its fixed point")
+    ax.legend(fontsize=7)
+
+
+def _figure_sweep(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
+    result = results[Key.PROPAGATION]
+    sweep = np.array(sorted(config.sweep_sigma_w2))
+    fine = np.linspace(sweep.min(), sweep.max(), 60)
+    a, b = covariance_coefficients(config.aci_k, config.parameterisation, 1000)
+    limit = relu_phase_boundaries(a, b).bounded_limit
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
+    _sweep_correlations(axes[0], result, config, sweep, fine)
+    _sweep_lengths(axes[1], result, config, sweep, fine)
+    for ax in axes[:2]:
+        ax.axvline(2.0 / a, color="k", ls="--", lw=1)
+        ax.axvline(limit, color="grey", ls=":", lw=1)
+    _gradient_panel(axes[2], result, config)
+    _lengths_per_layer(axes[3], result, config, sweep)
     secondary = axes[0].secondary_xaxis("top", functions=(lambda w: w * a / 2, lambda c: 2 * c / a))
     secondary.set_xlabel("χ1")
     return save(
@@ -164,7 +177,7 @@ def _figure_sweep(results: Results, config: CorrelatedInitConfig, out_dir: Path)
 
 
 def _figure_dead(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
-    result = results["dead-nodes"]
+    result = results[Key.DEAD_NODES]
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
     for name in dict.fromkeys(c["init"] for c in result.conditions):
         rows = where(result.conditions, init=name)
@@ -208,7 +221,7 @@ def _figure_training(
 ) -> Figure:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
     for ax, optimiser in zip(axes, OPTIMISERS, strict=True):
-        result = results[f"train-{teacher}-{optimiser}"]
+        result = results[trained_on(teacher, optimiser)]
         curves = log_validation(result)
         epochs = np.arange(curves.shape[1])
         for name in student_inits(config):
@@ -230,7 +243,7 @@ def _figure_training(
 
 
 def _figure_deep(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
-    result = results["train-deep"]
+    result = results[Key.DEEP]
     curves = log_validation(result)
     epochs = np.arange(curves.shape[1])
     fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -255,7 +268,7 @@ def _figure_deep(results: Results, config: CorrelatedInitConfig, out_dir: Path) 
 
 
 def _figure_plane(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
-    result = results["train-plane"]
+    result = results[Key.PLANE]
     scores = training_scores(result)
     w2 = np.array(config.plane_sigma_w2)
     ks = np.array(config.plane_k)

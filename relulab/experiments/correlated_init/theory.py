@@ -53,7 +53,10 @@ class PointTheory:
         )
 
 
+@functools.lru_cache(maxsize=256)
 def point_theory(k: float, sigma_w2: float, config: CorrelatedInitConfig) -> PointTheory:
+    """The mean-field curves at one (k, σ_w²), computed once per config (claims and figures
+    read the same point many times)."""
     return PointTheory(k, sigma_w2, config)
 
 

@@ -8,12 +8,17 @@ and teacher–student training, each one resumable batched computation.
   inputs: per layer the inactive probability and the fraction of units dead on every input
   (Table 1).
 * ``train-<teacher>-<optimiser>`` — every student init × seed of one teacher and optimiser as
-  one :class:`relulab.engine.BatchedMLP` (§4–5, appendix B).
+  one :class:`relulab.engine.BatchedMLP` (§4–5, appendix B);
+* ``train-deep`` — deeper students on the complex teacher (§5's overfitting remark);
+* ``train-plane`` — correlated students over the (σ_w², k) grid (beyond the seed).
+
+Every reader reaches a unit through :class:`Key` or :func:`trained_on`.
 """
 
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -34,6 +39,7 @@ from relulab.tasks import two_inputs_with_correlation
 __all__ = [
     "OPTIMISERS",
     "TEACHERS",
+    "Key",
     "deep_inits",
     "estimate_bytes",
     "plan",
@@ -41,10 +47,37 @@ __all__ = [
     "probe_points",
     "simulate_network",
     "train_students",
+    "trained_on",
+    "unit_keys",
 ]
 
 TEACHERS = ("standard", "simple", "complex")
 OPTIMISERS = ("sgd", "adam")
+
+
+class Key(StrEnum):
+    """The study's units with fixed names."""
+
+    PROPAGATION = "propagation"
+    DEAD_NODES = "dead-nodes"
+    DEEP = "train-deep"
+    PLANE = "train-plane"
+
+
+def trained_on(teacher: str, optimiser: str) -> str:
+    """The unit that trains every student init on one teacher with one optimiser.
+
+    Example:
+        >>> trained_on("simple", "adam")
+        'train-simple-adam'
+    """
+    return f"train-{teacher}-{optimiser}"
+
+
+def unit_keys(config: CorrelatedInitConfig) -> list[str]:
+    """Every unit name a reader of this study may use."""
+    trained = [trained_on(t, o) for t in TEACHERS for o in OPTIMISERS]
+    return [Key.PROPAGATION, Key.DEAD_NODES, *trained, Key.DEEP, Key.PLANE]
 
 
 def probe_points(config: CorrelatedInitConfig) -> list[tuple[float, float]]:
@@ -128,7 +161,7 @@ def _propagation_unit(config: CorrelatedInitConfig) -> Unit:
             conditions, np.arange(1, config.correlation_depth + 1), curves, final
         )
 
-    return Unit("propagation", run)
+    return Unit(Key.PROPAGATION, run)
 
 
 def dead_node_statistics(
@@ -186,7 +219,7 @@ def _dead_nodes_unit(config: CorrelatedInitConfig) -> Unit:
             {"inputs": x.numpy()},
         )
 
-    return Unit("dead-nodes", run)
+    return Unit(Key.DEAD_NODES, run)
 
 
 def _teacher(
@@ -289,7 +322,7 @@ def train_students(
 
 
 def _training_unit(config: CorrelatedInitConfig, teacher: str, optimiser: str) -> Unit:
-    name = f"train-{teacher}-{optimiser}"
+    name = trained_on(teacher, optimiser)
     return Unit(
         name,
         lambda context: train_students(
@@ -319,7 +352,7 @@ def plane_inits(config: CorrelatedInitConfig) -> Inits:
 
 def _plane_unit(config: CorrelatedInitConfig) -> Unit:
     return Unit(
-        "train-plane",
+        Key.PLANE,
         lambda context: train_students(
             context,
             config,
@@ -328,7 +361,7 @@ def _plane_unit(config: CorrelatedInitConfig) -> Unit:
             plane_inits(config),
             config.plane_seeds,
             config.train_depth,
-            "train-plane",
+            Key.PLANE,
         ),
     )
 
@@ -342,7 +375,7 @@ def deep_inits(config: CorrelatedInitConfig) -> Inits:
 
 def _deep_unit(config: CorrelatedInitConfig) -> Unit:
     return Unit(
-        "train-deep",
+        Key.DEEP,
         lambda context: train_students(
             context,
             config,
@@ -351,12 +384,14 @@ def _deep_unit(config: CorrelatedInitConfig) -> Unit:
             deep_inits(config),
             config.train_seeds,
             config.deep_depth,
-            "train-deep",
+            Key.DEEP,
         ),
     )
 
 
 def plan(config: CorrelatedInitConfig) -> list[Unit]:
+    """The propagation and dead-node units, a training unit per teacher × optimiser, the deeper
+    students and the plane (named by :func:`unit_keys`)."""
     units = [_propagation_unit(config), _dead_nodes_unit(config)]
     units += [_training_unit(config, t, o) for t in TEACHERS for o in OPTIMISERS]
     return [*units, _deep_unit(config), _plane_unit(config)]

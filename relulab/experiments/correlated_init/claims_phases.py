@@ -1,0 +1,344 @@
+"""Claims of seed 003 §2 (Figs. 1–3): the mean field of correlated weights against wide random
+networks — the length's two phases, no chaos without anti-correlation, ACI's bounded chaotic
+window, the correlation map across the Fig. 3 sweep, the stability change at χ1 = 1 — and
+the backward growth of gradients by χ1 (beyond the seed).
+
+Each measurement is one :class:`~relulab.analysis.Estimate` per probe point over the
+``correlation_networks`` networks (Student t); where a claim covers several points, today's
+criterion judges the one least favourable to it and lists all in the detail (issue 31 fixes
+the evaluation points).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from relulab.analysis import Estimate, fit_log_slope, interpolated_crossing, mean_ci, statistic_ci
+from relulab.analysis import where as rows_of
+from relulab.experiments.claims import ClaimSpec, Reading, Results
+from relulab.experiments.correlated_init.config import SOURCE, CorrelatedInitConfig, scale
+from relulab.experiments.correlated_init.readings import highest, label, listing, lowest, worst
+from relulab.experiments.correlated_init.theory import PointTheory, growth_window, point_theory
+from relulab.experiments.correlated_init.units import Key, probe_points
+from relulab.experiments.criteria import Above, Below, Within
+
+__all__ = [
+    "CHAOS_ONSET",
+    "CORRELATION_MAP",
+    "GRADIENT_GROWTH",
+    "LENGTH_PHASE",
+    "NO_CHAOS_UNCORRELATED",
+    "PHASE_CLAIMS",
+    "WINDOW_CHAOS",
+    "onset_error",
+    "per_point",
+]
+
+PerNetwork = Callable[[dict, np.ndarray, PointTheory, CorrelatedInitConfig], np.ndarray]
+
+
+def _scale(config: CorrelatedInitConfig) -> str:
+    return scale(f"width {config.correlation_width}, depth {config.correlation_depth}")
+
+
+def per_point(
+    results: Results,
+    config: CorrelatedInitConfig,
+    per_network: PerNetwork,
+    keep: Callable[[PointTheory], bool] = lambda theory: True,
+) -> dict[str, Estimate]:
+    """``mean_ci`` over the networks of ``per_network(curves, rows, theory, config)`` at every
+    probe point whose mean-field ``theory`` passes ``keep``, by the point's :func:`label`."""
+    result = results[Key.PROPAGATION]
+    estimates = {}
+    for p in probe_points(config):
+        theory = point_theory(*p, config)
+        if keep(theory):
+            rows = rows_of(result.conditions, k=float(p[0]), sigma_w2=float(p[1]))
+            estimates[label(*p)] = mean_ci(per_network(result.curves, rows, theory, config))
+    return estimates
+
+
+def _phases(config: CorrelatedInitConfig) -> dict[str, str]:
+    return {label(*p): point_theory(*p, config).phase for p in probe_points(config)}
+
+
+# ---------------------------------------------------------------------------------------------
+# length-phase-matches-theory
+# ---------------------------------------------------------------------------------------------
+def _growth_error(curves, rows, theory: PointTheory, config: CorrelatedInitConfig) -> np.ndarray:
+    """Simulated − mean-field growth rate of the length per layer, second half of the layers."""
+    window = growth_window(config.correlation_depth)
+    rates = [fit_log_slope(window, row[window - 1]) for row in curves["length"][rows]]
+    return np.array(rates) - theory.growth
+
+
+def _length_phase(results: Results, config: CorrelatedInitConfig) -> Reading:
+    growth_error = per_point(results, config, _growth_error)
+    phases = _phases(config)
+    name, estimate = worst(growth_error)
+    return Reading(
+        estimate,
+        detail=f"worst point {name} ({phases[name]}); "
+        + "; ".join(
+            f"{lab} ({phases[lab]}): {est.describe()}" for lab, est in growth_error.items()
+        ),
+        scale=_scale(config),
+    )
+
+
+LENGTH_PHASE = ClaimSpec(
+    "length-phase-matches-theory",
+    "The length map has a bounded phase and an unbounded one, separated by "
+    "σ_w² = 2π/(aπ + b): anti-correlation moves the boundary up, positive correlation "
+    "down; simulated lengths grow (or stay) as predicted on both sides of it.",
+    source=f"{SOURCE} §2 ('The length is bounded if …'), Figs. 1–3",
+    criterion=lambda c: Within(
+        "simulated − mean-field growth rate of the length per layer (second half of the "
+        "layers), at the probe point farthest from theory",
+        0.0,
+        c.growth_atol,
+    ),
+    measure=_length_phase,
+    scope="σ_b² > 0 (the length's fixed point is finite only with a bias), both sides of the "
+    "boundary; one k per side of 0 in the seed's figures",
+    note="tolerance [I]",
+    figure="phase_probes.png",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# no-chaos-uncorrelated
+# ---------------------------------------------------------------------------------------------
+def _near_change(curves, rows, theory: PointTheory, config: CorrelatedInitConfig) -> np.ndarray:
+    """c_L − c_0 of the near pair: positive when close signals correlate."""
+    return curves["correlation_near"][rows, -1] - config.near_c0
+
+
+def _no_chaos(results: Results, config: CorrelatedInitConfig) -> Reading:
+    # uncorrelated or positively correlated: no chaotic phase at any σ_w²
+    not_chaotic = per_point(results, config, _near_change, keep=lambda theory: theory.b >= 0)
+    name, estimate = lowest(not_chaotic)
+    return Reading(
+        estimate, detail=f"smallest at {name}; {listing(not_chaotic)}", scale=_scale(config)
+    )
+
+
+NO_CHAOS_UNCORRELATED = ClaimSpec(
+    "no-chaos-uncorrelated",
+    "ReLU networks with uncorrelated (or positively correlated) weights have no "
+    "chaotic phase: two close signals become more correlated at every σ_w², also in the "
+    "unbounded phase.",
+    source=f"{SOURCE} §2 ('ReLU networks with uncorrelated weights'), Figs. 1a, 2",
+    criterion=lambda c: Above(
+        f"c_L − c_0 of the near pair (c_0 = {c.near_c0}), b ≥ 0 (no anti-correlation), at the "
+        "probe point with the smallest rise",
+        0.0,
+    ),
+    measure=_no_chaos,
+    scope="asymptotically ('become asymptotically correlated for all σ_w²'); the unbounded "
+    "phase from Fig. 2's numerics",
+    figure="phase_probes.png",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# aci-bounded-chaos
+# ---------------------------------------------------------------------------------------------
+def _in_window(theory: PointTheory) -> bool:
+    return theory.b < 0 and theory.phase == "chaotic"
+
+
+def _window_chaos(results: Results, config: CorrelatedInitConfig) -> Reading:
+    window_points = per_point(results, config, _near_change, keep=_in_window)
+    name, estimate = (
+        highest(window_points)
+        if window_points
+        else ("none", Estimate(math.nan, math.nan, math.nan, 0))
+    )
+    return Reading(
+        estimate, detail=f"largest at {name}; {listing(window_points)}", scale=_scale(config)
+    )
+
+
+WINDOW_CHAOS = ClaimSpec(
+    "aci-bounded-chaos",
+    "Anti-correlated weights open a bounded chaotic phase 2/a < σ_w² < 2π/(aπ + b): "
+    "close signals decorrelate there while the length stays bounded.",
+    source=f"{SOURCE} §2 ('anti-correlations induce a bounded chaotic phase'), Figs. 1b, 3",
+    criterion=lambda c: Below(
+        f"c_L − c_0 of the near pair (c_0 = {c.near_c0}) at the k = {c.aci_k:g} points theory "
+        "puts in the bounded chaotic window, largest",
+        0.0,
+    ),
+    measure=_window_chaos,
+    scope="anti-correlated weights (b < 0) in the window; 'two closely related signals will "
+    "eventually lose correlations' (asymptotically)",
+    figure="phase_probes.png",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# correlation-theory-matches-simulation
+# ---------------------------------------------------------------------------------------------
+def _far_error(curves, rows, theory: PointTheory, config: CorrelatedInitConfig) -> np.ndarray:
+    """Simulated − mean-field correlation of the far pair at the last layer."""
+    return curves["correlation"][rows, -1] - theory.correlation[-1]
+
+
+def _correlation_map(results: Results, config: CorrelatedInitConfig) -> Reading:
+    far_error = per_point(results, config, _far_error)
+    name, estimate = worst(far_error)
+    return Reading(
+        estimate, detail=f"worst point {name}; {listing(far_error)}", scale=_scale(config)
+    )
+
+
+CORRELATION_MAP = ClaimSpec(
+    "correlation-theory-matches-simulation",
+    "The mean-field correlation map describes finite-width networks: the correlation of "
+    "two signals after many layers matches theory across the σ_w² sweep (Fig. 3).",
+    source=f"{SOURCE} §2, Fig. 3",
+    criterion=lambda c: Within(
+        f"simulated − mean-field c_L of the far pair (c_0 = {c.correlation_c0}), at the point "
+        "farthest from theory",
+        0.0,
+        c.correlation_atol,
+    ),
+    measure=_correlation_map,
+    scope="large width (the mean field's limit), after many layers; Fig. 3 shows one "
+    "anti-correlated strength across σ_w²",
+    note="tolerance [I]",
+    figure="fig3_sweep.png",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# chaos-onset-at-chi1
+# ---------------------------------------------------------------------------------------------
+def _onset_changes(results: Results, config: CorrelatedInitConfig) -> list[np.ndarray]:
+    """The near pair's c_L − c_0 per network at every σ_w² of the sweep, in increasing σ_w²."""
+    result = results[Key.PROPAGATION]
+    return [
+        result.curves["correlation_near"][
+            rows_of(result.conditions, k=float(config.aci_k), sigma_w2=float(w2)), -1
+        ]
+        - config.near_c0
+        for w2 in sorted(config.sweep_sigma_w2)
+    ]
+
+
+def onset_error(
+    per_point_changes: list[np.ndarray], config: CorrelatedInitConfig
+) -> tuple[Estimate, Estimate, float]:
+    """Where, along the Fig. 3 sweep, the near pair turns from correlating to decorrelating
+    (interpolated, jackknife over networks), minus the mean-field crossing at the same depth.
+
+    Returns:
+        ``(simulated − mean field, simulated onset, mean-field onset)``.
+    """
+    sweep = np.array(sorted(config.sweep_sigma_w2))
+    n = min(len(p) for p in per_point_changes)
+
+    def onset(*changes: np.ndarray, axis: int = -1) -> np.ndarray:
+        means = np.stack([np.mean(c, axis=axis) for c in changes], axis=-1)
+        flat = means.reshape(-1, len(sweep))
+        crossings = [interpolated_crossing(sweep, row, 0.0) for row in flat]
+        return np.array(crossings).reshape(means.shape[:-1])
+
+    measured = statistic_ci([p[:n] for p in per_point_changes], onset, vectorized=True)
+    theory = [point_theory(config.aci_k, w2, config).correlation_near[-1] for w2 in sweep]
+    expected = interpolated_crossing(sweep, np.array(theory) - config.near_c0, 0.0)
+    error = Estimate(
+        measured.value - expected,
+        measured.low - expected,
+        measured.high - expected,
+        measured.n,
+        measured.level,
+        measured.method,
+    )
+    return error, measured, expected
+
+
+def _chaos_onset(results: Results, config: CorrelatedInitConfig) -> Reading:
+    error, measured, expected = onset_error(_onset_changes(results, config), config)
+    return Reading(
+        error,
+        detail=f"simulated onset {measured.describe()}; mean field at depth "
+        f"{config.correlation_depth}: {expected:.3f}; χ1 = 1 at σ_w² = 2/a",
+        scale=_scale(config),
+    )
+
+
+CHAOS_ONSET = ClaimSpec(
+    "chaos-onset-at-chi1",
+    "The stability of the correlation fixed point c* = 1 changes at χ1 = 1 (σ_w² = 2/a): "
+    "below it close signals correlate, above it they decorrelate.",
+    source=f"{SOURCE} §2 ('the stability of the fixed point changes at …'), Fig. 3",
+    criterion=lambda c: Within(
+        f"σ_w² where the near pair's c_L − c_0 turns negative along the k = {c.aci_k:g} sweep, "
+        "minus the mean-field crossing at the same depth",
+        0.0,
+        0.1,
+    ),
+    measure=_chaos_onset,
+    scope="at the length's fixed point q* (reached 'within a few layers'); the anti-correlated "
+    "strength of Fig. 3",
+    note="tolerance 0.1 in σ_w² [I]; at finite depth the crossing sits above χ1 = 1",
+    figure="fig3_sweep.png",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# gradient-growth-chi1 (beyond the seed)
+# ---------------------------------------------------------------------------------------------
+def _gradient_error(curves, rows, theory: PointTheory, config: CorrelatedInitConfig) -> np.ndarray:
+    """Backward growth rate of the mean squared gradient per layer − ln χ1."""
+    depth = config.correlation_depth
+    backward = [-fit_log_slope(np.arange(1, depth), row[:-1]) for row in curves["gradient"][rows]]
+    return np.array(backward) - math.log(theory.chi1)
+
+
+def _gradient_growth(results: Results, config: CorrelatedInitConfig) -> Reading:
+    gradient_error = per_point(results, config, _gradient_error)
+    name, estimate = worst(gradient_error)
+    non_positive = per_point(results, config, _gradient_error, keep=lambda theory: theory.b <= 0)
+    worst_name, worst_estimate = worst(non_positive)
+    return Reading(
+        estimate,
+        detail=f"worst point {name}; b ≤ 0 only: worst {worst_name} {worst_estimate.describe()}; "
+        f"{listing(gradient_error)}",
+        scale=_scale(config),
+    )
+
+
+GRADIENT_GROWTH = ClaimSpec(
+    "gradient-growth-chi1",
+    "Backpropagated gradients grow by χ1 = σ_w² a/2 per layer (shrink in the ordered "
+    "phase, grow in the chaotic one).",
+    source=f"{SOURCE} §2 (χ1, after its ref. [38])",
+    criterion=lambda c: Within(
+        "simulated backward growth rate of the mean squared gradient per layer − ln χ1, at the "
+        "point farthest from theory",
+        0.0,
+        c.gradient_atol,
+    ),
+    measure=_gradient_growth,
+    scope="the mean field of its ref. [38] (gradient independence); the seed itself never "
+    "ties χ1 to gradients",
+    note="tolerance [I]",
+    figure="fig3_sweep.png",
+    beyond_seed=True,
+)
+
+PHASE_CLAIMS = (
+    LENGTH_PHASE,
+    NO_CHAOS_UNCORRELATED,
+    WINDOW_CHAOS,
+    CORRELATION_MAP,
+    CHAOS_ONSET,
+    GRADIENT_GROWTH,
+)

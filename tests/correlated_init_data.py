@@ -1,0 +1,167 @@
+"""Synthetic stored results for the correlated-init tests (``test_correlated_init*.py``): the
+three kinds of unit the study reads, built from the mean field (or from a per-epoch level) so
+that a test can make a behaviour of the seed present or absent.
+
+The network-to-network spreads are the ones the quick run measured (width 500, depth 30, 12
+networks per probe point; width 500, depth 10, 64 inputs, 8 networks per init), so that a
+control built on them carries the noise the scorecard's intervals see.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from relulab.experiments.correlated_init import PRESETS
+from relulab.experiments.correlated_init.config import student_inits, table1_inits
+from relulab.experiments.correlated_init.theory import (
+    dead_node_theory,
+    mean_correlation_theory,
+    point_theory,
+)
+from relulab.experiments.correlated_init.units import (
+    OPTIMISERS,
+    TEACHERS,
+    Key,
+    deep_inits,
+    plane_inits,
+    probe_points,
+    trained_on,
+)
+from relulab.store import UnitResult
+
+QUICK = PRESETS["quick"]
+
+# sd over networks of each probe point's per-network reading in the quick run: the length's
+# growth rate per layer, the near pair's c_L, the far pair's c_L, the gradient's growth rate
+SPREAD = {
+    (0.0, 1.6): (0.011, 2e-5, 8e-5, 0.0075),
+    (0.0, 2.0): (0.027, 0.0021, 0.0034, 0.015),
+    (0.0, 2.4): (0.027, 0.0051, 0.0080, 0.013),
+    (-1.0, 1.6): (0.0053, 4e-5, 1.4e-4, 0.016),
+    (-1.0, 2.4): (0.010, 0.058, 0.059, 0.0082),
+    (-1.0, 3.4): (0.015, 0.10, 0.074, 0.0085),
+    (-1.0, 1.8): (0.0093, 7e-4, 0.0024, 0.015),
+    (-1.0, 2.0): (0.0079, 0.0073, 0.011, 0.015),
+    (-1.0, 2.2): (0.0076, 0.030, 0.032, 0.0084),
+    (-1.0, 2.6): (0.016, 0.081, 0.085, 0.014),
+    (-1.0, 2.8): (0.015, 0.078, 0.072, 0.0099),
+    (1.0, 1.2): (0.018, 2e-8, 6e-8, 0.022),
+    (1.0, 1.8): (0.024, 3e-6, 1e-5, 0.042),
+}
+GROWTH, NEAR, FAR, GRADIENT = range(4)
+SMALL = (1e-3, 1e-4, 1e-4, 1e-3)  # the noise of an "ideal" run
+
+# sd over networks of the per-network P(h ≤ 0) (layers averaged) and of the mean pairwise
+# correlation (layers averaged) in the quick run
+INACTIVE_SPREAD = {"he": 0.0034, "aci": 0.0012, "rai": 0.0049, "raai": 0.0024, "positive": 0.0078}
+CORRELATION_SPREAD = {"rai": 0.0155, "raai": 0.0084}
+INPUTS = np.random.default_rng(7).standard_normal((6, 40))
+
+
+def propagation(config, spread=None, seed=0, change=None) -> dict:
+    """``{Key.PROPAGATION: result}`` whose networks follow the mean field at every probe point:
+    each network's length grows at the mean-field rate plus an offset, its pairs' correlations
+    sit at the mean-field values plus an offset, its gradient grows by χ1 per layer times an
+    offset — the offsets normal with the point's ``spread`` (default: :data:`SMALL`).
+    ``change(k, sigma_w2, curves)`` edits one network's curves."""
+    rng = np.random.default_rng(seed)
+    depth = config.correlation_depth
+    layers = np.arange(1, depth + 1)
+    conditions, rows = [], []
+    for k, w2 in probe_points(config):
+        theory = point_theory(k, w2, config)
+        sd = np.array(SMALL if spread is None else spread[(k, w2)])
+        for net in range(config.correlation_networks):
+            growth, near, far, gradient = sd * rng.standard_normal(4)
+            curves = {
+                "length": theory.length * np.exp(growth * layers),
+                "correlation": theory.correlation + far,
+                "correlation_near": theory.correlation_near + near,
+                "gradient": np.exp((depth - layers) * (math.log(theory.chi1) + gradient)),
+            }
+            if change is not None:
+                change(k, w2, curves)
+            rows.append(curves)
+            conditions.append({"k": k, "sigma_w2": w2, "network": net})
+    curves = {name: np.array([row[name] for row in rows]) for name in rows[0]}
+    return {Key.PROPAGATION: UnitResult.forward_only(conditions, layers, curves, {})}
+
+
+@functools.lru_cache(maxsize=32)
+def _mean_correlation(name, config):
+    return mean_correlation_theory(name, config, INPUTS)
+
+
+def dead_nodes(config, inactive_of, networks=6, seed=1, correlation_shift=0.0, dead_of=None):
+    """``{Key.DEAD_NODES: result}``: per init ``inactive_of(name)`` per layer plus a small
+    per-network offset, ``dead_of(name)`` units dead on every input (default 0.1 for RAI,
+    0.2 otherwise), and for RAI and RAAI the exact mean correlation of :data:`INPUTS` plus
+    ``correlation_shift``."""
+    rng = np.random.default_rng(seed)
+    dead_of = dead_of or (lambda name: 0.1 if name == "rai" else 0.2)
+    conditions, inactive, dead, correlation = [], [], [], []
+    for name in table1_inits(config):
+        # the exact law where a claim reads it (RAI, RAAI), 0 elsewhere
+        theory = (
+            _mean_correlation(name, config)
+            if name in ("rai", "raai")
+            else np.zeros(config.dead_depth)
+        )
+        for net in range(networks):
+            inactive.append(inactive_of(name) + 1e-3 * rng.standard_normal(config.dead_depth))
+            dead.append(np.full(config.dead_depth, dead_of(name)))
+            correlation.append(theory + correlation_shift + 1e-3 * rng.standard_normal())
+            conditions.append({"init": name, "network": net})
+    curves = {
+        "inactive": np.array(inactive),
+        "dead_on_all": np.array(dead) + 1e-3 * rng.standard_normal((len(dead), config.dead_depth)),
+        "mean_correlation": np.array(correlation),
+    }
+    steps = np.arange(1, config.dead_depth + 1)
+    result = UnitResult.forward_only(conditions, steps, curves, {}, {"inputs": INPUTS})
+    return {Key.DEAD_NODES: result}
+
+
+def exact_law(config):
+    """``inactive_of`` for :func:`dead_nodes`: the exact infinite-width law per layer."""
+    return lambda name: dead_node_theory(name, config)
+
+
+def _unit(inits, teacher, optimiser, level_of, epochs, seeds, rng):
+    conditions, curves = [], []
+    for name, (_, options) in inits.items():
+        for seed in range(seeds):
+            levels = np.array([level_of(name, teacher, optimiser, e) for e in range(epochs + 1)])
+            curves.append(10 ** (levels + 0.01 * rng.standard_normal(epochs + 1)))
+            conditions.append({"init": name, "seed": seed, **options})
+    n = len(conditions)
+    curves = {"validation_loss": np.array(curves)}
+    return UnitResult(
+        conditions, np.arange(epochs + 1), curves, {}, np.zeros(n, bool), np.full(n, -1)
+    )
+
+
+def training(config, level_of, epochs=10, seeds=10) -> dict:
+    """Validation curves at log10 level ``level_of(init, teacher, optimiser, epoch)`` (± 0.01
+    decades per student and epoch) for every training unit; the deep unit under the teacher
+    name "deep", the plane under "plane"."""
+    rng = np.random.default_rng(2)
+    results = {
+        trained_on(t, o): _unit(student_inits(config), t, o, level_of, epochs, seeds, rng)
+        for t in TEACHERS
+        for o in OPTIMISERS
+    }
+    results[Key.DEEP] = _unit(deep_inits(config), "deep", "adam", level_of, epochs, seeds, rng)
+    results[Key.PLANE] = _unit(plane_inits(config), "plane", "adam", level_of, epochs, 3, rng)
+    return results
+
+
+def in_window(name: str) -> bool:
+    """Plane students inside the mean-field bounded chaotic window (additive reading)."""
+    if not name.startswith("w2="):
+        return False
+    w2, k = (float(part.split("=")[1]) for part in name.split(","))
+    return 2.0 < w2 < 2 * math.pi / (math.pi + k)
