@@ -1,4 +1,4 @@
-"""Issue 6's studies at tiny sizes: every claim measured; helpers exact."""
+"""Issue 6's studies at tiny sizes: every claim measured, scoped and flagged; helpers exact."""
 
 import json
 import math
@@ -25,6 +25,7 @@ def test_prepost_ln_tiny(tmp_path):
         tmp_path, "prepost-ln", "width=16", "hidden=32", "blocks=16", "n_samples=64", "fit_from=4"
     )
     assert len(summary["claims"]) == 5  # LayerNorm's fixed norm is a test, not a claim
+    assert all(c["scope"] and not c["beyond_seed"] for c in summary["claims"])
     assert summary["metrics"]["postln_max_norm_deviation_from_sqrt_d"] < 1e-3
 
 
@@ -63,6 +64,8 @@ def test_bias_after_relu_tiny(tmp_path):
     by_id = {c["id"]: c for c in summary["claims"]}
     assert by_id["final-loss-rises-with-delta"]["n"] == 9
     assert all(c["scale"] for c in summary["claims"])
+    beyond = {c["id"] for c in summary["claims"] if c["beyond_seed"]}
+    assert beyond == {"analytic-shift-finds-the-minimum", "kaiming-moves-the-minimum"}
 
 
 def test_output_delta_is_the_std_over_width_of_sample_means():
