@@ -1,32 +1,82 @@
-"""early-linearization (seed 004, toy tasks): end to end, counter-examples for every kind of
-claim, the closed-form modes against the batched engine, and the engine against a plain loop."""
+"""early-linearization (seed 004, toy tasks): each claim's criterion on its positive control (data
+on which the seed's statement is true in the seed's own sense) and its negative control (a
+counter-example); then the pipeline end to end, the declarative config checks, the closed-form
+modes against the batched engine, and the engine against a plain loop.
+
+Where do the positive data come from?
+
+* **Closed forms of the seed's own mechanism** (``relulab.theory.deep_linear``): eq. 7 for the
+  linear network and, for the ReLU network, the gated linear model of appendix F.4 — every mode
+  starts at ``a0·ḡ`` with ``ḡ`` the share of units alive at initialisation (eq. 14's delay).
+  For one-hot items with the constant ``c`` that share is exact: unit j is dead when
+  ``w_ji + c·b_j < 0`` on every item, ``E_b[Φ(−c·b/σ)^P]`` (= 1/(P+1) = 0.2 at c = 1).
+* **The seed's setup re-simulated here** (:func:`_simulate`: plain full-batch GD on the sum loss
+  in torch, independent of the relulab engine), scored by the study's own measure functions —
+  the seed's figures come from this setup. To keep the file fast the runs take 5× the seed's
+  learning rate for 1/5 of its steps, recorded every 1/5 as often: the same gradient flow (the
+  seed's theory is the flow, appendix B, eq. 18), discretised 5× more coarsely
+  (``P·lr·s ≈ 0.6 %`` a step); the quick preset's numbers are reproduced to a few percent.
+* **Constructions that obey the statement exactly** (a linear solution, a bias-free ReLU
+  network built by hand that solves XOR).
+
+Criteria that fail their honest positive control are marked ``xfail(strict=True)`` with the
+referee finding of issue 30 that explains it; the criteria themselves change in issue 30.
+"""
 
 from __future__ import annotations
 
+import copy
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
+from scipy import integrate, stats
 
+from relulab.analysis import Estimate, mean_ci, paired_alignments
 from relulab.cli import main
 from relulab.engine import BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem, train
-from relulab.experiments.early_linearization import claims as el_claims
+from relulab.experiments.early_linearization import CLAIMS, measure
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig
-from relulab.experiments.early_linearization.measure import Mechanism, Parallel
-from relulab.experiments.early_linearization.units import augmented_task
-from relulab.tasks import append_constant, hierarchical_task
+from relulab.experiments.early_linearization.units import Family, Key, augmented_task, pair
+from relulab.store import UnitResult
+from relulab.tasks import (
+    append_constant,
+    hierarchical_task,
+    parallel_task,
+    xor_linear_task,
+    xor_task,
+)
 from relulab.theory.deep_linear import (
     aligned_modes,
     bias_mode,
     learning_time_constant,
+    mode_loss,
     mode_projections,
     mode_strength,
+    modes_to_map,
+    relu_hitting_delay,
 )
 
 F64 = torch.float64
-CONFIG = EarlyLinearizationConfig()
+CONFIG = EarlyLinearizationConfig()  # the paper preset: thresholds as the scorecard's
+SPEC = {spec.id: spec for spec in CLAIMS}
+FASTER = 5  # the simulations' step size, in units of the seed's learning rate
+SIM = replace(
+    CONFIG,
+    lr=CONFIG.lr * FASTER,
+    hierarchy_steps=CONFIG.hierarchy_steps // FASTER,
+    xor_steps=CONFIG.xor_steps // FASTER,
+    xor_linear_steps=CONFIG.xor_linear_steps // FASTER,
+    parallel_steps=CONFIG.parallel_steps // FASTER,
+    record_every=200 // FASTER,  # the quick preset's grid
+)
+A0 = CONFIG.hidden * CONFIG.init_variance / 2  # E[p_α] at init, each mode's starting strength
+MODES_RISE = "criterion mis-specified: one additive time shift for all modes, while the seed's "
+MODES_RISE += "ReLU modes lag mode by mode (§5: 'a small, mode-wise time shift'; eq. 14 ∝ 1/s_α)"
+MODES_RISE += " (issue 30)"
 TINY = [
     "hidden=8",
     "seeds=3",
@@ -47,136 +97,739 @@ TINY = [
 ]
 
 
+# =============================================================================================
+# The seed's setup, re-simulated (independent of relulab.engine), and its closed forms.
+# =============================================================================================
+def _simulate(
+    X, Y, constants, activation, seeds, steps, *, delta=0.0, readout_bias=False, keep="all"
+) -> UnitResult:
+    """Seed 004 §5.1: ``ŷ = W2 σ(W̃1 x̃) (+ b2)``, x̃ = [x; c], weights N(0, σ² = 2e-4), hidden
+    64, full-batch GD on ``½ Σ‖y − ŷ‖²`` at :data:`SIM`'s rate; one network per (c, seed).
+    ``activation``: "relu", "linear", or "gated" — the linear network with the units dead at
+    initialisation removed (appendix F.4's model). ``keep``: parameter snapshots, "all",
+    "final" or "none"."""
+    conditions = [
+        {"c": float(c), "delta": delta, "seed": k, "variance": CONFIG.init_variance}
+        for c in constants
+        for k in range(seeds)
+    ]
+    x = torch.tensor(np.stack([np.hstack([X, np.full((len(X), 1), r["c"])]) for r in conditions]))
+    scale = math.sqrt(CONFIG.init_variance)
+    draws = [np.random.default_rng(1000 + r["seed"]) for r in conditions]
+    W1 = torch.tensor(np.stack([g.normal(0, scale, (CONFIG.hidden, x.shape[-1])) for g in draws]))
+    W2 = torch.tensor(np.stack([g.normal(0, scale, (Y.shape[1], CONFIG.hidden)) for g in draws]))
+    b2 = torch.tensor(np.stack([g.normal(0, scale, (Y.shape[1], 1)) for g in draws]))
+    b2 = b2 if readout_bias else torch.zeros_like(b2)
+    y = torch.tensor(Y.T.copy())
+    alive = ((W1 @ x.transpose(1, 2)).amax(dim=2, keepdim=True) > 0).to(F64)  # at init
+    record = []
+    xt = x.transpose(1, 2)
+    for step in range(steps + 1):
+        z = W1 @ xt
+        if activation == "relu":
+            active = (z > 0).to(F64)
+        else:  # linear: every unit passes; gated: the units alive at init
+            active = alive if activation == "gated" else 1.0
+        error = W2 @ (z * active) + b2 - y
+        if step % SIM.record_every == 0:
+            record.append((0.5 * error.square().sum(dim=(1, 2)), z, W1, W2))
+        W1, W2, b2 = (
+            W1 - SIM.lr * ((W2.transpose(1, 2) @ error) * active) @ x,
+            W2 - SIM.lr * error @ (z * active).transpose(1, 2),
+            b2 - SIM.lr * error.sum(dim=2, keepdim=True) * readout_bias,
+        )
+    return _unit(conditions, record, keep)
+
+
+def _unit(conditions, record, keep) -> UnitResult:
+    loss = np.stack([r[0].numpy() for r in record], axis=1)
+    curves = {
+        "loss": loss,
+        "always_on_fraction": np.stack(
+            [(r[1].amin(dim=2) > 0).to(F64).mean(dim=1).numpy() for r in record], axis=1
+        ),
+        "dead_fraction": np.stack(
+            [(r[1].amax(dim=2) <= 0).to(F64).mean(dim=1).numpy() for r in record], axis=1
+        ),
+    }
+    arrays = {}
+    if keep != "none":
+        for k, index in (("param_0", 2), ("param_1", 3)):
+            trajectory = np.stack([r[index].numpy() for r in record], axis=1)
+            arrays[k] = trajectory if keep == "all" else trajectory[:, -1]
+    n = len(conditions)
+    steps = np.arange(len(record)) * SIM.record_every
+    final = {k: v[:, -1] for k, v in curves.items()}
+    return UnitResult(conditions, steps, curves, final, np.zeros(n, bool), np.full(n, -1), arrays)
+
+
+@pytest.fixture(scope="module")
+def hierarchy():
+    """The 4-item hierarchy at c = 1 and c = 0, ReLU and linear, 30 seeds (fig. 2B, 3, 4)."""
+    X, Y = hierarchical_task(4)
+    relu = _simulate(X, Y, (0.0, 1.0), "relu", 30, SIM.hierarchy_steps)
+    linear = _simulate(X, Y, (0.0, 1.0), "linear", 30, SIM.hierarchy_steps)
+    return {Key.HIERARCHY_RELU: relu, Key.HIERARCHY_LINEAR: linear}
+
+
+@pytest.fixture(scope="module")
+def c_sweep():
+    """The bias-ReLU hierarchy at every c of the sweep, 10 seeds (fig. 10)."""
+    X, Y = hierarchical_task(4)
+    relu = _simulate(X, Y, CONFIG.all_constants, "relu", 10, SIM.hierarchy_steps, keep="none")
+    return {Key.HIERARCHY_RELU: relu}
+
+
+@pytest.fixture(scope="module")
+def centred_targets():
+    """The hierarchy with ȳ = 0 (targets minus their mean, appendix F.2): no bias mode."""
+    X, Y = hierarchical_task(4)
+    Y = Y - Y.mean(axis=0)
+    return {
+        Key.HIERARCHY_RELU: _simulate(X, Y, (1.0,), "relu", 5, SIM.hierarchy_steps),
+        Key.HIERARCHY_LINEAR: _simulate(X, Y, (1.0,), "linear", 5, SIM.hierarchy_steps),
+    }
+
+
+def _pair_gaps(relu: UnitResult, linear: UnitResult) -> Estimate:
+    """The alignment claims' measurement: mean gap over seeds with its t interval."""
+    rows = paired_alignments(
+        relu.steps, relu.curves["loss"], linear.curves["loss"], SIM.window_fraction, SIM.max_shift
+    )
+    return mean_ci(rows[:, 0])
+
+
+def _alive_at_init(c: float, n_items: int = 4) -> float:
+    """ḡ: the expected share of units alive at init on one-hot items with constant ``c``,
+    ``1 − E_b[Φ(−c b)^P]`` (b ~ N(0, 1); weights and bias share σ)."""
+    dead, _ = integrate.quad(
+        lambda b: stats.norm.pdf(b) * stats.norm.cdf(-c * b) ** n_items, -12, 12
+    )
+    return 1.0 - dead
+
+
+def _closed_form_losses(c: float, kept: float, every: float = 200.0):
+    """Steps and the losses of the bias-linear network (eq. 7) and of appendix F.4's ReLU
+    network (every mode from a0·ḡ) on the hierarchy at the seed's rate, on the quick grid."""
+    X, modes = measure.hierarchy_modes(CONFIG, c)
+    tau = learning_time_constant(X.shape[0], CONFIG.lr)
+    steps = np.arange(0.0, CONFIG.hierarchy_steps + 1, every)
+    linear = mode_loss(modes, mode_strength(steps[:, None], modes.s, modes.d, A0, tau))
+    relu = mode_loss(modes, mode_strength(steps[:, None], modes.s, modes.d, A0 * kept, tau))
+    return steps, linear, relu
+
+
+def _closed_form_gap(c: float, kept: float) -> float:
+    steps, linear, relu = _closed_form_losses(c, kept)
+    rows = paired_alignments(
+        steps, relu[None], linear[None], CONFIG.window_fraction, CONFIG.max_shift
+    )
+    return float(rows[0, 0])
+
+
+def _stalled(loss: np.ndarray) -> np.ndarray:
+    """A network that stops learning halfway through the linear network's drop: its loss
+    held at ``(L(0) + L(T))/2`` (per row) — no shift or rescaling of time brings it back."""
+    loss = np.atleast_2d(loss)
+    return np.maximum(loss, 0.5 * (loss[:, :1] + loss[:, -1:]))
+
+
+def test_the_simulation_is_the_seeds_setup_on_the_relulab_engine():
+    """The independent simulation against the engine the study runs: one bias-ReLU network
+    from the same initial weights gives the same losses at every recording."""
+    X, Y = hierarchical_task(4)
+    unit = _simulate(X, Y, (1.0,), "relu", 1, 200)
+    W1, W2 = unit.arrays["param_0"][0, 0], unit.arrays["param_1"][0, 0]
+    model = BatchedMLP(MLPSpec((5, 64, 7), bias=False), 1, dtype=F64)
+    with torch.no_grad():
+        model.weights[0][0] = torch.from_numpy(W1)
+        model.weights[1][0] = torch.from_numpy(W2)
+    x = append_constant(torch.from_numpy(X), 1.0)
+    problem = SupervisedProblem(model, x, torch.from_numpy(Y), loss="half_sum")
+    result = train(problem, BatchedSGD(problem.params, SIM.lr), 200, SIM.record_every)
+    np.testing.assert_allclose(result.curves["loss"][0], unit.curves["loss"][0], rtol=1e-10)
+
+
+# =============================================================================================
+# §4 and appendix C.3: alignment.
+# =============================================================================================
+@pytest.mark.xfail(strict=True, reason=MODES_RISE)
+def test_hierarchy_aligned_with_bias_positive():
+    """Appendix F.4's ReLU network in closed form: every mode of eq. 7 starts at a0·ḡ with
+    ḡ = 0.8 alive at init (c = 1), so each lags by eq. 14's delay (95–560 steps). Today's
+    single-shift gap is 0.116 (≈ 0.10 in issue 30's reading): above the 0.1 tolerance."""
+    gap = _closed_form_gap(1.0, _alive_at_init(1.0))
+    assert SPEC["hierarchy-aligned-with-bias"].judge(gap, CONFIG) == "holds"
+
+
+def test_hierarchy_aligned_with_bias_negative():
+    """A ReLU network with 80 % of its units dead at init (ḡ = 0.2) lags far behind."""
+    assert SPEC["hierarchy-aligned-with-bias"].judge(_closed_form_gap(1.0, 0.2), CONFIG) == "fails"
+
+
+def test_hierarchy_part_without_bias_positive(hierarchy):
+    """The seed's bias-free ReLU and linear networks (fig. 2B), 30 seeds: g ≈ 0.15 > 0.1.
+    (Issue 30: the bias pair is farther apart still, g ≈ 0.27 — the contrast the seed
+    draws is not what this absolute threshold tests.)"""
+    reading = SPEC["hierarchy-part-without-bias"].measure(hierarchy, SIM)
+    assert SPEC["hierarchy-part-without-bias"].judge(reading.measured, CONFIG) == "holds"
+
+
+def test_hierarchy_part_without_bias_negative():
+    """A ReLU network that is the linear network (F.4 with nothing gated) does not part."""
+    gap = _closed_form_gap(1.0, 1.0)
+    assert gap < 1e-9
+    assert SPEC["hierarchy-part-without-bias"].judge(gap, CONFIG) == "fails"
+
+
+@pytest.fixture(scope="module")
+def xor():
+    """XOR (fig. 2C/2D): inputs {0,1}² with c = 1 and c = 0, and centred inputs {−1,1}² without
+    bias (the input mean removed, as the seed does on images, §3), ReLU and linear, 5 seeds."""
+    X, Y = xor_task()
+    Xc, _ = xor_task(levels=(-1.0, 1.0))
+    run = {}
+    for name, inputs, constants in (("levels01", X, (0.0, 1.0)), ("centred", Xc, (0.0,))):
+        for act in ("relu", "linear"):
+            run[name, act] = _simulate(inputs, Y, constants, act, 5, SIM.xor_steps, keep="none")
+    return run
+
+
+def _xor_gap(xor, name: str, c: float) -> Estimate:
+    index = [i for i, r in enumerate(xor[name, "relu"].conditions) if r["c"] == c]
+    relu, linear = (copy.deepcopy(xor[name, act]) for act in ("relu", "linear"))
+    for unit in (relu, linear):
+        unit.curves["loss"] = unit.curves["loss"][index]
+    return _pair_gaps(relu, linear)
+
+
+def test_xor_aligned_with_bias_positive(xor):
+    """The seed's bias-ReLU and bias-linear networks on XOR (fig. 2D), early window."""
+    assert SPEC["xor-aligned-with-bias"].judge(_xor_gap(xor, "levels01", 1.0), CONFIG) == "holds"
+
+
+def test_xor_aligned_with_bias_negative(xor):
+    """A pair that parts: the bias-free ReLU network on centred XOR (g ≈ 19)."""
+    assert SPEC["xor-aligned-with-bias"].judge(_xor_gap(xor, "centred", 0.0), CONFIG) == "fails"
+
+
+def test_xor_part_without_bias_positive(xor):
+    """Bias ablated as the seed ablates it — no input constant left (centred inputs, §3): the
+    linear network cannot learn XOR, the ReLU network can; g ≈ 19 (issue 30: 18.9)."""
+    assert SPEC["xor-part-without-bias"].judge(_xor_gap(xor, "centred", 0.0), CONFIG) == "holds"
+
+
+def test_xor_part_without_bias_negative(xor):
+    """Inputs in {0,1}² keep an input constant (their mean 0.5 acts as a bias, §3): the
+    'bias-free' pair stays together (g ≈ 0.006). This is the study's default encoding."""
+    assert SPEC["xor-part-without-bias"].judge(_xor_gap(xor, "levels01", 0.0), CONFIG) == "fails"
+
+
+@pytest.mark.xfail(strict=True, reason=MODES_RISE)
+def test_both_layer_bias_aligned_hierarchy_positive():
+    """Appendix F.4's model with a readout bias (appendix C.3): the linear network with the
+    units dead at init removed, against the full linear network, 5 seeds: g ≈ 0.16."""
+    X, Y = hierarchical_task(4)
+    gated = _simulate(X, Y, (1.0,), "gated", 5, SIM.hierarchy_steps, readout_bias=True, keep="none")
+    linear = _simulate(
+        X, Y, (1.0,), "linear", 5, SIM.hierarchy_steps, readout_bias=True, keep="none"
+    )
+    measured = _pair_gaps(gated, linear)
+    assert SPEC["both-layer-bias-aligned-hierarchy"].judge(measured, CONFIG) == "holds"
+
+
+def test_both_layer_bias_aligned_hierarchy_negative():
+    """A ReLU network that stops learning halfway through the linear network's drop."""
+    steps, linear, _ = _closed_form_losses(1.0, 1.0)
+    rows = paired_alignments(
+        steps, _stalled(linear), linear[None], CONFIG.window_fraction, CONFIG.max_shift
+    )
+    assert SPEC["both-layer-bias-aligned-hierarchy"].judge(float(rows[0, 0]), CONFIG) == "fails"
+
+
+def test_both_layer_bias_aligned_xor_positive():
+    """The seed's networks with biases in both layers on XOR (fig. 9B), 5 seeds: g ≈ 0.005.
+    (Issue 30: on XOR the early window is the readout bias learning ȳ.)"""
+    X, Y = xor_task()
+    relu, linear = (
+        _simulate(X, Y, (1.0,), act, 5, SIM.xor_steps, readout_bias=True, keep="none")
+        for act in ("relu", "linear")
+    )
+    assert SPEC["both-layer-bias-aligned-xor"].judge(_pair_gaps(relu, linear), CONFIG) == "holds"
+
+
+def test_both_layer_bias_aligned_xor_negative(xor):
+    """ReLU networks that stop learning halfway through the linear networks' drop (ȳ only
+    half learned)."""
+    linear = xor["levels01", "linear"]
+    loss = linear.curves["loss"][5:]  # c = 1
+    rows = paired_alignments(linear.steps, _stalled(loss), loss, SIM.window_fraction, SIM.max_shift)
+    assert SPEC["both-layer-bias-aligned-xor"].judge(mean_ci(rows[:, 0]), CONFIG) == "fails"
+
+
+# =============================================================================================
+# §5: the mechanism.
+# =============================================================================================
+def _half_times(c: float, kept: float, Y=None):
+    """Closed-form T½ per mode (eq. 7 from a0·ḡ) on the hierarchy, and the bias mode."""
+    X = augmented_task("hierarchy", CONFIG, c)[0]
+    Y = hierarchical_task(4)[1] if Y is None else Y
+    modes = aligned_modes(X.T, Y.T)
+    tau = learning_time_constant(X.shape[0], CONFIG.lr)
+    fine = np.linspace(0.0, CONFIG.hierarchy_steps, 4001)
+    strengths = mode_strength(fine[:, None], modes.s, modes.d, A0 * kept, tau)
+    return measure.mode_half_times(fine, strengths, modes), measure.bias_mode_index(modes), modes
+
+
+def test_bias_mode_learned_first_positive():
+    """Prop. 1 and eq. 7: the bias mode has the largest singular value (s0 = √(c² + 1/P)‖ȳ‖
+    = 1.48 against 0.43 next), so its T½ is 0.27 of the next mode's."""
+    half, bias, _ = _half_times(1.0, 1.0)
+    ratio = measure.bias_mode_ratio(half[None], bias)
+    assert SPEC["bias-mode-learned-first"].judge(float(ratio[0]), CONFIG) == "holds"
+
+
+def test_bias_mode_learned_first_negative():
+    """Targets with little mean (y − 0.9 ȳ): the bias mode's s0 is the smallest, it comes last."""
+    Y = hierarchical_task(4)[1]
+    half, bias, _ = _half_times(1.0, 1.0, Y - 0.9 * Y.mean(axis=0))
+    ratio = measure.bias_mode_ratio(half[None], bias)
+    assert SPEC["bias-mode-learned-first"].judge(float(ratio[0]), CONFIG) == "fails"
+
+
+def test_linear_theory_matches_linear_networks_positive(hierarchy):
+    """The seed's linear networks against eq. 7 from each one's initial weights."""
+    reading = SPEC["linear-theory-matches-linear-networks"].measure(hierarchy, SIM)
+    assert SPEC["linear-theory-matches-linear-networks"].judge(reading.measured, CONFIG) == "holds"
+
+
+def test_linear_theory_matches_linear_networks_negative(hierarchy):
+    """Eq. 7 with the wrong time constant (τ = 1/lr, the mean loss's, instead of 1/(P·lr))."""
+    relu, linear = pair(hierarchy, Family.HIERARCHY)
+    X, modes = measure.hierarchy_modes(SIM, 1.0)
+    wrong_tau = 1.0 / SIM.lr
+    fine = np.linspace(0.0, float(linear.steps[-1]), 4001)
+    mech = measure.mechanism(relu, linear, SIM)
+    errors = []
+    for k, i in enumerate(np.flatnonzero([r["c"] == 1.0 for r in linear.conditions])):
+        theory = measure.theory_trajectory(linear, i, modes, fine, wrong_tau)
+        t_theory = measure.mode_half_times(fine, theory, modes)
+        errors.append(np.nanmean(np.abs(mech.half_times_linear[k] / t_theory - 1.0)))
+    measured = mean_ci(errors)
+    assert SPEC["linear-theory-matches-linear-networks"].judge(measured, CONFIG) == "fails"
+
+
+def test_bias_grows_faster_than_weights_positive(hierarchy):
+    """The seed's bias-ReLU networks (fig. 3A), 30 seeds: ratio ≈ 2.2 up to t*."""
+    reading = SPEC["bias-grows-faster-than-weights"].measure(hierarchy, SIM)
+    assert SPEC["bias-grows-faster-than-weights"].judge(reading.measured, CONFIG) == "holds"
+
+
+def test_bias_grows_faster_than_weights_negative(centred_targets):
+    """With ȳ = 0 there is no bias mode to drive the biases (§5.2, F.2): ratio ≈ 0.7."""
+    reading = SPEC["bias-grows-faster-than-weights"].measure(centred_targets, SIM)
+    assert SPEC["bias-grows-faster-than-weights"].judge(reading.measured, CONFIG) == "fails"
+
+
+def test_most_units_always_on_early_positive(hierarchy):
+    """The seed's bias-ReLU networks (fig. 3C), 30 seeds: peak always-on share ≈ 0.54.
+    (Issue 30: the raw argmax of a noisy curve; at 5–10 seeds this is inconclusive.)"""
+    reading = SPEC["most-units-always-on-early"].measure(hierarchy, SIM)
+    assert SPEC["most-units-always-on-early"].judge(reading.measured, CONFIG) == "holds"
+
+
+def test_most_units_always_on_early_negative(hierarchy):
+    """Without bias (c = 0) no unit is driven always-on: peak share ≈ 0.06."""
+    peaks = measure.peak_always_on(hierarchy[Key.HIERARCHY_RELU], SIM)[0.0]
+    assert SPEC["most-units-always-on-early"].judge(mean_ci(peaks), CONFIG) == "fails"
+
+
+def test_units_drift_back_positive(hierarchy):
+    """The seed's bias-ReLU networks (fig. 3C): from ≈ 0.54 at t* back to ≈ 0.39."""
+    reading = SPEC["units-drift-back"].measure(hierarchy, SIM)
+    assert SPEC["units-drift-back"].judge(reading.measured, CONFIG) == "holds"
+
+
+def test_units_drift_back_negative(hierarchy):
+    """Units that stay in the linear regime after t* (the always-on share held at its
+    peak): no drift. (Issue 30: any noise after the argmax also reads as a drift.)"""
+    on = hierarchy[Key.HIERARCHY_RELU].curves["always_on_fraction"]
+    held = np.maximum.accumulate(on, axis=1)
+    measured = mean_ci(held.max(axis=1) - held[:, -1])
+    assert SPEC["units-drift-back"].judge(measured, CONFIG) == "fails"
+
+
+def _linear_function_gap(c: float, every: float) -> float:
+    """The mean-target reading on the bias-linear network in closed form (eq. 7), which learns
+    the bias mode first and so passes through ŷ ≡ ȳ (c > 0)."""
+    X, Y = augmented_task("hierarchy", CONFIG, c)
+    modes = aligned_modes(X.T, Y.T)
+    tau = learning_time_constant(X.shape[0], CONFIG.lr)
+    steps = np.arange(0.0, CONFIG.hierarchy_steps + 1, every)
+    strengths = mode_strength(steps[:, None], modes.s, modes.d, A0, tau)
+    k = measure.mean_target_step(mode_loss(modes, strengths), Y)
+    return measure.mean_target_deviation(modes_to_map(modes, strengths[k]) @ X.T, Y)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="criterion mis-specified: timed at the step whose loss is closest to L(ȳ), where the "
+    "output is only ≈ 0.84·ȳ; the linear network, which provably reaches ȳ on the bias-mode "
+    "plateau, scores 0.197 (issue 30)",
+)
+def test_early_function_is_mean_target_positive():
+    """The bias-linear network in closed form on the quick grid (every 200 steps)."""
+    gap = _linear_function_gap(1.0, 200.0)
+    assert SPEC["early-function-is-mean-target"].judge(gap, CONFIG) == "holds"
+
+
+def test_early_function_is_mean_target_negative():
+    """The bias-free linear network (c = 0): no bias mode, it learns the items' structure
+    instead of ȳ first (0.44 from ȳ at that loss)."""
+    X, Y = np.eye(4), hierarchical_task(4)[1]
+    modes = aligned_modes(X.T, Y.T)
+    tau = learning_time_constant(4, CONFIG.lr)
+    steps = np.arange(0.0, CONFIG.hierarchy_steps + 1, 200.0)
+    strengths = mode_strength(steps[:, None], modes.s, modes.d, A0, tau)
+    k = measure.mean_target_step(mode_loss(modes, strengths), Y)
+    gap = measure.mean_target_deviation(modes_to_map(modes, strengths[k]) @ X.T, Y)
+    assert SPEC["early-function-is-mean-target"].judge(gap, CONFIG) == "fails"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="criterion mis-specified: it counts every unit, but ≈ 20 % are dead at init and keep "
+    "positive kinks (§5.3: 'apart from a small subset of neurons that become dead'); over all "
+    "units the seed's setup gives ≈ 0.67, over live units ≈ 0.96 (issue 30)",
+)
+def test_kinks_go_negative_positive(hierarchy):
+    """The seed's bias-ReLU networks (fig. 12), 30 seeds, share of negative kinks at t*."""
+    reading = SPEC["kinks-go-negative"].measure(hierarchy, SIM)
+    assert SPEC["kinks-go-negative"].judge(reading.measured, CONFIG) == "holds"
+
+
+def test_kinks_go_negative_negative(hierarchy):
+    """Before any learning (step 0) kinks have random signs: ≈ half are negative."""
+    relu = hierarchy[Key.HIERARCHY_RELU]
+    index = [i for i, r in enumerate(relu.conditions) if r["c"] == 1.0]
+    W1 = relu.arrays["param_0"][index, 0]
+    kinks = -W1[..., -1] / np.linalg.norm(W1[..., :-1], axis=2)
+    measured = mean_ci(np.mean(kinks < 0, axis=1))
+    assert SPEC["kinks-go-negative"].judge(measured, CONFIG) == "fails"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="criterion mis-specified: the largest log gap sits at the loss floor (a few % of "
+    "L(0) on the linear scale the seed's fig. 4 shows), and t* is the raw argmax of a noisy "
+    "always-on curve; the seed's setup scores ≈ 0.4 (issue 30)",
+)
+def test_gated_linear_model_matches_positive(hierarchy):
+    """The seed's bias-ReLU networks from t* against the gated linear model (fig. 4)."""
+    reading = SPEC["gated-linear-model-matches"].measure(hierarchy, SIM)
+    assert SPEC["gated-linear-model-matches"].judge(reading.measured, CONFIG) == "holds"
+
+
+def test_gated_linear_model_matches_negative(centred_targets):
+    """With ȳ = 0 nothing linearises the network: the gated model from t* is far off."""
+    reading = SPEC["gated-linear-model-matches"].measure(centred_targets, SIM)
+    assert SPEC["gated-linear-model-matches"].judge(reading.measured, CONFIG) == "fails"
+
+
+def test_relu_modes_lag_linear_positive():
+    """Appendix F.4 in closed form: each mode from a0·ḡ (ḡ = 0.8) lags by eq. 14's delay."""
+    relu, _, _ = _half_times(1.0, _alive_at_init(1.0))
+    linear, _, _ = _half_times(1.0, 1.0)
+    delay = float(np.mean(relu - linear))
+    assert SPEC["relu-modes-lag-linear"].judge(delay, CONFIG) == "holds"
+
+
+def test_relu_modes_lag_linear_negative():
+    """Modes that start larger (a0/ḡ) come first: a negative delay."""
+    relu, _, _ = _half_times(1.0, 1.0 / _alive_at_init(1.0))
+    linear, _, _ = _half_times(1.0, 1.0)
+    assert SPEC["relu-modes-lag-linear"].judge(float(np.mean(relu - linear)), CONFIG) == "fails"
+
+
+def test_delay_predicted_by_gating_positive():
+    """Appendix F.4's model itself: T½ from a0·ḡ minus T½ from a0, against eq. 14 (ratio 1)."""
+    kept = _alive_at_init(1.0)
+    relu, _, modes = _half_times(1.0, kept)
+    linear, _, _ = _half_times(1.0, 1.0)
+    tau = learning_time_constant(4, CONFIG.lr)
+    predicted = relu_hitting_delay(modes.s, modes.d, A0, tau, kept)
+    ratio = measure.delay_ratio(relu[None], linear[None], predicted[None])
+    assert SPEC["delay-predicted-by-gating"].judge(float(ratio[0]), CONFIG) == "holds"
+
+
+def test_delay_predicted_by_gating_negative():
+    """Delays as the study measures them, ≈ 12–15 % of each mode's half-time (issue 30),
+    against eq. 14 with ḡ = 0.8: ≈ 3× the prediction."""
+    kept = _alive_at_init(1.0)
+    linear, _, modes = _half_times(1.0, 1.0)
+    tau = learning_time_constant(4, CONFIG.lr)
+    predicted = relu_hitting_delay(modes.s, modes.d, A0, tau, kept)
+    ratio = measure.delay_ratio((1.135 * linear)[None], linear[None], predicted[None])
+    assert SPEC["delay-predicted-by-gating"].judge(float(ratio[0]), CONFIG) == "fails"
+
+
+# =============================================================================================
+# §6: downstream consequences.
+# =============================================================================================
+@pytest.fixture(scope="module")
+def xor_plus_linear():
+    """XOR + a linear feature (Δ = 0.5, fig. 5): appendix F.4's model and the linear network
+    at c = 1, 10 seeds."""
+    X, Y = xor_linear_task(CONFIG.margin_delta)
+    return {
+        act: _simulate(X, Y, (1.0,), act, 10, SIM.xor_linear_steps, delta=0.5, keep="none")
+        for act in ("gated", "linear")
+    }
+
+
+def test_xor_linear_bias_relu_tracks_linear_positive(xor_plus_linear):
+    """Appendix F.4's model — the ReLU network as the linear one less its dead units, the
+    seed's account of 'a small time-shift' (fig. 5B) — 10 seeds: g ≈ 0.06."""
+    measured = _pair_gaps(xor_plus_linear["gated"], xor_plus_linear["linear"])
+    assert SPEC["xor-linear-bias-relu-tracks-linear"].judge(measured, CONFIG) == "holds"
+
+
+def test_xor_linear_bias_relu_tracks_linear_negative(xor_plus_linear):
+    """ReLU networks that stop learning halfway through the linear networks' drop."""
+    linear = xor_plus_linear["linear"]
+    loss = linear.curves["loss"]
+    rows = paired_alignments(linear.steps, _stalled(loss), loss, SIM.window_fraction, SIM.max_shift)
+    measured = mean_ci(rows[:, 0])
+    assert SPEC["xor-linear-bias-relu-tracks-linear"].judge(measured, CONFIG) == "fails"
+
+
+def _network(W1: np.ndarray, W2: np.ndarray, c: float) -> dict:
+    """Five seeds that all converged to one network (final weights, input constant ``c``),
+    as the stored results the reliance claims read."""
+    conditions = [{"c": c, "delta": CONFIG.margin_delta, "seed": k} for k in range(5)]
+    arrays = {"param_0": np.stack([W1] * 5), "param_1": np.stack([W2] * 5)}
+    unit = UnitResult(conditions, np.zeros(1), {}, {}, np.zeros(5, bool), np.full(5, -1), arrays)
+    return {Key.XOR_PLUS_LINEAR_RELU: unit}
+
+
+def _linear_solution() -> dict:
+    """The least-squares affine map on XOR + linear at c = 1 — what the bias-linear network
+    converges to; XOR has no affine component, so it reads the mean and x3 — as a ReLU
+    network, σ(Mx) − σ(−Mx) = Mx."""
+    X, Y = augmented_task("xor-linear", CONFIG, CONFIG.constant)
+    M = np.linalg.lstsq(X, Y, rcond=None)[0].T  # (out, d + 1)
+    W2 = np.hstack([np.eye(2), -np.eye(2)])
+    return _network(np.vstack([M, -M]), W2, CONFIG.constant)
+
+
+def _xor_network(c: float) -> dict:
+    """A bias-free ReLU network built to solve the task through XOR (fig. 5C, no bias):
+    ŷ₁ = 2σ(x1 − x2) + 2σ(x2 − x1) + 0.1σ(x3), ŷ₀ = σ(x1 + x2) + 0.1σ(−x3); it ignores the
+    constant input. It fits every training point and sides with XOR on 3 of the 4 conflict
+    points (at the origin only x3 can speak: a bias-free ReLU network is 0 there)."""
+    W1 = np.array(
+        [[1, -1, 0, 0], [-1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0], [0, 0, -1, 0]], dtype=float
+    )
+    W2 = np.array([[0, 0, 1, 0, 0.1], [2, 2, 0, 0.1, 0]])
+    X, Y = augmented_task("xor-linear", CONFIG, c)
+    _, outputs = measure.forward(W1, W2, X, relu=True)
+    assert (outputs.argmax(axis=0) == Y.argmax(axis=1)).all()
+    return _network(W1, W2, c)
+
+
+def _x3_network(c: float) -> dict:
+    """A bias-free ReLU network that solves the task by the linear feature alone:
+    ŷ₁ = σ(x3), ŷ₀ = σ(−x3)."""
+    W1 = np.array([[0, 0, 1.0, 0], [0, 0, -1.0, 0]])
+    return _network(W1, np.array([[0, 1.0], [1.0, 0]]), c)
+
+
+def test_xor_linear_bias_relu_uses_linear_feature_positive():
+    """The linear solution, which the bias-ReLU networks follow (fig. 5C): every conflict
+    point by x3."""
+    reading = SPEC["xor-linear-bias-relu-uses-linear-feature"].measure(_linear_solution(), CONFIG)
+    assert SPEC["xor-linear-bias-relu-uses-linear-feature"].judge(reading.measured) == "holds"
+
+
+def test_xor_linear_bias_relu_uses_linear_feature_negative():
+    """A network that solves the task through XOR sides with x3 on 1 of 4 conflict points."""
+    results = _xor_network(CONFIG.constant)
+    reading = SPEC["xor-linear-bias-relu-uses-linear-feature"].measure(results, CONFIG)
+    assert SPEC["xor-linear-bias-relu-uses-linear-feature"].judge(reading.measured) == "fails"
+
+
+def test_xor_linear_bias_free_uses_xor_positive():
+    """The bias-free ReLU network that uses XOR (fig. 5C, 'without bias'): share 0.25."""
+    reading = SPEC["xor-linear-bias-free-uses-xor"].measure(_xor_network(0.0), CONFIG)
+    assert SPEC["xor-linear-bias-free-uses-xor"].judge(reading.measured, CONFIG) == "holds"
+
+
+def test_xor_linear_bias_free_uses_xor_negative():
+    """A bias-free ReLU network that reads x3 only: every conflict point by x3. (Issue 30:
+    the trained bias-free networks flip between the two with the XOR : x3 scale.)"""
+    reading = SPEC["xor-linear-bias-free-uses-xor"].measure(_x3_network(0.0), CONFIG)
+    assert SPEC["xor-linear-bias-free-uses-xor"].judge(reading.measured, CONFIG) == "fails"
+
+
+@pytest.fixture(scope="module")
+def parallel():
+    """The parallel task (fig. 6), bias-ReLU and bias-free ReLU, 10 seeds (the seed's)."""
+    X, Y = parallel_task()
+    return {
+        Key.PARALLEL_RELU: _simulate(X, Y, (0.0, 1.0), "relu", 10, SIM.parallel_steps, keep="final")
+    }
+
+
+def _swapped(claim_id: str, results: dict):
+    """The claim's reading with the bias and bias-free networks' values exchanged."""
+    measured = SPEC[claim_id].measure(results, SIM).measured
+    return [(name, value) for (name, _), (_, value) in zip(measured, measured[::-1], strict=True)]
+
+
+def _judge_parallel(claim_id: str, results: dict) -> str:
+    reading = SPEC[claim_id].measure(results, SIM)
+    return SPEC[claim_id].judge(reading.measured, CONFIG)
+
+
+def test_parallel_waits_at_linear_loss_positive(parallel):
+    """The seed's networks (fig. 6B): bias-ReLU waits ≈ 4× longer at the linear-task loss."""
+    assert _judge_parallel("parallel-waits-at-linear-loss", parallel) == "holds"
+
+
+def test_parallel_waits_at_linear_loss_negative(parallel):
+    """The bias-free networks in the bias slot: they pass the saddle quickly."""
+    swapped = _swapped("parallel-waits-at-linear-loss", parallel)
+    assert SPEC["parallel-waits-at-linear-loss"].judge(swapped, CONFIG) == "fails"
+
+
+def test_parallel_lower_rank_with_bias_positive(parallel):
+    """The seed's networks (fig. 6C): effective rank 3.35 with bias, 3.80 without.
+    (Issue 30: much of the gap is the bias offset in the uncentred Gram matrix.)"""
+    assert _judge_parallel("parallel-lower-rank-with-bias", parallel) == "holds"
+
+
+def test_parallel_lower_rank_with_bias_negative(parallel):
+    """The bias-free networks in the bias slot: the higher rank."""
+    swapped = _swapped("parallel-lower-rank-with-bias", parallel)
+    assert SPEC["parallel-lower-rank-with-bias"].judge(swapped, CONFIG) == "fails"
+
+
+def test_parallel_simple_overrepresented_with_bias_positive(parallel):
+    """The seed's networks (fig. 6D): R²(simple) 0.57 with bias, 0.48 without."""
+    assert _judge_parallel("parallel-simple-overrepresented-with-bias", parallel) == "holds"
+
+
+def test_parallel_simple_overrepresented_with_bias_negative(parallel):
+    """The bias-free networks in the bias slot."""
+    swapped = _swapped("parallel-simple-overrepresented-with-bias", parallel)
+    assert SPEC["parallel-simple-overrepresented-with-bias"].judge(swapped, CONFIG) == "fails"
+
+
+def test_parallel_simple_over_complex_positive(parallel):
+    """The seed's networks (fig. 6D): R²(simple) − R²(complex) ≈ 0.36 and 0.23."""
+    assert _judge_parallel("parallel-simple-over-complex", parallel) == "holds"
+
+
+def test_parallel_simple_over_complex_negative():
+    """Representations that encode the complex (XNOR) feature and not the simple one."""
+    from relulab.analysis import variance_explained
+    from relulab.tasks import PARALLEL_COMPLEX, PARALLEL_SIMPLE
+
+    rng = np.random.default_rng(0)
+    differences = []
+    for _ in range(5):
+        H = np.outer(PARALLEL_COMPLEX, rng.normal(size=16)) + 0.05 * rng.normal(size=(4, 16))
+        differences.append(
+            variance_explained(H, PARALLEL_SIMPLE) - variance_explained(H, PARALLEL_COMPLEX)
+        )
+    measured = {"bias": mean_ci(differences), "no bias": mean_ci(differences)}
+    assert SPEC["parallel-simple-over-complex"].judge(measured, CONFIG) == "fails"
+
+
+# =============================================================================================
+# Appendix C.4: the bias magnitude c.
+# =============================================================================================
+@pytest.mark.xfail(strict=True, reason=MODES_RISE)
+def test_c_sweep_aligned_for_every_c_positive():
+    """Appendix F.4 in closed form at every c > 0 of the sweep, each with its own ḡ(c)
+    (0.94, 0.92, 0.80, 0.63 alive at init): gaps 0.033, 0.030, 0.116, 0.309 — above 0.1
+    from c = 1 on, where more units are dead at init."""
+    measured = {
+        f"c={c:g}": _closed_form_gap(c, _alive_at_init(c)) for c in CONFIG.all_constants if c > 0
+    }
+    assert SPEC["c-sweep-aligned-for-every-c"].judge(measured, CONFIG) == "holds"
+
+
+def test_c_sweep_aligned_for_every_c_negative():
+    """Every c aligned but one, where most units are dead at init (ḡ = 0.2)."""
+    measured = {f"c={c:g}": 0.02 for c in CONFIG.all_constants if c > 0}
+    measured["c=0.3"] = _closed_form_gap(0.3, 0.2)
+    assert SPEC["c-sweep-aligned-for-every-c"].judge(measured, CONFIG) == "fails"
+
+
+def test_c_sweep_linear_units_rise_positive(c_sweep):
+    """The seed's bias-ReLU networks at every c of the sweep (fig. 10), 10 seeds: the peak
+    always-on share rises above c = 0's at every c > 0 (by ≈ 0.05 at c = 0.1, 0.3–0.5
+    above; issue 30: the seed's 'shoots up irrespective of c' is stronger than > 0)."""
+    reading = SPEC["c-sweep-linear-units-rise"].measure(c_sweep, SIM)
+    assert SPEC["c-sweep-linear-units-rise"].judge(reading.measured, CONFIG) == "holds"
+
+
+def test_c_sweep_linear_units_rise_negative(c_sweep):
+    """A c > 0 at which no unit is driven on beyond the bias-free networks (c = 0.1's
+    networks replaced by c = 0's)."""
+    results = copy.deepcopy(c_sweep)
+    relu = results[Key.HIERARCHY_RELU]
+    zero = [i for i, r in enumerate(relu.conditions) if r["c"] == 0.0]
+    small = [i for i, r in enumerate(relu.conditions) if r["c"] == 0.1]
+    relu.curves["always_on_fraction"][small] = relu.curves["always_on_fraction"][zero]
+    reading = SPEC["c-sweep-linear-units-rise"].measure(results, SIM)
+    assert SPEC["c-sweep-linear-units-rise"].judge(reading.measured, CONFIG) == "fails"
+
+
+# =============================================================================================
+# The pipeline, the config, the numerics.
+# =============================================================================================
 def test_tiny_run_end_to_end(tmp_path):
     out = tmp_path / "run"
     args = ["run", "early-linearization", "--quiet", "--out", str(out), "--threads", "1"]
     assert main(args + [f"--set={s}" for s in TINY]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert len(summary["claims"]) >= 20
+    assert [c["id"] for c in summary["claims"]] == [spec.id for spec in CLAIMS]
     for claim in summary["claims"]:
         assert math.isfinite(claim["measured"]), claim["id"]
         assert claim["source"].startswith("seed 004"), claim["id"]
         assert claim["verdict"] in ("holds", "fails", "inconclusive")
+        assert not claim["beyond_seed"], claim["id"]
     assert (out / "alignment.png").exists() and (out / "mds.png").exists()
     assert main(args + [f"--set={s}" for s in TINY]) == 0  # resumes: nothing to recompute
 
 
-def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys):
+def test_every_claim_is_a_spec_in_scorecard_order():
+    assert len(CLAIMS) == 25 and len(SPEC) == 25
+    assert CLAIMS[0].id == "hierarchy-aligned-with-bias"
+    assert CLAIMS[-1].id == "c-sweep-linear-units-rise"
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("constants=1,3", "constants must include 0"),
+        ("hidden=0", "hidden must be positive"),
+        ("seeds=2", "seeds must be at least 3"),
+        ("window_fraction=1", "window_fraction must be less than 1"),
+        ("max_shift=-0.1", "max_shift must be at least 0"),
+        ("alignment_tolerance=0", "alignment_tolerance must be positive"),
+        ("map_seeds=11", "map_seeds must not exceed seeds"),
+        ("record_every=5000", "≥ 10 recordings"),
+    ],
+)
+def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, setting, message):
     out = tmp_path / "bad"
-    code = main(["run", "early-linearization", "--out", str(out), "--set=constants=1,3"])
+    code = main(["run", "early-linearization", "--out", str(out), f"--set={setting}"])
     assert code == 2 and not out.exists()
-    assert "constants must include 0" in capsys.readouterr().err
-
-
-# ------------------------------------------------------------------ counter-examples
-
-
-def test_alignment_claims_fail_on_their_counter_examples():
-    args = ("x", "s", CONFIG, "seed 004 §4", "f.png", "test")
-    small, large = np.array([0.02, 0.03, 0.04, 0.05]), np.array([0.5, 0.7, 0.9, 1.1])
-    assert el_claims.aligned_claim(*args[:2], small, *args[2:]).verdict == "holds"
-    assert el_claims.aligned_claim(*args[:2], large, *args[2:]).verdict == "fails"
-    assert el_claims.parted_claim(*args[:2], large, *args[2:]).verdict == "holds"
-    assert el_claims.parted_claim(*args[:2], small, *args[2:]).verdict == "fails"
-    gaps = {0.0: large, 0.1: small, 1.0: small}
-    assert el_claims.every_c_claim(gaps, CONFIG, "test").verdict == "holds"
-    assert el_claims.every_c_claim({**gaps, 0.1: large}, CONFIG, "test").verdict == "fails"
-    peaks = {0.0: np.full(4, 0.1), 1.0: np.array([0.6, 0.55, 0.7, 0.65])}
-    assert el_claims.linear_units_rise_claim(peaks, "t").verdict == "holds"
-    assert el_claims.linear_units_rise_claim({**peaks, 0.0: peaks[1.0] + 0.1}, "t").verdict == (
-        "fails"
-    )
-
-
-def _mechanism(**overrides) -> Mechanism:
-    n = 5
-    rng = np.random.default_rng(0)
-    base = dict(
-        t_star=np.full(n, 3000.0),
-        peak_on=0.7 + 0.02 * rng.random(n),
-        final_on=0.4 + 0.02 * rng.random(n),
-        growth_ratio=3.0 + 0.1 * rng.random(n),
-        negative_kinks=0.9 + 0.02 * rng.random(n),
-        mean_function_gap=0.03 + 0.01 * rng.random(n),
-        gated_gap=0.05 + 0.01 * rng.random(n),
-        item_spread=0.01 * rng.random(n),
-        half_times_relu=np.tile([2000.0, 9000, 15000, 15000], (n, 1)) + 100 * rng.random((n, 4)),
-        half_times_linear=np.tile([1900.0, 8800, 14700, 14700], (n, 1)) + 10 * rng.random((n, 4)),
-        predicted_delay=np.tile([100.0, 250, 350, 350], (n, 1)) + 10 * rng.random((n, 4)),
-        theory_rel_error=0.02 * rng.random((n, 4)),
-        bias_mode=0,
-    )
-    return Mechanism(**{**base, **overrides})
-
-
-def test_mechanism_claims_fail_on_their_counter_examples():
-    good = _mechanism()
-    assert el_claims.bias_mode_first_claim(good, "t").verdict == "holds"
-    swapped = good.half_times_relu[:, ::-1].copy()
-    assert el_claims.bias_mode_first_claim(_mechanism(half_times_relu=swapped), "t").verdict == (
-        "fails"
-    )
-    assert el_claims.theory_claim(good, "t").verdict == "holds"
-    wrong = _mechanism(theory_rel_error=np.full((5, 4), 0.5))
-    assert el_claims.theory_claim(wrong, "t").verdict == "fails"
-    assert all(c.verdict == "holds" for c in el_claims.mechanism_claims(good, CONFIG, "t"))
-    absent = _mechanism(
-        peak_on=np.full(5, 0.2) + 0.01 * np.arange(5),
-        final_on=np.full(5, 0.5) + 0.01 * np.arange(5),
-        growth_ratio=np.full(5, 0.5) + 0.01 * np.arange(5),
-        negative_kinks=np.full(5, 0.4) + 0.01 * np.arange(5),
-        mean_function_gap=np.full(5, 0.5) + 0.01 * np.arange(5),
-    )
-    assert all(c.verdict == "fails" for c in el_claims.mechanism_claims(absent, CONFIG, "t"))
-    assert el_claims.gated_claim(good, CONFIG, "t").verdict == "holds"
-    bad_gate = _mechanism(gated_gap=np.array([1.0, 1.2, 0.9, 1.1, 1.3]))
-    assert el_claims.gated_claim(bad_gate, CONFIG, "t").verdict == "fails"
-    lag, predicted = el_claims.delay_claims(good, CONFIG, "t")
-    assert lag.verdict == "holds" and predicted.verdict == "holds"
-    early = _mechanism(half_times_relu=good.half_times_linear - 200 - np.arange(5)[:, None])
-    assert el_claims.delay_claims(early, CONFIG, "t")[0].verdict == "fails"
-    far = _mechanism(predicted_delay=good.predicted_delay * 20)
-    assert el_claims.delay_claims(far, CONFIG, "t")[1].verdict == "fails"
-
-
-def test_preference_and_parallel_claims_fail_on_their_counter_examples():
-    linear_pref, xor_pref = np.array([1.0, 1, 0.75, 1, 0.75]), np.array([0.0, 0, 0.25, 0, 0.25])
-    holds = el_claims.reliance_claims(linear_pref, xor_pref, "t")
-    assert [c.verdict for c in holds] == ["holds", "holds"]
-    assert [c.verdict for c in el_claims.reliance_claims(xor_pref, linear_pref, "t")] == [
-        "fails",
-        "fails",
-    ]
-    ramp = np.arange(5.0)
-    bias = Parallel(
-        waiting=4000 + 10 * ramp,
-        rank=1.5 + 0.01 * ramp,
-        r2_simple=0.8 + 0.01 * ramp,
-        r2_complex=0.1 + 0.01 * ramp,
-        r2_both=0.95 + 0.001 * ramp,
-        final_loss=np.zeros(5),
-    )
-    free = Parallel(
-        waiting=500 + 10 * ramp,
-        rank=2.5 + 0.01 * ramp,
-        r2_simple=0.5 + 0.01 * ramp,
-        r2_complex=0.3 + 0.01 * ramp,
-        r2_both=0.9 + 0.001 * ramp,
-        final_loss=np.zeros(5),
-    )
-    assert all(c.verdict == "holds" for c in el_claims.parallel_claims(bias, free, "t"))
-    flipped = Parallel(
-        waiting=free.waiting,
-        rank=free.rank,
-        r2_simple=free.r2_complex,
-        r2_complex=free.r2_simple,
-        r2_both=free.r2_both,
-        final_loss=free.final_loss,
-    )
-    assert all(c.verdict == "fails" for c in el_claims.parallel_claims(flipped, bias, "t"))
-
-
-# ------------------------------------------------------------------ numerics
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1, err
 
 
 def test_prop1_on_the_experiments_augmented_hierarchy():
@@ -190,6 +843,16 @@ def test_prop1_on_the_experiments_augmented_hierarchy():
         )
         modes = aligned_modes(X.T, Y.T)
         assert modes.s[0] == pytest.approx(expected.s0, rel=1e-12)
+
+
+def test_alive_share_at_init_is_one_over_p_plus_one_dead_at_c_1():
+    """Equicorrelated Gaussians (ρ = ½) are all negative with probability 1/(P+1)."""
+    assert _alive_at_init(1.0) == pytest.approx(0.8, abs=1e-9)
+    rng = np.random.default_rng(0)
+    w, b = rng.normal(size=(200_000, 4)), rng.normal(size=(200_000, 1))
+    assert np.mean((w + 0.3 * b < 0).all(axis=1)) == pytest.approx(
+        1 - _alive_at_init(0.3), abs=3e-3
+    )
 
 
 def test_closed_form_modes_match_an_aligned_balanced_network_on_the_engine():

@@ -1,22 +1,44 @@
-"""linearization-images (seed 004 §3, appendix C.1–C.2 on image data) and the engine options it
-needs: per-network minibatch order and a per-network stop criterion."""
+"""linearization-images (seed 004 §3, appendix C.1–C.2 on image data): each claim's criterion on
+its positive control (data on which the seed's statement is true in the seed's own sense) and
+its negative control (a counter-example), the claims a run measures, the pipeline end to end, and
+the engine options the study needs (per-network minibatch order, a per-network stop).
+
+The seed's image figures (fig. 1, 7, 8) were lost in conversion and its text gives no number, so
+the positive data are constructions of what the text describes, with the time scales of the
+quick run on the MNIST stand-in (docs/experiments/linearization-images.md): a linear network
+whose per-sample loss drops fast from 0.5 and then creeps down for the whole horizon (a linear
+map on images keeps learning its small-variance directions), and a ReLU network that follows it
+for the first epochs and then leaves it (non-linear features), reaching the stopping loss
+0.025 near step 3400 — fig. 1A's "aligned in early training"."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
 import numpy as np
+import pytest
 import torch
 
+from relulab.analysis import mean_difference_ci
 from relulab.cli import main
 from relulab.engine import BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem, train
-from relulab.experiments.early_linearization.claims import aligned_claim, parted_claim
+from relulab.experiments.linearization_images import CLAIMS
 from relulab.experiments.linearization_images import claims as li_claims
 from relulab.experiments.linearization_images.config import LinearizationImagesConfig
+from relulab.experiments.seed004 import alignment_reading
+from relulab.nn.statistics import effective_rank
+from relulab.store import UnitResult
 
 F64 = torch.float64
 CONFIG = LinearizationImagesConfig(real_data=False)
+SPEC = {spec.id: spec for spec in CLAIMS}
+WINDOW = (
+    "criterion mis-specified: the early window runs until the linear network has made 95 % of "
+    "its drop, which on images spans its slow creep over the whole horizon, long after the "
+    "ReLU network left it as the seed says it does ('aligned in early training') (issue 30)"
+)
 TINY = [
     "hidden=16",
     "seeds=3",
@@ -56,8 +78,11 @@ def _check_summary(summary: dict, ids: set[str], scale: str) -> None:
     assert {c["id"] for c in summary["claims"]} == ids
     for claim in summary["claims"]:
         assert claim["source"].startswith("seed 004") and "Fig." in claim["source"]
-        assert claim["verdict"] in ("holds", "fails", "inconclusive")
+        assert claim["verdict"] in ("holds", "fails", "inconclusive", "not tested")
         assert scale in claim["scale"], claim["scale"]
+        # tiny runs: no network reaches the stopping loss, so rank and test error are untested
+        if claim["verdict"] == "not tested":
+            assert "lower" in claim["id"] and "stopping loss" in claim["why_not_tested"]
 
 
 # ------------------------------------------------------------------ end to end
@@ -130,33 +155,224 @@ def test_bad_data_exits_2_and_writes_nothing(tmp_path, capsys):
     assert "stand-in" in capsys.readouterr().err
 
 
-# ------------------------------------------------------------------ counter-examples
+# ------------------------------------------------------------------ the controls
+STEPS = np.arange(0.0, 4501.0, 10.0)  # the quick preset: 300 epochs of 15 steps, every 10
 
 
-def test_alignment_claims_fail_on_their_counter_examples():
-    args = (CONFIG, "seed 004 §3, Fig. 1A", "alignment.png", "test")
-    small, large = np.array([0.02, 0.03, 0.04, 0.05]), np.array([0.5, 0.7, 0.9, 1.1])
-    assert aligned_claim("a", "s", small, *args).verdict == "holds"
-    assert aligned_claim("a", "s", large, *args).verdict == "fails"
-    assert parted_claim("p", "s", large, *args).verdict == "holds"
-    assert parted_claim("p", "s", small, *args).verdict == "fails"
+def _linear_curve() -> np.ndarray:
+    """Per-sample training loss of a linear network on images: from 0.5 down to 0.2 within
+    the first epochs, then a slow creep for the whole horizon (towards ≈ 0.15)."""
+    return 0.15 + 0.3 * np.exp(-STEPS / 20.0) + 0.05 * np.exp(-STEPS / 1500.0)
 
 
-def test_lower_with_bias_claim_fails_on_its_counter_example():
+def _leaves(linear: np.ndarray, at: float) -> np.ndarray:
+    """A ReLU network that follows the linear one until step ``at`` and then leaves it,
+    learning non-linear features until it stops at the loss 0.025 (near step 3400 when
+    ``at`` ≈ 225)."""
+    return np.maximum(linear * np.exp(-np.maximum(STEPS - at, 0.0) / 1800.0), 0.025)
+
+
+def _pair(relu_rows, linear_rows) -> tuple[UnitResult, UnitResult]:
+    def unit(rows):
+        rows = np.asarray(rows)
+        n = len(rows)
+        conditions = [{"seed": k} for k in range(n)]
+        return UnitResult(
+            conditions, STEPS, {"full_loss": rows}, {}, np.zeros(n, bool), np.full(n, -1), {}
+        )
+
+    return unit(relu_rows), unit(linear_rows)
+
+
+def _gap(relu_rows, linear_rows):
+    """The study's alignment reading (mean gap over five seeds, Student-t interval)."""
+    rows = li_claims.alignments(*_pair(relu_rows, linear_rows), CONFIG)
+    return alignment_reading(rows, "test").measured
+
+
+def _early_aligned():
+    """Five seeds of fig. 1A with the constant pixel: the ReLU network follows the linear one
+    for the first 13–17 epochs (steps 200–250, where the quick run's curves cross)."""
+    linear = _linear_curve()
+    return [_leaves(linear, at) for at in (200, 213, 225, 238, 250)], [linear] * 5
+
+
+def _parting():
+    """Five seeds of fig. 1A without bias: the ReLU network leaves the linear one from the
+    start ('diverge quickly')."""
+    linear = _linear_curve()
+    relu = [np.maximum(linear * np.exp(-STEPS / t), 0.025) for t in (900, 950, 1000, 1050, 1100)]
+    return relu, [linear] * 5
+
+
+def _identical():
+    """A ReLU network that is the linear one: it never parts."""
+    return [_linear_curve()] * 5, [_linear_curve()] * 5
+
+
+def _judge(claim_id: str, curves) -> str:
+    return SPEC[claim_id].judge(_gap(*curves), CONFIG)
+
+
+@pytest.mark.xfail(strict=True, reason=WINDOW)
+def test_mnist_aligned_with_bias_positive():
+    """Fig. 1A with the constant pixel: aligned for the first epochs, then parting."""
+    assert _judge("mnist-aligned-with-bias", _early_aligned()) == "holds"
+
+
+def test_mnist_aligned_with_bias_negative():
+    """A ReLU network that leaves the linear one from the start."""
+    assert _judge("mnist-aligned-with-bias", _parting()) == "fails"
+
+
+def test_mnist_part_without_bias_positive():
+    """Fig. 1A without bias: the curves part from the start."""
+    assert _judge("mnist-part-without-bias", _parting()) == "holds"
+
+
+def test_mnist_part_without_bias_negative():
+    """Curves that never part."""
+    assert _judge("mnist-part-without-bias", _identical()) == "fails"
+
+
+@pytest.mark.xfail(strict=True, reason=WINDOW)
+def test_mnist_standard_aligned_with_bias_positive():
+    """Fig. 7 (standard preprocessing, with bias): aligned early, then parting."""
+    assert _judge("mnist-standard-aligned-with-bias", _early_aligned()) == "holds"
+
+
+def test_mnist_standard_aligned_with_bias_negative():
+    """A ReLU network that leaves the linear one from the start."""
+    assert _judge("mnist-standard-aligned-with-bias", _parting()) == "fails"
+
+
+@pytest.mark.xfail(strict=True, reason=WINDOW)
+def test_mnist_standard_aligned_without_bias_positive():
+    """Fig. 7 (standard preprocessing, without bias): 'early learning dynamics of linear and
+    ReLU networks align independently of the inclusion of bias terms'."""
+    assert _judge("mnist-standard-aligned-without-bias", _early_aligned()) == "holds"
+
+
+def test_mnist_standard_aligned_without_bias_negative():
+    """A ReLU network that leaves the linear one from the start."""
+    assert _judge("mnist-standard-aligned-without-bias", _parting()) == "fails"
+
+
+@pytest.mark.xfail(strict=True, reason=WINDOW)
+def test_cifar_aligned_with_bias_positive():
+    """Fig. 8A (CIFAR-10, pixel-wise mean, with bias): aligned early, then parting."""
+    assert _judge("cifar-aligned-with-bias", _early_aligned()) == "holds"
+
+
+def test_cifar_aligned_with_bias_negative():
+    """A ReLU network that leaves the linear one from the start."""
+    assert _judge("cifar-aligned-with-bias", _parting()) == "fails"
+
+
+@pytest.mark.xfail(strict=True, reason=WINDOW)
+def test_cifar_standard_aligned_with_bias_positive():
+    """Fig. 8B (CIFAR-10, standard, with bias): aligned early, then parting."""
+    assert _judge("cifar-standard-aligned-with-bias", _early_aligned()) == "holds"
+
+
+def test_cifar_standard_aligned_with_bias_negative():
+    """A ReLU network that leaves the linear one from the start."""
+    assert _judge("cifar-standard-aligned-with-bias", _parting()) == "fails"
+
+
+def test_cifar_standard_part_without_bias_positive():
+    """Fig. 8B without bias: 'biases also drive early alignment on CIFAR 10' — the curves
+    part from the start."""
+    assert _judge("cifar-standard-part-without-bias", _parting()) == "holds"
+
+
+def test_cifar_standard_part_without_bias_negative():
+    """Curves that never part (what fig. 7 shows on MNIST under standard preprocessing)."""
+    assert _judge("cifar-standard-part-without-bias", _identical()) == "fails"
+
+
+def _ranks(linear_regime: bool) -> list[float]:
+    """Effective rank of the Gram matrix of 500 held-out representations, five networks that
+    learned the same rank-10 map W from centred 50-dimensional inputs (ten classes): with an
+    early linear phase the units sit in their linear regime (σ(Wx + b), b = 2 sd of Wx: most
+    units active on most images), without one they gate at the origin (σ(Wx)). The constant
+    b·1ᵀ the bias adds dominates the uncentred Gram matrix (issue 30 notes the same on the
+    parallel task)."""
+    ranks = []
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        x = rng.normal(size=(500, 50))
+        W = rng.normal(size=(64, 10)) @ rng.normal(size=(10, 50)) / np.sqrt(50)
+        z = x @ W.T
+        H = np.maximum(z + 2 * z.std(axis=0) * linear_regime, 0.0)
+        ranks.append(float(effective_rank(torch.from_numpy(H @ H.T))))
+    return ranks
+
+
+def test_mnist_lower_rank_with_bias_positive():
+    """The seed's mechanism (§3, §6.2): an early linear phase keeps units linear, so the
+    representation stays near the span of the learned map (rank ≈ 2.4 against ≈ 12)."""
+    reading = li_claims.lower_with_bias(_ranks(True), _ranks(False))
+    assert SPEC["mnist-lower-rank-with-bias"].judge(reading.measured, CONFIG) == "holds"
+
+
+def test_mnist_lower_rank_with_bias_negative():
+    """The groups the other way round: the gating networks labelled as having the bias."""
+    reading = li_claims.lower_with_bias(_ranks(False), _ranks(True))
+    assert SPEC["mnist-lower-rank-with-bias"].judge(reading.measured, CONFIG) == "fails"
+
+
+def _test_errors(rate: float, seed: int) -> np.ndarray:
+    """Five networks' test errors on 500 held-out images, each image wrong with probability
+    ``rate`` (binomial: the sampling noise of the seed's 500-image test set)."""
+    return np.random.default_rng(seed).binomial(500, rate, size=5) / 500
+
+
+def test_mnist_lower_test_error_with_bias_positive():
+    """Fig. 1C: 'ReLU networks with an early linear phase have lower test error'. The size is
+    not in the text (the figure was lost): 4 % against 7 % is assumed — with 5 networks a
+    group and 500 test images the criterion should see a 3-point gain."""
+    reading = li_claims.lower_with_bias(_test_errors(0.04, 1), _test_errors(0.07, 2))
+    assert SPEC["mnist-lower-test-error-with-bias"].judge(reading.measured, CONFIG) == "holds"
+
+
+def test_mnist_lower_test_error_with_bias_negative():
+    """The bias networks worse (7 % against 4 %)."""
+    reading = li_claims.lower_with_bias(_test_errors(0.07, 1), _test_errors(0.04, 2))
+    assert SPEC["mnist-lower-test-error-with-bias"].judge(reading.measured, CONFIG) == "fails"
+
+
+def test_lower_with_bias_leaves_out_networks_that_never_stopped():
+    """Networks that never reached the stopping loss are left out; with fewer than two a group
+    the interval is unbounded (inconclusive); with none there is nothing to compare."""
     low, high = np.array([20.0, 21, 19, 20.5]), np.array([40.0, 42, 39, 41])
-    args = ("rank", "s", "effective rank", "seed 004 §3, Fig. 1B", "rank_error.png", "test")
-    build = li_claims.lower_with_bias_claim
-    assert build(*args[:3], low, high, *args[3:]).verdict == "holds"
-    assert build(*args[:3], high, low, *args[3:]).verdict == "fails"
-    # networks that never stopped are left out; with too few stopped the claim is inconclusive
-    never = np.array([np.nan, np.nan, 20.0, np.nan])
-    assert build(*args[:3], never, high, *args[3:]).verdict == "inconclusive"
+    spec = SPEC["mnist-lower-rank-with-bias"]
+    some = li_claims.lower_with_bias(np.array([np.nan, np.nan, 20.0, np.nan]), high)
+    assert spec.judge(some.measured) == "inconclusive" and not some.untested
+    assert "stopped 1/4 and 4/4" in some.detail
+    none = li_claims.lower_with_bias(np.full(4, np.nan), high)
+    assert none.untested and math.isnan(none.measured.value)
+    assert spec.judge(li_claims.lower_with_bias(low, high).measured) == "holds"
+    expected = mean_difference_ci(low, high)
+    assert li_claims.lower_with_bias(low, high).measured == expected
+
+
+def test_claims_at_a_config_are_its_data_familys_on_its_preprocessings():
+    """MNIST's claims (also for Fashion-MNIST, named for it), CIFAR-10's, on the
+    preprocessings the run has, in scorecard order."""
+    at = li_claims.CLAIMS.at
+    assert [s.id for s in at(CONFIG)] == sorted(MNIST_CLAIMS, key=list(SPEC).index)
+    fashion = dataclasses.replace(CONFIG, dataset="fashion-mnist")
+    assert {s.id for s in at(fashion)} == {"fashion-" + c for c in MNIST_CLAIMS}
+    cifar = dataclasses.replace(CONFIG, dataset="cifar10")
+    assert {s.id for s in at(cifar)} == CIFAR_CLAIMS
+    pixel = dataclasses.replace(cifar, normalizations=("pixel_mean",))
+    assert [s.id for s in at(pixel)] == ["cifar-aligned-with-bias"]
+    assert set(SPEC) == MNIST_CLAIMS | CIFAR_CLAIMS and not any(s.beyond_seed for s in CLAIMS)
 
 
 def test_alignment_measure_on_curves_is_the_toy_definition():
     """Identical curves give a zero gap; a ReLU curve stuck at its start parts."""
-    from relulab.store import UnitResult
-
     steps = np.arange(0, 101, 5)
     decay = 0.5 * np.exp(-steps / 20.0) + 0.01
     curves_lin = {"full_loss": np.tile(decay, (3, 1))}
@@ -289,8 +505,6 @@ def test_standin_subset_is_stratified_and_inputs_follow_the_seed():
 
 
 def test_parting_step_is_the_first_log_gap_above_the_tolerance():
-    from relulab.store import UnitResult
-
     steps = np.arange(0, 50, 10)
     lin = np.array([[1.0, 0.5, 0.4, 0.35, 0.3]])
     relu = np.array([[1.0, 0.5, 0.35, 0.2, 0.1]])

@@ -10,19 +10,31 @@ and the gated linear model; hitting-time delays; preferential linear learning; s
 complex (effective rank, representational R²); the c sweep; MDS; and, beyond the seed, the
 alignment over (σ², c).
 
+Every claim is a :class:`~relulab.experiments.claims.ClaimSpec` judged on a 95 % Student-t
+interval over seeds; the alignment claims share their criterion and settings with
+``linearization-images`` (:mod:`relulab.experiments.seed004`).
+
 The package reads top to bottom: :mod:`.config`, :mod:`.units`, :mod:`.measure`,
-:mod:`.claims`, :mod:`.figures`.
+:mod:`.sections` (the claims, one module per part of the seed), :mod:`.claims`, :mod:`.figures`.
 """
 
 from __future__ import annotations
 
 from relulab.experiments.base import Experiment
-from relulab.experiments.early_linearization.claims import analyse
+from relulab.experiments.early_linearization.claims import CLAIMS, analyse
 from relulab.experiments.early_linearization.config import PRESETS, EarlyLinearizationConfig
 from relulab.experiments.early_linearization.figures import figures
-from relulab.experiments.early_linearization.units import estimate_bytes, plan
+from relulab.experiments.early_linearization.units import estimate_bytes, plan, unit_keys
 
-__all__ = ["EXPERIMENT", "PRESETS", "EarlyLinearizationConfig", "analyse", "figures", "plan"]
+__all__ = [
+    "CLAIMS",
+    "EXPERIMENT",
+    "PRESETS",
+    "EarlyLinearizationConfig",
+    "analyse",
+    "figures",
+    "plan",
+]
 
 EXPERIMENT = Experiment(
     name="early-linearization",
@@ -36,4 +48,6 @@ EXPERIMENT = Experiment(
     analyse=analyse,
     figures=figures,
     estimate_bytes=estimate_bytes,
+    claims=CLAIMS,
+    unit_keys=unit_keys,
 )

@@ -2,68 +2,92 @@
 
 Provenance tags: [S] stated by seed 004 (§5.1, appendix E), [D] derived from stated values,
 [I] inferred where the seed is silent (a documented, configurable parameter). Beyond-the-seed
-settings (the (σ², c) map) are tagged [I] too.
+settings (the (σ², c) map) are tagged [I] too. Each field declares its own range in
+:func:`relulab.config.setting`; :meth:`EarlyLinearizationConfig.validate` keeps the rules that
+tie several fields together (and "the c sweep includes 0"). The alignment settings are shared
+with ``linearization-images`` (:mod:`relulab.experiments.seed004`).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from relulab.config import ConfigError, setting
+from relulab.experiments import seed004
 
-__all__ = ["PRESETS", "EarlyLinearizationConfig"]
+__all__ = ["PRESETS", "EarlyLinearizationConfig", "scale"]
 
 
 @dataclass(frozen=True)
 class EarlyLinearizationConfig:
     """Settings; [S] stated by seed 004, [D] derived, [I] inferred and configurable."""
 
-    seed: int = 0
-    hidden: int = setting(64, "stated", note="hidden units, seed 004 §5.1 / appendix E")  # [S]
-    init_variance: float = setting(2e-4, "stated", note="weights N(0, σ²), appendix E")  # [S]
-    lr: float = setting(2e-4, "stated", note="full-batch GD on the sum loss, appendix E")  # [S]
-    constant: float = setting(1.0, "stated", note="input constant c carrying the bias, §5.1")  # [S]
+    seed: int = setting(0, "choice", note="the run seed: every unit's generator derives from it")
+    hidden: int = setting(
+        64, "stated", positive=True, note="hidden units, seed 004 §5.1 / appendix E"
+    )  # [S]
+    init_variance: float = setting(
+        2e-4, "stated", positive=True, note="weights N(0, σ²), appendix E"
+    )  # [S]
+    lr: float = setting(
+        2e-4, "stated", positive=True, note="full-batch GD on the sum loss, appendix E"
+    )  # [S]
+    constant: float = setting(
+        1.0, "stated", positive=True, note="input constant c carrying the bias, §5.1"
+    )  # [S]
     n_items: Literal[4, 8] = setting(
         4, "inferred", note="hierarchy tree: 4-item (default) or 8-item; fig. 2A not recoverable"
     )  # [I]
     margin_delta: float = setting(0.5, "stated", note="XOR + linear feature margin 2Δ, §6.1")  # [S]
-    seeds: int = setting(10, "stated", note="networks per variant; fig. 6 uses 10 seeds")  # [S]
+    seeds: int = setting(
+        10, "stated", at_least=3, note="networks per variant; fig. 6 uses 10 seeds"
+    )  # [S]
     hierarchy_steps: int = setting(
-        24_000, "inferred", note="GD steps on the hierarchy (≈ 19 τ for P = 4)"
+        24_000, "inferred", at_least=10, note="GD steps on the hierarchy (≈ 19 τ for P = 4)"
     )  # [I]
     xor_steps: int = setting(
-        40_000, "inferred", note="GD steps on XOR (bias-ReLU converges)"
+        40_000, "inferred", at_least=10, note="GD steps on XOR (bias-ReLU converges)"
     )  # [I]
-    xor_linear_steps: int = setting(30_000, "inferred", note="GD steps on XOR + linear")  # [I]
-    parallel_steps: int = setting(30_000, "inferred", note="GD steps on the parallel task")  # [I]
-    record_every: int = setting(100, "choice", note="recording interval in GD steps")
+    xor_linear_steps: int = setting(
+        30_000, "inferred", at_least=10, note="GD steps on XOR + linear"
+    )  # [I]
+    parallel_steps: int = setting(
+        30_000, "inferred", at_least=10, note="GD steps on the parallel task"
+    )  # [I]
+    record_every: int = setting(100, "choice", positive=True, note="recording interval in GD steps")
     constants: tuple[float, ...] = setting(
-        (0.0, 0.1, 0.3, 1.0, 3.0), "inferred", note="c sweep of fig. 10 (values not recoverable)"
+        (0.0, 0.1, 0.3, 1.0, 3.0),
+        "inferred",
+        at_least=0.0,
+        note="c sweep of fig. 10 (values not recoverable)",
     )  # [I]
     deltas: tuple[float, ...] = setting(
-        (0.05, 0.1, 0.2, 0.3, 0.5, 1.0), "inferred", note="Δ sweep of fig. 11 (values lost)"
+        (0.05, 0.1, 0.2, 0.3, 0.5, 1.0),
+        "inferred",
+        at_least=0.0,
+        note="Δ sweep of fig. 11 (values lost)",
     )  # [I]
     map_variances: tuple[float, ...] = setting(
-        (2e-4, 2e-3, 2e-2, 2e-1), "inferred", note="beyond the seed: σ² axis of the map"
+        (2e-4, 2e-3, 2e-2, 2e-1),
+        "inferred",
+        positive=True,
+        note="beyond the seed: σ² axis of the map",
     )  # [I]
     map_constants: tuple[float, ...] = setting(
-        (0.0, 0.1, 1.0, 3.0), "inferred", note="beyond the seed: c axis of the map"
+        (0.0, 0.1, 1.0, 3.0), "inferred", at_least=0.0, note="beyond the seed: c axis of the map"
     )  # [I]
-    map_seeds: int = setting(3, "inferred", note="beyond the seed: networks per map cell")  # [I]
+    map_seeds: int = setting(
+        3, "inferred", positive=True, note="beyond the seed: networks per map cell"
+    )  # [I]
     map_widths: tuple[int, ...] = setting(
-        (16, 256), "inferred", note="beyond the seed: hidden widths besides `hidden`"
+        (16, 256), "inferred", positive=True, note="beyond the seed: hidden widths besides `hidden`"
     )  # [I]
-    alignment_tolerance: float = setting(
-        0.1, "inferred", note="largest |Δ ln L| still called aligned ('almost perfect match')"
+    alignment_tolerance: float = seed004.alignment_tolerance(
+        "largest |Δ ln L| still called aligned ('almost perfect match')"
     )  # [I]
-    window_fraction: float = setting(
-        0.95, "inferred", note="early window: until the linear net made this share of its drop"
-    )  # [I]
-    max_shift: float = setting(
-        0.25, "inferred", note="time shift allowed in the alignment, as a share of the window"
-    )  # [I]
+    window_fraction: float = seed004.window_fraction()  # [I]
+    max_shift: float = seed004.max_shift()  # [I]
     majority: float = setting(0.5, "derived", note="'most units': a share above one half")  # [D]
     vast_majority: float = setting(0.8, "inferred", note="'vast majority' of kinks")  # [I]
     near_loss: float = setting(
@@ -78,27 +102,14 @@ class EarlyLinearizationConfig:
     mds_points: int = setting(6, "choice", note="snapshots in the MDS figure")
 
     def validate(self) -> None:
-        if self.hidden < 1 or self.seeds < 3 or self.map_seeds < 1:
-            raise ConfigError("hidden ≥ 1, seeds ≥ 3 and map_seeds ≥ 1 are needed")
-        if not (self.init_variance > 0 and self.lr > 0 and self.constant > 0):
-            raise ConfigError("init_variance, lr and constant must be positive")
-        if min(self.map_variances) <= 0 or min(self.map_constants) < 0 or min(self.constants) < 0:
-            raise ConfigError("map_variances must be positive; constants must be ≥ 0")
+        """The rules that tie fields together (single-field ranges are in the settings)."""
         if 0.0 not in self.constants:
             raise ConfigError("constants must include 0 (the bias-free reference of fig. 10)")
         if self.map_seeds > self.seeds:
             raise ConfigError("map_seeds must not exceed seeds (the width map reuses them)")
-        if min(self.map_widths) < 1:
-            raise ConfigError("map_widths must be ≥ 1")
-        if min(self.deltas) < 0:
-            raise ConfigError("deltas must be ≥ 0")
         steps = (self.hierarchy_steps, self.xor_steps, self.xor_linear_steps, self.parallel_steps)
-        if min(steps) < 10 or not 1 <= self.record_every <= min(steps) // 10:
+        if self.record_every > min(steps) // 10:
             raise ConfigError("every horizon needs ≥ 10 steps and ≥ 10 recordings")
-        if not 0 < self.window_fraction < 1 or not 0 <= self.max_shift < 1:
-            raise ConfigError("window_fraction must lie in (0, 1) and max_shift in [0, 1)")
-        if not (math.isfinite(self.alignment_tolerance) and self.alignment_tolerance > 0):
-            raise ConfigError("alignment_tolerance must be positive")
 
     @property
     def all_constants(self) -> tuple[float, ...]:
@@ -116,3 +127,8 @@ PRESETS = {
     "quick": replace(EarlyLinearizationConfig(), seeds=5, record_every=200, map_seeds=2),
     "paper": EarlyLinearizationConfig(),
 }
+
+
+def scale(config: EarlyLinearizationConfig) -> str:
+    """The scale every claim was measured at."""
+    return f"{config.seeds} seeds, hidden {config.hidden}, {config.n_items}-item tree"

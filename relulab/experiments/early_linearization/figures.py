@@ -12,8 +12,8 @@ import numpy as np
 from relulab.analysis import where
 from relulab.experiments.base import Figure, Results
 from relulab.experiments.early_linearization import measure
-from relulab.experiments.early_linearization.claims import delta_gaps, map_gaps, width_gaps
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig
+from relulab.experiments.early_linearization.units import Family, Key, pair, unit_key
 from relulab.report.plotting import plt, save
 from relulab.theory.deep_linear import (
     gated_linear_prediction,
@@ -49,18 +49,18 @@ def _theory_loss(ax, linear, config) -> None:
 def _alignment(results: Results, config, out_dir) -> Figure:
     fig, axes = plt.subplots(2, 3, figsize=(15, 8))
     panels = [
-        ("hierarchy", {"c": config.constant}, "hierarchy, hidden bias"),
-        ("hierarchy", {"c": 0.0}, "hierarchy, no bias"),
-        ("hierarchy-both", {}, "hierarchy, bias in both layers"),
-        ("xor", {"c": config.constant}, "XOR, hidden bias"),
-        ("xor", {"c": 0.0}, "XOR, no bias"),
-        ("xor-both", {}, "XOR, bias in both layers"),
+        (Family.HIERARCHY, {"c": config.constant}, "hierarchy, hidden bias"),
+        (Family.HIERARCHY, {"c": 0.0}, "hierarchy, no bias"),
+        (Family.HIERARCHY_BOTH, {}, "hierarchy, bias in both layers"),
+        (Family.XOR, {"c": config.constant}, "XOR, hidden bias"),
+        (Family.XOR, {"c": 0.0}, "XOR, no bias"),
+        (Family.XOR_BOTH, {}, "XOR, bias in both layers"),
     ]
-    for ax, (name, match, title) in zip(axes.ravel(), panels, strict=True):
+    for ax, (family, match, title) in zip(axes.ravel(), panels, strict=True):
         for act in ("linear", "relu"):
-            _mean_loss(ax, results[f"{name}-{act}"], act, COLOURS[act], **match)
-        if name == "hierarchy" and match["c"] > 0:
-            _theory_loss(ax, results["hierarchy-linear"], config)
+            _mean_loss(ax, results[unit_key(family, act)], act, COLOURS[act], **match)
+        if family == Family.HIERARCHY and match["c"] > 0:
+            _theory_loss(ax, results[Key.HIERARCHY_LINEAR], config)
         ax.set(title=title, xlabel="GD step", ylabel="loss ½Σ‖y − ŷ‖²")
         ax.legend()
     caption = (
@@ -71,7 +71,7 @@ def _alignment(results: Results, config, out_dir) -> Figure:
 
 
 def _modes(results: Results, config, out_dir) -> Figure:
-    relu, linear = results["hierarchy-relu"], results["hierarchy-linear"]
+    relu, linear = pair(results, Family.HIERARCHY)
     X, modes = measure.hierarchy_modes(config, config.constant)
     tau = learning_time_constant(X.shape[0], config.lr)
     i = int(where(relu.conditions, c=config.constant)[0])
@@ -103,7 +103,7 @@ def _modes(results: Results, config, out_dir) -> Figure:
 
 
 def _mechanism(results: Results, config, out_dir) -> Figure:
-    relu = results["hierarchy-relu"]
+    relu = results[Key.HIERARCHY_RELU]
     c = config.constant
     index = where(relu.conditions, c=c)
     i = int(index[0])
@@ -132,7 +132,7 @@ def _mechanism(results: Results, config, out_dir) -> Figure:
     axes[3].set(title="kinks −b_j/‖w_j‖ (seed 0, clipped to ±5)", xlabel="GD step")
     X, Y = measure.augmented_task("hierarchy", config, c)
     mean_target = Y.mean(axis=0)
-    k = int(np.argmin(np.abs(relu.curves["loss"][i] - 0.5 * np.sum((Y - mean_target) ** 2))))
+    k = measure.mean_target_step(relu.curves["loss"][i], Y)
     _, outputs = measure.forward(W1[k], relu.arrays["param_1"][i, k], X, relu=True)
     axes[4].plot(mean_target, "ko-", lw=2, label="ȳ")
     for item in range(X.shape[0]):
@@ -146,7 +146,7 @@ def _mechanism(results: Results, config, out_dir) -> Figure:
 
 
 def _gated(results: Results, config, out_dir) -> Figure:
-    relu = results["hierarchy-relu"]
+    relu = results[Key.HIERARCHY_RELU]
     X, modes = measure.hierarchy_modes(config, config.constant)
     tau = learning_time_constant(X.shape[0], config.lr)
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -167,7 +167,7 @@ def _gated(results: Results, config, out_dir) -> Figure:
 
 
 def _xor_linear(results: Results, config, out_dir) -> Figure:
-    relu, linear = results["xor-plus-linear-relu"], results["xor-plus-linear-linear"]
+    relu, linear = pair(results, Family.XOR_PLUS_LINEAR)
     d, c = config.margin_delta, config.constant
     fig, axes = plt.subplots(1, 5, figsize=(24, 4.2))
     _mean_loss(axes[0], linear, "linear, bias", COLOURS["linear"], c=c, delta=d)
@@ -188,7 +188,7 @@ def _xor_linear(results: Results, config, out_dir) -> Figure:
         image = ax.pcolormesh(x1, x3, f.T, cmap="coolwarm", vmin=-1, vmax=1, shading="auto")
         ax.set(title=f"{title}: ŷ₂ − ŷ₁ averaged over x2", xlabel="x1", ylabel="x3")
     fig.colorbar(image, ax=axes[3])
-    gaps = delta_gaps((relu, linear), config)
+    gaps = measure.delta_gaps((relu, linear), config)
     deltas = list(gaps)
     axes[4].plot(deltas, [np.mean(g) for g in gaps.values()], "o-")
     axes[4].axhline(config.alignment_tolerance, color="k", ls=":")
@@ -199,7 +199,7 @@ def _xor_linear(results: Results, config, out_dir) -> Figure:
 
 
 def _parallel(results: Results, config, out_dir) -> Figure:
-    relu, linear = results["parallel-relu"], results["parallel-linear"]
+    relu, linear = pair(results, Family.PARALLEL)
     c = config.constant
     fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
     for ax, cv, title in ((axes[0], c, "bias"), (axes[1], 0.0, "no bias")):
@@ -236,7 +236,7 @@ def _parallel(results: Results, config, out_dir) -> Figure:
 
 
 def _c_sweep(results: Results, config, out_dir) -> Figure:
-    relu = results["hierarchy-relu"]
+    relu = results[Key.HIERARCHY_RELU]
     fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
     for k, c in enumerate(config.all_constants):
         index = where(relu.conditions, c=c)
@@ -261,7 +261,7 @@ def _mds(results: Results, config, out_dir) -> Figure:
     # scikit-learn ≥ 1.8 takes the classical-MDS start (and warns without it); older has no init
     start = {"init": "classical_mds"} if "init" in inspect.signature(MDS).parameters else {}
 
-    relu, linear = results["hierarchy-relu"], results["hierarchy-linear"]
+    relu, linear = pair(results, Family.HIERARCHY)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     panels = (
         (linear, config.constant, False, "linear, bias"),
@@ -288,9 +288,9 @@ def _mds(results: Results, config, out_dir) -> Figure:
 
 
 def _map(results: Results, config, out_dir) -> Figure:
-    grid = map_gaps((results["map-relu"], results["map-linear"]), config)
+    grid = measure.map_gaps(pair(results, Family.MAP), config)
     fig, (ax, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    widths = width_gaps(results, config)
+    widths = measure.width_gaps(results, config)
     for k, label in ((0, f"c = {config.constant:g}"), (1, "no bias")):
         right.plot(list(widths), [np.mean(g[k]) for g in widths.values()], "o-", label=label)
     right.axhline(config.alignment_tolerance, color="k", ls=":")

@@ -5,6 +5,9 @@ order, and network k of a variant starts from the same weights in both).
 Everything here reads :class:`relulab.store.UnitResult` s and calls the library —
 :mod:`relulab.theory.deep_linear` for the modes and closed forms, :mod:`relulab.analysis` for
 the alignment measure — and returns NumPy arrays; the claims are built in :mod:`.claims`.
+The small pure functions (:func:`bias_mode_ratio`, :func:`delay_ratio`,
+:func:`mean_target_step`, :func:`mean_target_deviation`) are what the claims judge, so the
+controls in ``tests/test_early_linearization.py`` can feed them closed-form data.
 """
 
 from __future__ import annotations
@@ -20,7 +23,12 @@ from relulab.analysis import (
     where,
 )
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig
-from relulab.experiments.early_linearization.units import augmented_task
+from relulab.experiments.early_linearization.units import (
+    Family,
+    augmented_task,
+    pair,
+    width_pair,
+)
 from relulab.nn.statistics import effective_rank
 from relulab.store import UnitResult
 from relulab.tasks import PARALLEL_COMPLEX, PARALLEL_SIMPLE
@@ -37,13 +45,25 @@ from relulab.theory.deep_linear import (
 )
 
 __all__ = [
+    "Mechanism",
+    "Parallel",
     "alignment_gaps",
     "alignments",
+    "bias_mode_ratio",
+    "c_sweep",
+    "delay_ratio",
+    "delta_gaps",
     "forward",
+    "hierarchy_mechanism",
     "hierarchy_modes",
-    "mode_half_times",
-    "Mechanism",
+    "map_gaps",
+    "mean_target_deviation",
+    "mean_target_step",
     "mechanism",
+    "mode_half_times",
+    "parallel",
+    "peak_always_on",
+    "width_gaps",
 ]
 
 
@@ -112,6 +132,39 @@ def bias_mode_index(modes: LinearModes) -> int:
     return int(np.argmax(np.abs(modes.V[-1])))
 
 
+def bias_mode_ratio(half_times: np.ndarray, bias_mode: int) -> np.ndarray:
+    """Per network, T½ of the bias mode over the earliest T½ of the other modes (< 1: the bias
+    mode is learned first), from half-times ``(networks, modes)``."""
+    others = np.delete(half_times, bias_mode, axis=1)
+    return half_times[:, bias_mode] / np.nanmin(others, axis=1)
+
+
+def delay_ratio(
+    half_relu: np.ndarray, half_linear: np.ndarray, predicted: np.ndarray
+) -> np.ndarray:
+    """Per network, the summed measured delay T½(ReLU) − T½(linear) over the summed predicted
+    delay (seed eq. 14), all ``(networks, modes)``; NaN where nothing is predicted (no unit
+    dead at initialisation)."""
+    measured = np.nansum(half_relu - half_linear, axis=1)
+    total = np.nansum(predicted, axis=1)
+    return measured / np.where(total > 0, total, np.nan)
+
+
+def mean_target_step(loss: np.ndarray, Y: np.ndarray) -> int:
+    """The recording whose loss is closest to the loss of predicting the mean target ȳ for
+    every input, ``½ Σ_i ‖y_i − ȳ‖²`` (``Y`` sample-major)."""
+    mean_loss = 0.5 * float(np.sum((Y - Y.mean(axis=0)) ** 2))
+    return int(np.argmin(np.abs(loss - mean_loss)))
+
+
+def mean_target_deviation(outputs: np.ndarray, Y: np.ndarray) -> float:
+    """``max_i ‖ŷ_i − ȳ‖/‖ȳ‖`` for outputs ``(n_out, P)``: how far the network function is from
+    the mean target on its worst input."""
+    mean_target = Y.mean(axis=0)
+    deviation = np.linalg.norm(outputs.T - mean_target, axis=1) / np.linalg.norm(mean_target)
+    return float(np.max(deviation))
+
+
 @dataclass
 class Mechanism:
     """Per bias-ReLU hierarchy network (seed 004 §5.3–5.4, fig. 3, 4, 12).
@@ -160,6 +213,48 @@ def _gated_gap(relu, i, j, X, modes, tau, config) -> float:
     return float(np.max(gap))
 
 
+def _unit_row(relu: UnitResult, i: int, c: float, X: np.ndarray, Y: np.ndarray) -> dict:
+    """Norm growth, kinks, the mean-target reading and t* of bias-ReLU network ``i``."""
+    on = relu.curves["always_on_fraction"][i]
+    j = int(np.argmax(on))
+    W1 = relu.arrays["param_0"][i].astype(np.float64)
+    bias, weights = c * W1[:, :, -1], W1[:, :, :-1]
+    growth_b = np.linalg.norm(bias[j]) / np.linalg.norm(bias[0])
+    growth_w = np.linalg.norm(weights[j]) / np.linalg.norm(weights[0])
+    kinks = -bias[j] / np.linalg.norm(weights[j], axis=1)
+    k = mean_target_step(relu.curves["loss"][i], Y)
+    _, outputs = forward(W1[k], relu.arrays["param_1"][i, k], X, relu=True)
+    mean_target = Y.mean(axis=0)
+    spread = outputs.T - outputs.mean(axis=1)
+    return {
+        "t_star": relu.steps[j],
+        "peak_on": on[j],
+        "final_on": on[-1],
+        "growth_ratio": growth_b / growth_w,
+        "negative_kinks": float(np.mean(kinks < 0)),
+        "mean_function_gap": mean_target_deviation(outputs, Y),
+        "item_spread": float(np.max(np.linalg.norm(spread, axis=1)) / np.linalg.norm(mean_target)),
+    }
+
+
+def _mode_row(relu, linear, i, X, modes, tau, fine) -> dict:
+    """Mode half-times of ReLU and linear network ``i``, eq. 14's delays, and the closed form's
+    error on the linear network."""
+    t_relu = mode_half_times(relu.steps, mode_trajectories(relu, i, X, modes, relu=True), modes)
+    t_lin = mode_half_times(linear.steps, mode_trajectories(linear, i, X, modes, relu=False), modes)
+    t_theory = mode_half_times(fine, theory_trajectory(linear, i, modes, fine, tau), modes)
+    _, p0, _ = mode_components(
+        linear.arrays["param_1"][i, 0], linear.arrays["param_0"][i, 0], modes
+    )
+    kept = 1.0 - relu.curves["dead_fraction"][i, 0]
+    return {
+        "half_times_relu": t_relu,
+        "half_times_linear": t_lin,
+        "predicted_delay": relu_hitting_delay(modes.s, modes.d, p0, tau, kept),
+        "theory_rel_error": np.abs(t_lin / t_theory - 1.0),
+    }
+
+
 def mechanism(
     relu: UnitResult, linear: UnitResult, config: EarlyLinearizationConfig, c: float | None = None
 ) -> Mechanism:
@@ -169,57 +264,30 @@ def mechanism(
     X, modes = hierarchy_modes(config, c)
     Y = augmented_task("hierarchy", config, c)[1]
     tau = learning_time_constant(X.shape[0], config.lr)
-    mean_target = Y.mean(axis=0)
-    mean_loss = 0.5 * float(np.sum((Y - mean_target) ** 2))
     fine = np.linspace(0.0, float(relu.steps[-1]), 4001)
     rows: dict[str, list] = {k: [] for k in Mechanism.__dataclass_fields__ if k != "bias_mode"}
     for i in where(relu.conditions, c=c):
-        on = relu.curves["always_on_fraction"][i]
-        j = int(np.argmax(on))
-        W1 = relu.arrays["param_0"][i].astype(np.float64)
-        bias, weights = c * W1[:, :, -1], W1[:, :, :-1]
-        growth_b = np.linalg.norm(bias[j]) / np.linalg.norm(bias[0])
-        growth_w = np.linalg.norm(weights[j]) / np.linalg.norm(weights[0])
-        kinks = -bias[j] / np.linalg.norm(weights[j], axis=1)
-        loss = relu.curves["loss"][i]
-        k = int(np.argmin(np.abs(loss - mean_loss)))
-        _, outputs = forward(W1[k], relu.arrays["param_1"][i, k], X, relu=True)
-        deviation = np.linalg.norm(outputs.T - mean_target, axis=1) / np.linalg.norm(mean_target)
-        a_relu = mode_trajectories(relu, i, X, modes, relu=True)
-        a_lin = mode_trajectories(linear, i, X, modes, relu=False)
-        t_relu = mode_half_times(relu.steps, a_relu, modes)
-        t_lin = mode_half_times(linear.steps, a_lin, modes)
-        theory = theory_trajectory(linear, i, modes, fine, tau)
-        t_theory = mode_half_times(fine, theory, modes)
-        _, p0, _ = mode_components(
-            linear.arrays["param_1"][i, 0], linear.arrays["param_0"][i, 0], modes
-        )
-        kept = 1.0 - relu.curves["dead_fraction"][i, 0]
-        rows["t_star"].append(relu.steps[j])
-        rows["peak_on"].append(on[j])
-        rows["final_on"].append(on[-1])
-        rows["growth_ratio"].append(growth_b / growth_w)
-        rows["negative_kinks"].append(float(np.mean(kinks < 0)))
-        rows["mean_function_gap"].append(float(np.max(deviation)))
-        rows["gated_gap"].append(_gated_gap(relu, i, j, X, modes, tau, config))
-        spread = outputs.T - outputs.mean(axis=1)
-        rows["item_spread"].append(
-            float(np.max(np.linalg.norm(spread, axis=1)) / np.linalg.norm(mean_target))
-        )
-        rows["half_times_relu"].append(t_relu)
-        rows["half_times_linear"].append(t_lin)
-        rows["predicted_delay"].append(relu_hitting_delay(modes.s, modes.d, p0, tau, kept))
-        rows["theory_rel_error"].append(np.abs(t_lin / t_theory - 1.0))
+        row = _unit_row(relu, i, c, X, Y) | _mode_row(relu, linear, i, X, modes, tau, fine)
+        j = int(np.argmax(relu.curves["always_on_fraction"][i]))
+        row["gated_gap"] = _gated_gap(relu, i, j, X, modes, tau, config)
+        for key, value in row.items():
+            rows[key].append(value)
     return Mechanism(**{k: np.array(v) for k, v in rows.items()}, bias_mode=bias_mode_index(modes))
+
+
+def peak_always_on(relu: UnitResult, config: EarlyLinearizationConfig) -> dict[float, np.ndarray]:
+    """Per c of the sweep, the peak always-on fraction of every ReLU network (its value at
+    t*), in seed order."""
+    return {
+        c: relu.curves["always_on_fraction"][where(relu.conditions, c=c)].max(axis=1)
+        for c in config.all_constants
+    }
 
 
 def c_sweep(relu: UnitResult, linear: UnitResult, config: EarlyLinearizationConfig):
     """Per c of the sweep: alignment gaps and peak always-on fractions, one per seed."""
-    gaps, peaks = {}, {}
-    for c in config.all_constants:
-        gaps[c] = alignment_gaps(relu, linear, config, c=c)
-        peaks[c] = relu.curves["always_on_fraction"][where(relu.conditions, c=c)].max(axis=1)
-    return gaps, peaks
+    gaps = {c: alignment_gaps(relu, linear, config, c=c) for c in config.all_constants}
+    return gaps, peak_always_on(relu, config)
 
 
 def conflict_points(delta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -288,3 +356,44 @@ def parallel(unit: UnitResult, config: EarlyLinearizationConfig, c: float, relu:
         r2_both=np.array([variance_explained(r, both) for r in reps]),
         final_loss=unit.final["loss"][index],
     )
+
+
+def delta_gaps(
+    xl: tuple[UnitResult, UnitResult], config: EarlyLinearizationConfig
+) -> dict[float, np.ndarray]:
+    """Per Δ of the sweep: bias-ReLU vs bias-linear alignment gaps (seed 004 fig. 11)."""
+    return {d: alignment_gaps(*xl, config, c=config.constant, delta=d) for d in config.all_deltas}
+
+
+def map_gaps(
+    map_pair: tuple[UnitResult, UnitResult], config: EarlyLinearizationConfig
+) -> np.ndarray:
+    """Mean alignment gap per (σ², c) cell of the beyond-the-seed map, ``(V, C)``."""
+    return np.array(
+        [
+            [
+                float(np.mean(alignment_gaps(*map_pair, config, variance=v, c=c)))
+                for c in config.map_constants
+            ]
+            for v in config.map_variances
+        ]
+    )
+
+
+def width_gaps(results, config: EarlyLinearizationConfig) -> dict[int, tuple]:
+    """Beyond the seed: (bias, no bias) alignment gaps on the hierarchy per hidden width, over
+    the first ``map_seeds`` seeds."""
+    out = {}
+    for width in sorted({config.hidden, *config.map_widths}):
+        units = width_pair(results, config, width)
+        seeds = range(config.map_seeds)
+        out[width] = tuple(
+            np.array([alignment_gaps(*units, config, c=c, seed=k)[0] for k in seeds])
+            for c in (config.constant, 0.0)
+        )
+    return out
+
+
+def hierarchy_mechanism(results, config: EarlyLinearizationConfig, c: float | None = None):
+    """:func:`mechanism` on the hierarchy units of ``results``."""
+    return mechanism(*pair(results, Family.HIERARCHY), config, c)

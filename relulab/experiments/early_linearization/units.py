@@ -8,12 +8,18 @@ computation per activation. Only the activation and the readout bias (appendix C
 architecture, so they make separate units. Network ``k`` of a variant draws its initial weights
 from seed ``config.seed·1000 + k`` in every unit: the ReLU and the linear network of one seed
 start from the same weights, and the claims compare them pairwise.
+
+Unit names are declared here once: :class:`Family` (one unit per family and activation),
+:class:`Key` (every fixed unit name), :func:`width_key` (the extra hidden widths) and
+:func:`pair` / :func:`width_pair` (a family's ReLU unit and its linear twin); every reader
+reaches a unit through them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -32,10 +38,95 @@ from relulab.tasks import (
     xor_task,
 )
 
-__all__ = ["ACTIVATIONS", "augmented_task", "estimate_bytes", "plan", "task_arrays"]
+__all__ = [
+    "ACTIVATIONS",
+    "Family",
+    "Key",
+    "augmented_task",
+    "estimate_bytes",
+    "pair",
+    "plan",
+    "task_arrays",
+    "unit_key",
+    "unit_keys",
+    "width_key",
+    "width_pair",
+]
 
 ACTIVATIONS = ("relu", "linear")
 Snapshots = str  # "trajectory": every recording; "final": the last one; "none"
+
+
+class Family(StrEnum):
+    """A task and variant trained as one ReLU and one linear unit (``<family>-<activation>``)."""
+
+    HIERARCHY = "hierarchy"  # bias, no bias and the c sweep
+    HIERARCHY_BOTH = "hierarchy-both"  # biases in both layers (appendix C.3)
+    XOR = "xor"
+    XOR_BOTH = "xor-both"
+    XOR_PLUS_LINEAR = "xor-plus-linear"  # with the Δ sweep
+    PARALLEL = "parallel"
+    MAP = "map"  # beyond the seed: the (σ², c) map on the hierarchy
+
+
+class Key(StrEnum):
+    """Every fixed unit name: a family's ReLU and linear unit."""
+
+    HIERARCHY_RELU = "hierarchy-relu"
+    HIERARCHY_LINEAR = "hierarchy-linear"
+    HIERARCHY_BOTH_RELU = "hierarchy-both-relu"
+    HIERARCHY_BOTH_LINEAR = "hierarchy-both-linear"
+    XOR_RELU = "xor-relu"
+    XOR_LINEAR = "xor-linear"
+    XOR_BOTH_RELU = "xor-both-relu"
+    XOR_BOTH_LINEAR = "xor-both-linear"
+    XOR_PLUS_LINEAR_RELU = "xor-plus-linear-relu"
+    XOR_PLUS_LINEAR_LINEAR = "xor-plus-linear-linear"
+    PARALLEL_RELU = "parallel-relu"
+    PARALLEL_LINEAR = "parallel-linear"
+    MAP_RELU = "map-relu"
+    MAP_LINEAR = "map-linear"
+
+
+def unit_key(family: Family, activation: str) -> Key:
+    """The unit of ``family`` with ``activation``.
+
+    Example:
+        >>> unit_key(Family.XOR_BOTH, "relu")
+        <Key.XOR_BOTH_RELU: 'xor-both-relu'>
+    """
+    return Key(f"{family}-{activation}")
+
+
+def width_key(width: int, activation: str) -> str:
+    """The hierarchy unit at an extra hidden width (beyond the seed).
+
+    Example:
+        >>> width_key(16, "linear")
+        'width16-linear'
+    """
+    return f"width{width}-{activation}"
+
+
+def unit_keys(config: EarlyLinearizationConfig) -> list[str]:
+    """Every unit name a reader of this study may use."""
+    widths = [width_key(h, act) for h in config.map_widths for act in ACTIVATIONS]
+    return [key.value for key in Key] + widths
+
+
+def pair(results: Mapping[str, UnitResult], family: Family) -> tuple[UnitResult, UnitResult]:
+    """``(ReLU unit, linear unit)`` of ``family``: the same networks, in the same order."""
+    return results[unit_key(family, "relu")], results[unit_key(family, "linear")]
+
+
+def width_pair(
+    results: Mapping[str, UnitResult], config: EarlyLinearizationConfig, width: int
+) -> tuple[UnitResult, UnitResult]:
+    """``(ReLU unit, linear unit)`` on the hierarchy at hidden ``width`` (the main hierarchy
+    units at ``config.hidden``)."""
+    if width == config.hidden:
+        return pair(results, Family.HIERARCHY)
+    return results[width_key(width, "relu")], results[width_key(width, "linear")]
 
 
 def task_arrays(task: str, config: EarlyLinearizationConfig, delta: float | None = None):
@@ -158,6 +249,18 @@ def _train_unit(
     return Unit(name, run)
 
 
+# family: (task, kind of conditions, parameter snapshots kept)
+_FAMILIES = {
+    Family.HIERARCHY: ("hierarchy", "main", "trajectory"),
+    Family.HIERARCHY_BOTH: ("hierarchy", "both", "none"),
+    Family.XOR: ("xor", "main", "none"),
+    Family.XOR_BOTH: ("xor", "both", "none"),
+    Family.XOR_PLUS_LINEAR: ("xor-linear", "deltas", "final"),
+    Family.PARALLEL: ("parallel", "main", "final"),
+    Family.MAP: ("hierarchy", "map", "none"),
+}
+
+
 def plan(config: EarlyLinearizationConfig) -> list[Unit]:
     """Per activation: hierarchy (bias, no bias, c sweep), both-layer biases on the hierarchy
     and on XOR, XOR, XOR + linear (Δ sweep), the parallel task, the (σ², c) map and one unit
@@ -165,16 +268,11 @@ def plan(config: EarlyLinearizationConfig) -> list[Unit]:
     units = []
     for act in ACTIVATIONS:
         units += [
-            _train_unit(config, f"hierarchy-{act}", "hierarchy", act, "main", "trajectory"),
-            _train_unit(config, f"hierarchy-both-{act}", "hierarchy", act, "both", "none"),
-            _train_unit(config, f"xor-{act}", "xor", act, "main", "none"),
-            _train_unit(config, f"xor-both-{act}", "xor", act, "both", "none"),
-            _train_unit(config, f"xor-plus-linear-{act}", "xor-linear", act, "deltas", "final"),
-            _train_unit(config, f"parallel-{act}", "parallel", act, "main", "final"),
-            _train_unit(config, f"map-{act}", "hierarchy", act, "map", "none"),
+            _train_unit(config, unit_key(family, act), task, act, kind, snapshots)
+            for family, (task, kind, snapshots) in _FAMILIES.items()
         ]
         units += [
-            _train_unit(config, f"width{h}-{act}", "hierarchy", act, "width", "none", hidden=h)
+            _train_unit(config, width_key(h, act), "hierarchy", act, "width", "none", hidden=h)
             for h in config.map_widths
         ]
     return units

