@@ -21,12 +21,12 @@ memory available before anything is written.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from relulab.experiments.claims import Claim, ClaimSpec
+from relulab.experiments.claims import Claim, ClaimSpec, Results
 from relulab.experiments.context import RunContext
 from relulab.report.plotting import Figure
 from relulab.store import UnitResult
@@ -46,9 +46,6 @@ class Unit:
 
     name: str
     run: Callable[[RunContext], UnitResult]
-
-
-Results = Mapping[str, UnitResult]
 
 
 @dataclass(frozen=True)

@@ -36,18 +36,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from relulab.analysis.intervals import Estimate, correlation_ci
-from relulab.experiments.criteria import (
-    Above,
-    Below,
-    Correlated,
-    Criterion,
-    Inside,
-    Measured,
-    Ordered,
-    Verdict,
-    Within,
-)
+from relulab.analysis.intervals import Estimate
+from relulab.experiments.criteria import Criterion, Measured, Verdict
+from relulab.store import UnitResult
 
 __all__ = [
     "VERDICTS",
@@ -55,6 +46,7 @@ __all__ = [
     "ClaimSpec",
     "Measured",
     "Reading",
+    "Results",
     "Verdict",
     "claim",
     "evaluate",
@@ -201,7 +193,7 @@ class Reading:
     untested: str = ""
 
 
-Results = Mapping[str, Any]
+Results = Mapping[str, UnitResult]  # a run's stored units by name
 
 
 @dataclass(frozen=True)
@@ -285,105 +277,3 @@ def evaluate(specs: Sequence[ClaimSpec], results: Results, config: Any) -> list[
     if duplicates:
         raise ValueError(f"claim ids must be unique, repeated: {', '.join(duplicates)}")
     return [spec.evaluate(results, config) for spec in specs]
-
-
-# ---------------------------------------------------------------------------------------------
-# Transitional builders: the keyword builders studies used before ClaimSpec, now thin wrappers
-# of claim(). Removed once every study declares its claims as specs.
-# ---------------------------------------------------------------------------------------------
-def _legacy(claim_id, statement, criterion, measured, source, **kw) -> Claim:
-    return claim(claim_id, statement, criterion=criterion, measured=measured, source=source, **kw)
-
-
-def below(
-    claim_id, statement, *, quantity, measured, bound, source, or_equal=False, unit="", **kw
-) -> Claim:
-    """Transitional: ``claim(criterion=Below(…))``."""
-    return _legacy(
-        claim_id,
-        statement,
-        Below(quantity, bound, or_equal, unit),
-        measured,
-        source,
-        unit=unit,
-        **kw,
-    )
-
-
-def above(
-    claim_id, statement, *, quantity, measured, bound, source, or_equal=False, unit="", **kw
-) -> Claim:
-    """Transitional: ``claim(criterion=Above(…))``."""
-    return _legacy(
-        claim_id,
-        statement,
-        Above(quantity, bound, or_equal, unit),
-        measured,
-        source,
-        unit=unit,
-        **kw,
-    )
-
-
-def inside(claim_id, statement, *, quantity, measured, low, high, source, unit="", **kw) -> Claim:
-    """Transitional: ``claim(criterion=Inside(…))``."""
-    return _legacy(
-        claim_id, statement, Inside(quantity, low, high, unit), measured, source, unit=unit, **kw
-    )
-
-
-def within(
-    claim_id,
-    statement,
-    *,
-    quantity,
-    measured,
-    target,
-    tolerance,
-    source,
-    relative=False,
-    unit="",
-    **kw,
-) -> Claim:
-    """Transitional: ``claim(criterion=Within(…))``."""
-    criterion = Within(quantity, target, tolerance, relative, unit)
-    return _legacy(claim_id, statement, criterion, measured, source, unit=unit, **kw)
-
-
-def ordered(claim_id, statement, *, quantity, values, source, increasing=True, **kw) -> Claim:
-    """Transitional: ``claim(criterion=Ordered(…))``."""
-    criterion = Ordered(quantity, increasing, tuple(name for name, _ in values))
-    return _legacy(claim_id, statement, criterion, list(values), source, **kw)
-
-
-def correlated(
-    claim_id, statement, *, quantity, x, y, source, positive=True, method="spearman", **kw
-) -> Claim:
-    """Transitional: ``claim(criterion=Correlated(…), measured=correlation_ci(x, y))``."""
-    criterion = Correlated(quantity, positive, method)
-    return _legacy(claim_id, statement, criterion, correlation_ci(x, y, method), source, **kw)
-
-
-@dataclass(frozen=True)
-class _Decided:
-    """Transitional: a verdict decided by the caller (``holds=None``: inconclusive)."""
-
-    expected: str
-    holds: bool | None
-
-    def judge(self, measured: Any) -> Verdict:
-        return "inconclusive" if self.holds is None else ("holds" if self.holds else "fails")
-
-    def text(self) -> str:
-        return self.expected
-
-    def headline(self, measured: Any) -> Measured:
-        return measured
-
-    def describe(self, measured: Any) -> str:
-        return ""
-
-
-def judged(claim_id, statement, *, expected, measured, holds, source, **kw) -> Claim:
-    """Transitional: a compound criterion judged by the caller."""
-    return _legacy(claim_id, statement, _Decided(expected, holds), measured, source, **kw)
