@@ -11,45 +11,26 @@ Luther & Seung, §3.3 and §5, on real convolutional networks.)
   by the engine's batched optimisers. Loss curves with bands at each init's fastest-converging
   lr, per-layer ratios during training, time to a loss level.
 
+A convolution's ratio pools each channel's statistics over samples *and* positions [I: the seed
+does not say]. Verdicts follow Student-t intervals: over the 30 networks at init, over the
+seeds' paired differences in training (3 seeds, as the seed: wide intervals). The BatchNorm
+ranking is relulab's inference, flagged ``beyond_seed``.
+
 ``quick`` runs width-reduced networks on the bundled stand-ins (not the seed's data; say so with
-every verdict); ``paper`` needs ``--set data_dir=DIR`` with the real files and a GPU
-(``--device cuda``).
+every verdict) for 150 steps, where the seed reads its curves after thousands of iterations: it
+checks the pipeline and cannot decide most claims (``docs/experiments/init-training.md``);
+``paper`` needs ``--set data_dir=DIR`` with the real files and a GPU (``--device cuda``).
 """
 
 from __future__ import annotations
 
 from relulab.experiments.base import Experiment
-from relulab.experiments.init_training.claims import analyse
+from relulab.experiments.init_training.claims import CLAIMS, analyse
 from relulab.experiments.init_training.config import PRESETS, InitTrainingConfig
 from relulab.experiments.init_training.figures import figures
-from relulab.experiments.init_training.units import plan
+from relulab.experiments.init_training.units import estimate_bytes, plan, unit_keys
 
 __all__ = ["EXPERIMENT", "PRESETS", "InitTrainingConfig", "estimate_bytes"]
-
-
-def estimate_bytes(config: InitTrainingConfig) -> int:
-    """Peak memory in bytes, to within a small factor: the activations kept for backward by
-    the largest training chunk (or the at-init trace), ~4 tensors of every feature map.
-
-    ALL-CNN-C keeps ≈ 5.2 × 10⁵ values per 32×32 image at width 1 (96·32² · 3 + 192·16² · 3 +
-    the rest), the UNet ≈ 2.2 × 10³ per pixel at width 1 (64 … 1024 channels over 5 levels) on
-    512×512 slices (the stand-in's are 128×128)."""
-    itemsize = 8 if config.dtype == "float64" else 4
-    per_image = {
-        "cifar10": 5.2e5 * config.allcnn_width,
-        "isbi2012": 2.2e3 * (512 if config.data_dir else 128) ** 2 * config.unet_width,
-    }
-    worst = 0.0
-    for task in config.tasks:
-        batch = config.cifar_batch if task == "cifar10" else config.isbi_batch
-        lrs = max(len(config.sgd_lrs), len(config.adam_lrs))
-        networks = config.train_chunk or lrs * config.n_seeds
-        train = 4 * networks * batch * per_image[task] if config.train else 0.0
-        images = config.ratio_batch if task == "cifar10" else max(1, config.ratio_batch // 10)
-        trace = 4 * config.ratio_chunk * images * per_image[task]
-        worst = max(worst, train, trace)
-    return int(worst * itemsize) + 2**28
-
 
 EXPERIMENT = Experiment(
     name="init-training",
@@ -62,4 +43,6 @@ EXPERIMENT = Experiment(
     analyse=analyse,
     figures=figures,
     estimate_bytes=estimate_bytes,
+    claims=CLAIMS,
+    unit_keys=unit_keys,
 )

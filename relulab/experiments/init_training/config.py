@@ -25,12 +25,27 @@ from relulab.tasks.images import (
     to_unit_interval,
 )
 
-__all__ = ["INITS", "OPTIMISERS", "PRESETS", "TASKS", "InitTrainingConfig", "TaskData", "task_data"]
+__all__ = [
+    "ARCHITECTURE",
+    "INITS",
+    "LAYERS",
+    "OPTIMISERS",
+    "PRESETS",
+    "SOURCE",
+    "TASKS",
+    "InitTrainingConfig",
+    "TaskData",
+    "scale",
+    "task_data",
+]
+
+SOURCE = "seed 002"
 
 TASKS = ("cifar10", "isbi2012")
 INITS = ("kaiming", "scale", "scale_bias", "batchnorm")
 OPTIMISERS = ("sgd", "adam")
 ARCHITECTURE = {"cifar10": "ALL-CNN-C", "isbi2012": "UNet"}
+LAYERS = {"cifar10": 10, "isbi2012": 23}  # Linear/Conv outputs, as seed Fig. 2 counts them
 
 
 @dataclass(frozen=True)
@@ -47,34 +62,70 @@ class InitTrainingConfig:
     )
     real_data: bool = setting(True, "choice", note="refuse the stand-ins (paper preset)")
     tasks: tuple[str, ...] = setting(TASKS, "stated", note="seed 002 §3.3, §5.2")
-    allcnn_width: float = setting(1.0, "stated", note="channel multiplier: 1 = 96/192 channels")
-    unet_width: float = setting(1.0, "stated", note="channel multiplier: 1 = 64 … 1024 channels")
-    ratio_networks: int = setting(30, "stated", note="seed 002 §3.3: 30 random initialisations")
-    ratio_images: int = setting(
-        100, "inferred", note="CIFAR images (ISBI: a tenth, ≥ 2 slices) the at-init ratio is over"
+    allcnn_width: float = setting(
+        1.0,
+        "stated",
+        greater_than=0,
+        at_most=4,
+        note="channel multiplier: 1 = 96/192 channels",
     )
-    ratio_batch: int = setting(10, "choice", note="images per forward pass (memory)")
-    ratio_chunk: int = setting(30, "choice", note="networks per forward pass (memory)")
+    unet_width: float = setting(
+        1.0,
+        "stated",
+        greater_than=0,
+        at_most=4,
+        note="channel multiplier: 1 = 64 … 1024 channels",
+    )
+    ratio_networks: int = setting(
+        30, "stated", at_least=3, note="seed 002 §3.3: 30 random initialisations (≥ 3 for a CI)"
+    )
+    ratio_images: int = setting(
+        100,
+        "inferred",
+        at_least=3,
+        note="CIFAR images (ISBI: a tenth, ≥ 2 slices) the at-init ratio is over",
+    )
+    ratio_batch: int = setting(10, "choice", positive=True, note="images per forward pass (memory)")
+    ratio_chunk: int = setting(
+        30, "choice", positive=True, note="networks per forward pass (memory)"
+    )
     train: bool = setting(True, "choice", note="run the training half (seed §5)")
     inits: tuple[str, ...] = setting(INITS, "stated", note="seed 002 §5: scale, scale+bias, BN")
     optimisers: tuple[str, ...] = setting(OPTIMISERS, "stated", note="seed 002 §5.2")
-    sgd_lrs: tuple[float, ...] = setting((3e-4, 1e-3, 3e-3, 1e-2), "stated", note="§5.2")
-    adam_lrs: tuple[float, ...] = setting((3e-5, 1e-4, 3e-4, 1e-3), "stated", note="§5.2")
+    sgd_lrs: tuple[float, ...] = setting(
+        (3e-4, 1e-3, 3e-3, 1e-2), "stated", positive=True, note="§5.2"
+    )
+    adam_lrs: tuple[float, ...] = setting(
+        (3e-5, 1e-4, 3e-4, 1e-3), "stated", positive=True, note="§5.2"
+    )
     momentum: float = setting(0.9, "stated", note="SGD momentum, §5.2")
     adam_betas: tuple[float, float] = setting((0.9, 0.999), "stated", note="§5.2")
     adam_eps: float = setting(1e-8, "stated", note="§5.2")
-    n_seeds: int = setting(3, "stated", note="§5.2: 3 random seeds per setting")
-    steps: int = setting(20_000, "inferred", note="§5.3 reads curves 'well after 10k' iterations")
-    record_every: int = setting(200, "choice")
-    cifar_batch: int = setting(128, "inferred", note="the seed gives no batch size")
-    isbi_batch: int = setting(1, "inferred", note="the seed gives no batch size (UNet: 1 slice)")
-    init_batches: int = setting(5, "stated", note="§5.1: statistics from 5 minibatches")
+    n_seeds: int = setting(
+        3, "stated", at_least=3, note="§5.2: 3 random seeds per setting (≥ 3 for a CI)"
+    )
+    steps: int = setting(
+        20_000, "inferred", positive=True, note="§5.3 reads curves 'well after 10k' iterations"
+    )
+    record_every: int = setting(200, "choice", positive=True)
+    cifar_batch: int = setting(128, "inferred", positive=True, note="the seed gives no batch size")
+    isbi_batch: int = setting(
+        1, "inferred", positive=True, note="the seed gives no batch size (UNet: 1 slice)"
+    )
+    init_batches: int = setting(
+        5, "stated", positive=True, note="§5.1: statistics from 5 minibatches"
+    )
     scale_eps: float = setting(1e-5, "stated", note="§5.1 eq. 13")
     augment: bool = setting(True, "stated", note="§5.2: pad-and-crop; rotations, flips, warps")
     probe_images: int = setting(
-        64, "inferred", note="CIFAR images (ISBI: a sixteenth, ≥ 1 slice) for ratios in training"
+        64,
+        "inferred",
+        positive=True,
+        note="CIFAR images (ISBI: a sixteenth, ≥ 1 slice) for ratios in training",
     )
-    train_chunk: int = setting(0, "choice", note="networks per batched computation; 0 = all")
+    train_chunk: int = setting(
+        0, "choice", at_least=0, note="networks per batched computation; 0 = all"
+    )
     lr_selection: Literal["mean_log_loss", "final_loss"] = setting(
         "mean_log_loss",
         "inferred",
@@ -83,11 +134,17 @@ class InitTrainingConfig:
     loss_level: float = setting(
         0.5,
         "inferred",
+        greater_than=0,
+        less_than=1,
         note="time to loss level: the level is this fraction of the label entropy (the loss of "
         "the best constant prediction)",
     )
     late_fraction: float = setting(
-        0.1, "inferred", note="'late' loss: the mean over the last fraction of recorded steps"
+        0.1,
+        "inferred",
+        greater_than=0,
+        at_most=1,
+        note="'late' loss: the mean over the last fraction of recorded steps",
     )
     ratio_tolerance: float = setting(
         0.25,
@@ -101,6 +158,9 @@ class InitTrainingConfig:
     )
 
     def validate(self) -> None:
+        """Rules that tie fields together (ranges are declared with each field): the names in
+        ``tasks``, ``inits`` and ``optimisers``, training's scale-vs-scale+bias pair, and the
+        data the tasks need."""
         unknown = [t for t in self.tasks if t not in TASKS]
         if unknown or not self.tasks:
             raise ConfigError(f"tasks must be among {', '.join(TASKS)}, got {self.tasks}")
@@ -110,35 +170,6 @@ class InitTrainingConfig:
             raise ConfigError(
                 f"inits ⊂ {', '.join(INITS)} and optimisers ⊂ {', '.join(OPTIMISERS)}"
             )
-        if (
-            min(self.allcnn_width, self.unet_width) <= 0
-            or max(self.allcnn_width, self.unet_width) > 4
-        ):
-            raise ConfigError("allcnn_width and unet_width must lie in (0, 4]")
-        for name in ("ratio_networks", "ratio_images", "n_seeds"):
-            if getattr(self, name) < 3:
-                raise ConfigError(
-                    f"{name} must be at least 3 (confidence intervals), got {getattr(self, name)}"
-                )
-        positive = (
-            "ratio_batch",
-            "ratio_chunk",
-            "steps",
-            "record_every",
-            "cifar_batch",
-            "isbi_batch",
-            "init_batches",
-            "probe_images",
-        )
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.train_chunk < 0:
-            raise ConfigError(f"train_chunk must be ≥ 0, got {self.train_chunk}")
-        if min(self.sgd_lrs + self.adam_lrs) <= 0:
-            raise ConfigError("learning rates must be positive")
-        if not 0 < self.loss_level < 1 or not 0 < self.late_fraction <= 1:
-            raise ConfigError("loss_level must lie in (0, 1) and late_fraction in (0, 1]")
         if self.train and ("scale" not in self.inits or "scale_bias" not in self.inits):
             raise ConfigError("training compares scale with scale_bias: keep both in inits")
         for task in self.tasks:  # missing or malformed data: refused before anything is written
@@ -249,3 +280,11 @@ def lr_grid(config: InitTrainingConfig, optimiser: str) -> tuple[float, ...]:
 def isbi_share(count: int, divisor: int, minimum: int) -> int:
     """A CIFAR image count turned into ISBI slices (a slice is many CIFAR images' worth)."""
     return max(minimum, math.ceil(count / divisor))
+
+
+def scale(config: InitTrainingConfig, task: str, extra: str = "") -> str:
+    """The scale a verdict was measured at: the network's width, the task, and whether the data
+    are the seed's or the bundled stand-in."""
+    width = config.allcnn_width if task == "cifar10" else config.unet_width
+    data = "real data" if config.data_dir else "the bundled stand-in (not the seed's data)"
+    return f"{ARCHITECTURE[task]} width ×{width:g} on {task}, {data}{extra}"

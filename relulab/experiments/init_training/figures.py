@@ -8,8 +8,12 @@ from pathlib import Path
 import numpy as np
 
 from relulab.experiments.base import Figure, Results
-from relulab.experiments.init_training.claims import mlp_theory_ratio, training_summary
 from relulab.experiments.init_training.config import ARCHITECTURE, InitTrainingConfig
+from relulab.experiments.init_training.readings import (
+    at_init_ratios,
+    mlp_theory_ratio,
+    training_summary,
+)
 from relulab.report.plotting import plt, save
 
 __all__ = ["figures"]
@@ -33,7 +37,7 @@ def _ratios_at_init(results: Results, config: InitTrainingConfig, out_dir: Path)
         1, len(config.tasks), figsize=(6 * len(config.tasks), 4), squeeze=False
     )
     for ax, task in zip(axes[0], config.tasks, strict=True):
-        r = results[f"ratios-{task}"].curves["ratio"]
+        r = at_init_ratios(results, task)
         layers = np.arange(1, r.shape[1] + 1)
         mean, sd = r.mean(axis=0), r.std(axis=0)
         ax.plot(layers, mean, "o-", ms=3, label=f"{ARCHITECTURE[task]}, {len(r)} nets")

@@ -13,11 +13,16 @@ optimiser and initialisation (all learning rates and seeds in one batched comput
   ``scale`` / ``scale_bias`` measure each copy on ``init_batches`` minibatches of its own
   stream (seed §5.1). ``kaiming`` and ``batchnorm`` use ``kaiming_normal``. Recorded: the
   minibatch loss and, on ``probe_images`` fixed training images, every layer's ratio.
+
+Unit names are declared here once: :class:`Key` names the two kinds of unit and
+:func:`ratios_key` / :func:`train_key` build a unit's name from its task (optimiser, init);
+every reader reaches a unit through them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from enum import StrEnum
 from functools import partial
 
 import numpy as np
@@ -39,9 +44,59 @@ from relulab.nn import AllCNNC, UNet
 from relulab.store import UnitResult
 from relulab.tasks.images import isbi_augment, pad_and_crop
 
-__all__ = ["architecture", "plan", "ratio_images", "seeds_of"]
+__all__ = [
+    "Key",
+    "architecture",
+    "estimate_bytes",
+    "plan",
+    "ratio_images",
+    "ratios_key",
+    "seeds_of",
+    "train_key",
+    "unit_keys",
+]
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+class Key(StrEnum):
+    """The study's kinds of unit; a unit's name is its kind and its parameters."""
+
+    RATIOS = "ratios"
+    TRAIN = "train"
+
+
+def ratios_key(task: str) -> str:
+    """The at-init ratio unit of ``task``.
+
+    Example:
+        >>> ratios_key("cifar10")
+        'ratios-cifar10'
+    """
+    return f"{Key.RATIOS}-{task}"
+
+
+def train_key(task: str, optimiser: str, init: str) -> str:
+    """The training unit of ``task``, ``optimiser`` and ``init`` (every lr × seed).
+
+    Example:
+        >>> train_key("isbi2012", "adam", "scale_bias")
+        'train-isbi2012-adam-scale_bias'
+    """
+    return f"{Key.TRAIN}-{task}-{optimiser}-{init}"
+
+
+def unit_keys(config: InitTrainingConfig) -> list[str]:
+    """Every unit name a reader of this study may use at ``config``."""
+    keys = [ratios_key(task) for task in config.tasks]
+    if config.train:
+        keys += [
+            train_key(task, optimiser, init)
+            for task in config.tasks
+            for optimiser in config.optimisers
+            for init in config.inits
+        ]
+    return keys
 
 
 def architecture(config: InitTrainingConfig, task: str, batchnorm: bool = False):
@@ -80,7 +135,7 @@ def _ratio_unit(config: InitTrainingConfig, task: str) -> Unit:
     def run(context: RunContext) -> UnitResult:
         data = task_data(config, task)
         x = data.x[: ratio_images(config, task)].to(context.device, context.dtype)
-        seeds = seeds_of(context, f"ratios-{task}", config.ratio_networks)
+        seeds = seeds_of(context, ratios_key(task), config.ratio_networks)
         chunks = [
             seeds[i : i + config.ratio_chunk] for i in range(0, len(seeds), config.ratio_chunk)
         ]
@@ -103,7 +158,7 @@ def _ratio_unit(config: InitTrainingConfig, task: str) -> Unit:
         conditions = [{"task": task, "seed": s} for s in seeds]
         return UnitResult.forward_only(conditions, layers, {"ratio": ratio}, {"last": ratio[:, -1]})
 
-    return Unit(f"ratios-{task}", run)
+    return Unit(ratios_key(task), run)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,7 +221,7 @@ def _observer(x_probe: Tensor):
 
 
 def _train_unit(config: InitTrainingConfig, task: str, optimiser: str, init: str) -> Unit:
-    name = f"train-{task}-{optimiser}-{init}"
+    name = train_key(task, optimiser, init)
 
     def run(context: RunContext) -> UnitResult:
         device, dtype = context.device, context.dtype
@@ -258,3 +313,27 @@ def plan(config: InitTrainingConfig) -> list[Unit]:
             for init in config.inits
         ]
     return units
+
+
+def estimate_bytes(config: InitTrainingConfig) -> int:
+    """Peak memory in bytes, to within a small factor: the activations kept for backward by
+    the largest training chunk (or the at-init trace), ~4 tensors of every feature map.
+
+    ALL-CNN-C keeps ≈ 5.2 × 10⁵ values per 32×32 image at width 1 (96·32² · 3 + 192·16² · 3 +
+    the rest), the UNet ≈ 2.2 × 10³ per pixel at width 1 (64 … 1024 channels over 5 levels) on
+    512×512 slices (the stand-in's are 128×128)."""
+    itemsize = 8 if config.dtype == "float64" else 4
+    per_image = {
+        "cifar10": 5.2e5 * config.allcnn_width,
+        "isbi2012": 2.2e3 * (512 if config.data_dir else 128) ** 2 * config.unet_width,
+    }
+    worst = 0.0
+    for task in config.tasks:
+        batch = config.cifar_batch if task == "cifar10" else config.isbi_batch
+        lrs = max(len(config.sgd_lrs), len(config.adam_lrs))
+        networks = config.train_chunk or lrs * config.n_seeds
+        train = 4 * networks * batch * per_image[task] if config.train else 0.0
+        images = _ratio_batch(config, task)
+        trace = 4 * config.ratio_chunk * images * per_image[task]
+        worst = max(worst, train, trace)
+    return int(worst * itemsize) + 2**28

@@ -1,0 +1,181 @@
+"""Readings of ``init-training``'s stored units, fixed before looking at results; the claims,
+the metrics and the figures compute every number through them.
+
+* **ratio profile at init** (seed §3.3, Fig. 2 middle/right): per network the ratio r_l of
+  seed eq. 9 at every Linear/Conv layer, ``(networks, layers)``; a convolution's feature is
+  its channel, with statistics over samples *and* positions [I: the seed does not say how it
+  pools a feature map]. Increments r_{l+1} − r_l are paired per network. The wide-MLP curve
+  is :func:`relulab.theory.sample_statistics` with layer 1 = the seed's layer 0.
+* **fastest-converging learning rate** (§5.2): per init, the lr with the lowest mean over seeds
+  of the run's mean ln-loss (``lr_selection = mean_log_loss``) or of the late loss; a run that
+  diverged counts as infinitely slow.
+* **training speed** (§5.3, Fig. 4): per seed the mean ln-loss over the recorded steps (an area
+  under the log-loss curve: lower = faster), at each init's best lr; differences are paired by
+  seed index (same data stream, same N(0, 1) draw for scale and scale+bias) and carry
+  Student's t interval over the seeds.
+* **late loss**: the mean loss over the last ``late_fraction`` of the recorded steps.
+* **ratios after training**: per layer, the seed-mean ratio at the last recorded step.
+* **time to loss level**: the first recorded step with loss < ``loss_level`` × the label entropy.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from relulab.analysis import Estimate, first_below, mean_ci
+from relulab.experiments.base import Results
+from relulab.experiments.init_training.config import InitTrainingConfig
+from relulab.experiments.init_training.units import ratios_key, train_key
+from relulab.theory import sample_statistics
+
+__all__ = [
+    "at_init_ratios",
+    "best_lr_runs",
+    "excess_over_mlp",
+    "fall_from_peak",
+    "last_layer_ratio",
+    "late_loss",
+    "mean_log_loss",
+    "mlp_theory_ratio",
+    "paired_difference",
+    "peak_layer",
+    "ratio_gap",
+    "rise",
+    "training_summary",
+    "weakest",
+]
+
+
+def mlp_theory_ratio(layers: int) -> np.ndarray:
+    """The wide-MLP m/v per layer, layer 1 first (the seed's layer 0: ρ = 0)."""
+    return sample_statistics(layers).mean_to_std_ratio
+
+
+def weakest(estimates: list[Estimate]) -> tuple[int, Estimate]:
+    """The estimate that most threatens "every one is above 0": one wholly below 0 if any,
+    else the one with the lowest lower bound."""
+    for index, estimate in enumerate(estimates):
+        if estimate.high < 0:
+            return index, estimate
+    index = int(np.argmin([e.low for e in estimates]))
+    return index, estimates[index]
+
+
+# ---------------------------------------------------------------------------------------------
+# At initialisation: r is ``(networks, layers)``.
+# ---------------------------------------------------------------------------------------------
+def at_init_ratios(results: Results, task: str) -> np.ndarray:
+    """The at-init ratio of every network and layer of ``task``, ``(networks, layers)``."""
+    return results[ratios_key(task)].curves["ratio"]
+
+
+def rise(r: np.ndarray) -> tuple[int, Estimate]:
+    """The least certain layer step r_{l+1} − r_l (paired over networks, Student t): its
+    index k (the step from layer k + 1 to k + 2) and estimate (:func:`weakest`)."""
+    return weakest([mean_ci(r[:, k + 1] - r[:, k]) for k in range(r.shape[1] - 1)])
+
+
+def last_layer_ratio(r: np.ndarray) -> Estimate:
+    """The ratio at the last layer, mean over networks (Student t)."""
+    return mean_ci(r[:, -1])
+
+
+def peak_layer(r: np.ndarray) -> int:
+    """The layer (from 1) of the largest network-mean ratio."""
+    return int(np.argmax(r.mean(axis=0))) + 1
+
+
+def fall_from_peak(r: np.ndarray) -> Estimate:
+    """r at the last layer / r at the peak layer (:func:`peak_layer`), per network, mean over
+    networks (Student t)."""
+    return mean_ci(r[:, -1] / r[:, peak_layer(r) - 1])
+
+
+def excess_over_mlp(r: np.ndarray, upto: int) -> tuple[int, Estimate]:
+    """r_l − wide-MLP m/v at the least certain of layers 1 … ``upto`` (:func:`weakest`): its
+    index (layer − 1) and estimate."""
+    theory = mlp_theory_ratio(r.shape[1])
+    return weakest([mean_ci(r[:, k] - theory[k]) for k in range(min(upto, r.shape[1]))])
+
+
+# ---------------------------------------------------------------------------------------------
+# Training.
+# ---------------------------------------------------------------------------------------------
+def mean_log_loss(loss: np.ndarray) -> np.ndarray:
+    """Per run the mean ln-loss over the recorded steps (last axis); ``inf`` if not finite."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.log(loss).mean(axis=-1)
+    return np.where(np.isfinite(value), value, np.inf)
+
+
+def late_loss(loss: np.ndarray, fraction: float) -> np.ndarray:
+    """Per run the mean loss over the last ``fraction`` of the recorded steps (at least one)."""
+    tail = max(1, math.ceil(fraction * loss.shape[-1]))
+    value = loss[..., -tail:].mean(axis=-1)
+    return np.where(np.isfinite(value), value, np.inf)
+
+
+def paired_difference(first: np.ndarray, second: np.ndarray) -> Estimate:
+    """``first − second`` paired by seed, with Student's t interval; NaN if a run diverged."""
+    difference = first - second
+    if not np.all(np.isfinite(difference)):
+        return Estimate(float("nan"), float("nan"), float("nan"), len(difference))
+    return mean_ci(difference)
+
+
+def ratio_gap(first: np.ndarray, second: np.ndarray) -> tuple[float, np.ndarray]:
+    """Per layer |r_first − r_second| / their mean, from the seed-mean ratios at the last
+    recorded step of ``(runs, layers, T)`` curves; and its largest value (NaN if none)."""
+    a = np.nanmean(first[:, :, -1], axis=0)
+    b = np.nanmean(second[:, :, -1], axis=0)
+    relative = np.abs(a - b) / (0.5 * (a + b))
+    largest = float(np.nanmax(relative)) if np.isfinite(relative).any() else float("nan")
+    return largest, relative
+
+
+def best_lr_runs(result, config: InitTrainingConfig) -> tuple[float, np.ndarray]:
+    """The fastest-converging lr of one training unit and its runs' row indices, ordered by
+    seed index (module docstring)."""
+    loss = result.curves["loss"]
+    lrs = np.array([c["lr"] for c in result.conditions])
+    score = (
+        mean_log_loss(loss)
+        if config.lr_selection == "mean_log_loss"
+        else late_loss(loss, config.late_fraction)
+    )
+    candidates = sorted(set(lrs.tolist()))
+    means = [float(np.mean(score[lrs == lr])) for lr in candidates]
+    best = candidates[int(np.argmin(means))]
+    rows = np.flatnonzero(lrs == best)
+    order = np.argsort([result.conditions[i]["seed_index"] for i in rows])
+    return best, rows[order]
+
+
+def _ratio_curves(result, rows: np.ndarray) -> np.ndarray:
+    """``(runs, layers, T)``: every layer's ratio during training."""
+    names = sorted((k for k in result.curves if k.startswith("ratio_")), key=lambda k: int(k[6:]))
+    return np.stack([result.curves[name][rows] for name in names], axis=1)
+
+
+def training_summary(results: Results, config: InitTrainingConfig, task: str, optimiser: str):
+    """Per init: best lr, per-seed mean ln-loss, late loss, time to level and final ratios."""
+    summary = {}
+    for init in config.inits:
+        result = results[train_key(task, optimiser, init)]
+        lr, rows = best_lr_runs(result, config)
+        loss = result.curves["loss"][rows]
+        level = config.loss_level * float(result.arrays["label_entropy"][0])
+        summary[init] = {
+            "lr": lr,
+            "rows": rows,
+            "speed": mean_log_loss(loss),
+            "late": late_loss(loss, config.late_fraction),
+            "time_to_level": np.array([first_below(result.steps, c, level) for c in loss]),
+            "level": level,
+            "ratios": _ratio_curves(result, rows),
+            "steps": result.steps,
+            "loss": loss,
+        }
+    return summary
