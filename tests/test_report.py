@@ -61,7 +61,8 @@ def test_every_string_is_escaped(sample_site):
 def test_index_counts_units_intervals_and_links(sample_site):
     out, _ = sample_site
     html = (out / "index.html").read_text()
-    assert "1/3 hold · 1 inconclusive · 1 not tested · beyond the seed: 1/1 hold" in html
+    assert "1/3 hold · 1 inconclusive · 1 not tested</span>" in html
+    assert '<span class="badge beyond">beyond the seed: 1/1 hold</span>' in html
     assert "1/2 hold" in html
     assert '<span class="badge not-tested">1 not tested</span>' in html
     assert "beyond the seeds:" in html and '<div class="tag">beyond the seed</div>' in html

@@ -78,6 +78,8 @@ environment.filters.update(
     verdict_class=scorecard.verdict_class,
     anchor=scorecard.anchor,
     count_text=scorecard.count_text,
+    seed_tally=scorecard.seed_tally,
+    beyond_tally=scorecard.beyond_tally,
     overall=scorecard.overall,
     docstring=render_docstring,
     tojson_pretty=lambda value: json.dumps(value, indent=2),

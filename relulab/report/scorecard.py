@@ -24,7 +24,9 @@ __all__ = [
     "anchor",
     "beyond_seed",
     "is_beyond_seed",
+    "beyond_tally",
     "seed_claims",
+    "seed_tally",
     "tally",
     "verdict_class",
     "claim_seed",
@@ -173,6 +175,17 @@ def tally(claims: Iterable[Mapping[str, Any]]) -> str:
     if counts["not tested"]:
         text += f" · {counts['not tested']} not tested"
     return text
+
+
+def seed_tally(claims: Iterable[Mapping[str, Any]]) -> str:
+    """:func:`tally` of the seed's claims only."""
+    return tally(seed_claims(claims))
+
+
+def beyond_tally(claims: Iterable[Mapping[str, Any]]) -> str:
+    """:func:`tally` of the claims beyond the seed, ``""`` when there are none."""
+    extra = beyond_seed(claims)
+    return tally(extra) if extra else ""
 
 
 def count_text(claims: Iterable[Mapping[str, Any]]) -> str:
