@@ -27,6 +27,7 @@ from relulab.experiments.criteria import (
     Criterion,
     Every,
     Inside,
+    NoneBeyond,
     Ordered,
     Within,
     combine,
@@ -178,6 +179,20 @@ def test_every_needs_simultaneous_intervals():
     assert every.headline(together) is together["l=2"]  # the least favourable point, a metric
     assert every.judge({"a": 0.5, "b": -1.0}) == "fails"  # plain numbers need no correction
     assert "at every layer" in every.text()
+
+
+def test_none_beyond_fails_only_on_a_significant_violation():
+    bound = NoneBeyond(Below("excess", 0.0), points_name="layer")
+    tight = {f"l={k}": mean_ci(np.random.default_rng(k).normal(0.0, 0.02, 30)) for k in range(5)}
+    assert bound.judge(tight) == "holds"  # on the bound everywhere: no significant excess
+    assert "Holm p" in bound.describe(tight) and "at every" not in bound.text()
+    beyond = dict(tight, **{"l=9": mean_ci(np.random.default_rng(9).normal(0.05, 0.02, 30))})
+    assert bound.judge(beyond) == "fails" and bound.headline(beyond) is beyond["l=9"]
+    floor = NoneBeyond(Above("ratio", 1.0))
+    assert floor.judge({"a": 1.2, "b": 1.0}) == "holds" and floor.judge({"a": 0.9}) == "fails"
+    assert floor.judge({"a": float("nan")}) == "fails"
+    with pytest.raises(ValueError):
+        bound.judge({})
 
 
 def test_criteria_are_criterion_protocol_objects():

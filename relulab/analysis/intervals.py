@@ -17,7 +17,10 @@ built on an estimate follows the interval, not the point value (:mod:`relulab.ex
 * :func:`correlation_ci` — Pearson or Spearman correlation with the Fisher-z interval; for
   Spearman the standard error :math:`\sqrt{1.06/(n-3)}` of Fieller, Hartley & Pearson (1957).
 * :func:`simultaneous_level` — the per-point level that keeps a family of K intervals at its
-  level (Bonferroni), for claims about every point of a sweep.
+  level (Bonferroni), for claims about every point of a sweep; :meth:`Estimate.at_level`
+  recomputes a t interval at it.
+* :func:`p_beyond` and :func:`holm` — one-sided p-values of t-based estimates against a bound,
+  and Holm's step-down adjustment, for "no point significantly beyond the bound".
 
 **Why t-based intervals.** A bootstrap interval is too short at the sample sizes experiments
 have: under the null, a 95 % BCa interval of a mean difference excluded the truth on one side in
@@ -43,6 +46,8 @@ from scipy import stats
 
 __all__ = [
     "Estimate",
+    "holm",
+    "p_beyond",
     "argmin_ci",
     "correlation_ci",
     "mean_ci",
@@ -78,9 +83,36 @@ class Estimate:
     n: int
     level: float = LEVEL
     method: str = ""
+    se: float | None = None  # the standard error behind a t interval (for p-values)
+    dof: float | None = None  # its degrees of freedom
 
     def __float__(self) -> float:
         return float(self.value)
+
+    def at_level(self, level: float) -> Estimate:
+        """The same t interval at another confidence level (e.g. a simultaneous one).
+
+        Raises:
+            ValueError: the estimate carries no standard error (not a t interval).
+
+        Example:
+            >>> wide = mean_ci([1.0, 2.0, 3.0, 4.0]).at_level(0.99)
+            >>> round(wide.low, 3), round(wide.high, 3)
+            (-1.27, 6.27)
+        """
+        if self.se is None or self.dof is None:
+            raise ValueError(f"{self.method or 'this'} interval carries no standard error")
+        half = float(stats.t.ppf(0.5 + level / 2, self.dof)) * self.se
+        return Estimate(
+            self.value,
+            self.value - half,
+            self.value + half,
+            self.n,
+            level,
+            self.method,
+            self.se,
+            self.dof,
+        )
 
     def describe(self, digits: int = 3) -> str:
         """``value [low, high], n = N`` with ``digits`` significant digits."""
@@ -158,8 +190,8 @@ def statistic_ci(
     if all(np.ptp(a) == 0 for a in arrays):
         return Estimate(value, value, value, n, level, "exact (constant samples)")
     if method == "jackknife":
-        low, high = _jackknife_t(arrays, statistic, value, paired, level, vectorized)
-        return Estimate(value, low, high, n, level, label)
+        se, dof = _jackknife_se(arrays, statistic, paired, vectorized)
+        return _t_estimate(value, se, dof, n, level, label)
     batched = statistic if vectorized else (lambda *a, axis=-1: _vectorised(statistic, a, axis))
     low, high = _bootstrap(arrays, batched, paired, level, resamples, seed, "BCa")
     if not (math.isfinite(low) and math.isfinite(high)):  # BCa undefined (e.g. a tie-heavy sample)
@@ -211,31 +243,33 @@ def _jackknife_variance(replicates: np.ndarray) -> float:
     return float((size - 1) / size * np.sum((replicates - replicates.mean()) ** 2))
 
 
-def _jackknife_t(
+def _jackknife_se(
     arrays: list[np.ndarray],
     statistic: Callable[..., float],
-    value: float,
     paired: bool,
-    level: float,
     vectorized: bool,
 ) -> tuple[float, float]:
-    """``value ± t·se`` with the jackknife se (see :func:`statistic_ci`)."""
+    """The jackknife standard error and its degrees of freedom (see :func:`statistic_ci`)."""
     with np.errstate(all="ignore"):
         if paired or len(arrays) == 1:
             replicates = _leave_one_out(arrays, statistic, None, vectorized)
-            variance, dof = _jackknife_variance(replicates), float(len(arrays[0]) - 1)
-        else:
-            parts = [
-                _jackknife_variance(_leave_one_out(arrays, statistic, k, vectorized))
-                for k in range(len(arrays))
-            ]
-            variance = float(sum(parts))
-            spread = sum(p**2 / (len(a) - 1) for p, a in zip(parts, arrays, strict=True))
-            dof = variance**2 / spread if spread > 0 else float(min(map(len, arrays)) - 1)
-    if not math.isfinite(variance):
-        return -math.inf, math.inf
-    half = float(stats.t.ppf(0.5 + level / 2, dof)) * math.sqrt(variance)
-    return value - half, value + half
+            return math.sqrt(_jackknife_variance(replicates)), float(len(arrays[0]) - 1)
+        parts = [
+            _jackknife_variance(_leave_one_out(arrays, statistic, k, vectorized))
+            for k in range(len(arrays))
+        ]
+        variance = float(sum(parts))
+        spread = sum(p**2 / (len(a) - 1) for p, a in zip(parts, arrays, strict=True))
+        dof = variance**2 / spread if spread > 0 else float(min(map(len, arrays)) - 1)
+    return math.sqrt(variance), dof
+
+
+def _t_estimate(value: float, se: float, dof: float, n: int, level: float, label: str) -> Estimate:
+    """``value ± t·se``; an undefined standard error gives the unbounded interval."""
+    if not math.isfinite(se):
+        return Estimate(value, -math.inf, math.inf, n, level, label)
+    half = float(stats.t.ppf(0.5 + level / 2, dof)) * se
+    return Estimate(value, value - half, value + half, n, level, label, se, dof)
 
 
 def _bootstrap(
@@ -295,8 +329,8 @@ def mean_ci(values: Sequence[float] | np.ndarray, level: float = LEVEL) -> Estim
         return _unbounded(value, n, "Student t")
     if np.ptp(values) == 0:
         return Estimate(value, value, value, n, level, "exact (constant samples)")
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * float(values.std(ddof=1)) / math.sqrt(n)
-    return Estimate(value, value - half, value + half, n, level, "Student t")
+    se = float(values.std(ddof=1)) / math.sqrt(n)
+    return _t_estimate(value, se, float(n - 1), n, level, "Student t")
 
 
 def proportion_ci(successes: int, n: int, level: float = LEVEL) -> Estimate:
@@ -477,7 +511,66 @@ def mean_difference_ci(
         vectorized=True,
     )
     smaller = min(len(a), len(b))
-    return Estimate(estimate.value, estimate.low, estimate.high, smaller, level, "Welch t")
+    return Estimate(
+        estimate.value,
+        estimate.low,
+        estimate.high,
+        smaller,
+        level,
+        "Welch t",
+        estimate.se,
+        estimate.dof,
+    )
+
+
+def p_beyond(estimate: Estimate, bound: float, above: bool = True) -> float:
+    r"""The one-sided p-value that the estimated quantity lies beyond ``bound``: for
+    ``above``, of :math:`H_0: \theta \le \text{bound}` against :math:`\theta > \text{bound}`,
+    :math:`1 - F_{t,\nu}((\hat\theta - \text{bound})/\mathrm{se})` (below: the other tail).
+
+    Args:
+        estimate: a t-based estimate (it carries ``se`` and ``dof``).
+        bound: the bound.
+        above: test for the quantity above the bound (else below it).
+
+    Returns:
+        The p-value; 1.0 for an undefined or zero standard error with the value on the null's
+        side, 0.0 with it beyond.
+
+    Example:
+        >>> round(p_beyond(mean_ci([1.1, 1.2, 1.3, 1.15, 1.25]), 1.0), 4)
+        0.0024
+    """
+    if estimate.se is None or estimate.dof is None:
+        raise ValueError(f"{estimate.method or 'this'} interval carries no standard error")
+    distance = (estimate.value - bound) if above else (bound - estimate.value)
+    if not (math.isfinite(estimate.se) and estimate.se > 0):
+        return 0.0 if distance > 0 else 1.0
+    return float(stats.t.sf(distance / estimate.se, estimate.dof))
+
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    r"""Holm's step-down adjusted p-values (Holm 1979): sort :math:`p_{(1)} \le … \le
+    p_{(K)}`, :math:`\tilde p_{(i)} = \max_{j \le i} \min(1, (K - j + 1)\,p_{(j)})`. A point is
+    significant at family level α when its adjusted p-value is below α; the family-wise error
+    stays at most α for any dependence between the points.
+
+    Args:
+        pvalues: one p-value per point.
+
+    Returns:
+        The adjusted p-values, in the input's order.
+
+    Example:
+        >>> holm([0.01, 0.04, 0.03]).round(3).tolist()
+        [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, (len(p) - np.arange(len(p))) * p[order])
+    adjusted = np.empty_like(p)
+    adjusted[order] = np.maximum.accumulate(scaled)
+    return adjusted
 
 
 def simultaneous_level(points: int, level: float = LEVEL) -> float:

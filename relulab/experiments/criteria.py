@@ -17,7 +17,9 @@ the criterion looks for was not observed.
 * :class:`Correlated` — the sign of a correlation (its Fisher-z interval);
 * :class:`AllOf` — several conditions of one statement, each on its own measurement;
 * :class:`Every` — one condition at every point of a sweep, on intervals that hold together
-  (:func:`relulab.analysis.simultaneous_level`): never the raw worst of K.
+  (:func:`relulab.analysis.simultaneous_level`): never the raw worst of K;
+* :class:`NoneBeyond` — a bound no point of a sweep significantly violates (one-sided t-tests,
+  Holm over the points), for a bound the seed says is reached (tight) somewhere.
 
 Example:
     >>> Below("final loss", 1e-3).judge(3e-6)
@@ -33,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from relulab.analysis.intervals import Estimate
+from relulab.analysis.intervals import Estimate, holm, p_beyond
 
 __all__ = [
     "Above",
@@ -44,6 +46,7 @@ __all__ = [
     "Every",
     "Inside",
     "Measured",
+    "NoneBeyond",
     "Ordered",
     "Verdict",
     "Within",
@@ -461,4 +464,72 @@ class Every:
         return (
             f"{self.condition.text()} at every {self.points_name} "
             f"(intervals simultaneous at {self.level:.0%})"
+        )
+
+
+@dataclass(frozen=True)
+class NoneBeyond:
+    """A bound that no point of a sweep significantly violates: each point's one-sided p-value of
+    lying beyond the bound (:func:`relulab.analysis.p_beyond`, from its t-based estimate),
+    adjusted by Holm over the points (:func:`relulab.analysis.holm`); ``fails`` when any
+    adjusted p-value is below ``alpha``, ``holds`` otherwise. Plain numbers violate the bound
+    when they lie beyond it.
+
+    This is the test for a bound the seed says is *reached* at some points (an upper bound that
+    is tight at shallow layers): there no interval can lie strictly inside the bound, so an
+    interval criterion could only say "inconclusive". ``holds`` means "no point is significantly
+    beyond the bound at family level 1 − α" — the detail gives each point's adjusted p-value
+    and the headline (a metric) is the point farthest beyond.
+
+    Example:
+        >>> from relulab.analysis import mean_ci
+        >>> bound = NoneBeyond(Below("excess over the bound", 0.0), points_name="layer")
+        >>> bound.judge({"l=2": mean_ci([-0.01, 0.01, 0.0, 0.005]),
+        ...              "l=3": mean_ci([-0.2, -0.1, -0.15, -0.12])})
+        'holds'
+        >>> bound.judge({"l=2": mean_ci([0.3, 0.31, 0.29, 0.3]), "l=3": -0.1})
+        'fails'
+    """
+
+    condition: Below | Above
+    alpha: float = 0.05
+    points_name: str = "point"
+
+    def _beyond(self, value: Measured) -> float:
+        """The one-sided p-value of the point lying beyond the bound."""
+        above = isinstance(self.condition, Below)
+        bound = self.condition.bound
+        if isinstance(value, Estimate):
+            return p_beyond(value, bound, above=above)
+        v = float(value)
+        if math.isnan(v):
+            return 0.0
+        return 0.0 if (v > bound if above else v < bound) else 1.0
+
+    def adjusted(self, measured: Mapping[str, Measured]) -> dict[str, float]:
+        """Each point's Holm-adjusted p-value of lying beyond the bound."""
+        if not measured:
+            raise ValueError("NoneBeyond needs at least one point")
+        points = list(measured)
+        p = holm([self._beyond(measured[point]) for point in points])
+        return dict(zip(points, (float(v) for v in p), strict=True))
+
+    def judge(self, measured: Mapping[str, Measured]) -> Verdict:
+        return "fails" if min(self.adjusted(measured).values()) < self.alpha else "holds"
+
+    def headline(self, measured: Mapping[str, Measured]) -> Measured:
+        sign = 1.0 if isinstance(self.condition, Below) else -1.0
+        return measured[max(measured, key=lambda point: sign * float(measured[point]))]
+
+    def describe(self, measured: Mapping[str, Measured]) -> str:
+        adjusted = self.adjusted(measured)
+        return "; ".join(
+            f"{point}: {_describe(value)}, Holm p = {adjusted[point]:.3g}"
+            for point, value in measured.items()
+        )
+
+    def text(self) -> str:
+        return (
+            f"no {self.points_name} significantly beyond {self.condition.text()} "
+            f"(one-sided t-tests, Holm, family level {1 - self.alpha:.0%})"
         )
