@@ -12,7 +12,7 @@ converges. The measurement under test (each spec's measure function) reads it as
 Negative controls are counter-examples, taken from the same simulation where one exists.
 
 A criterion that fails its honest positive control is marked ``xfail(strict=True)`` with the
-issue that fixes it; the criteria themselves are not changed here (issue 28).
+issue that fixes it (none since issue 29, which changed the irreversibility criterion).
 """
 
 import copy
@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import torch
 
-from relulab.analysis import Estimate, boundary_bracket, plateau_level, proportion_ci
+from relulab.analysis import Estimate, boundary_bracket, plateau_level
 from relulab.engine import STATE_CODES
 from relulab.experiments.claims import evaluate
 from relulab.experiments.single_neuron import PRESETS, SingleNeuronConfig
@@ -34,7 +34,6 @@ from relulab.experiments.single_neuron.observations import (
     questions,
     silu,
 )
-from relulab.experiments.single_neuron.readings import left_and_returned
 from relulab.experiments.single_neuron.units import Key
 from relulab.store import UnitResult
 from relulab.theory import sample_constant_fit_loss, sample_linear_fit_loss
@@ -422,51 +421,59 @@ def test_lr_0_4_falls_fast_then_dies_negative(sim):
 
 def _map_returns(result):
     """Per run of a (b2, lr) map that leaves the balanced state and is balanced again later:
-    its lr, and whether the return lasts (balanced or converged at the end)."""
+    its lr, and whether it came back for good (balanced at the end, loss level off its
+    plateau)."""
     out = []
     for i, condition in enumerate(result.conditions):
-        left, returned = left_and_returned(result.curves["state"][i].astype(int))
+        left, returned, good = learning_rate.network_returns(result, i, QUICK.plateau_rtol)
         if left and returned:
-            converged = plateau_level(result.curves["loss"][i]) < QUICK.converge_tol
-            lasting = converged or result.final["state"][i] == STATE_CODES["balanced"]
-            out.append((condition["lr"], bool(lasting)))
+            out.append((condition["lr"], good))
     return out
 
 
 def test_irreversibility_returns_on_the_map_are_flickers_or_beyond_the_seeds_lr(sim):
-    """What makes the map below a positive control: every run the count calls 'returned' is a
-    one-record flicker of a kink sitting at the domain edge (it ends stuck, hyperactive or dead)
-    or a lasting return at lr > 0.4, beyond the seed's learning rates (0.01–0.4)."""
+    """What the old count called a return on the simulated (b2, lr) map: runs balanced again at
+    some record that do not come back for good (a kink sitting at the domain edge crosses one
+    grid point; the run ends stuck), most of them at lr > 0.4, beyond the seed's learning rates.
+    None comes back for good within lr 0.01–0.4."""
     returns = _map_returns(sim[Key.MAP_B2_LR])
     assert returns, "the simulated map shows no return at all"
-    assert not [lr for lr, lasting in returns if lasting and lr <= 0.4]
+    assert not [lr for lr, good in returns if good and lr <= 0.4]
+    assert [lr for lr, _ in returns if lr > 0.4]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="criterion mis-specified: it counts one-record flickers of a kink on the domain edge "
-    "and runs at lr up to 1.0 (beyond the seed's 0.01–0.4) as returns (issue 29)",
-)
 def test_leaving_balanced_is_irreversible_positive(sim):
-    """The simulated (b2, lr) map of the quick preset (21 × 21, states every 250 steps): in the
-    seed's sense no neuron comes back — no lasting return within the seed's learning rates (the
-    test above) — yet the count finds ≈ 8–12 returns among ≈ 193 leavers, whose Clopper–Pearson
-    interval straddles 5 %. (The committed paper run: 133 of 2394 leavers 'return', all in its
-    (b2, lr) map: 5.6 %, inconclusive; issue 29 traces such returns to the same flickers.)"""
-    measured, _ = learning_rate.irreversibility({Key.MAP_B2_LR: sim[Key.MAP_B2_LR]})
+    """The independent simulation of the seed's runs (every unit the claims read; the (b2, lr)
+    map as the quick preset records it): within the seed's learning rates no standard neuron
+    that leaves the balanced state comes back for good — the seed's "very hard to return"."""
+    measured, detail = learning_rate.irreversibility(sim, QUICK)
+    assert measured.n > 100 and measured.value == 0.0, detail
+    assert measured.low == measured.high == measured.value  # exact counts, no interval
     assert learning_rate.IRREVERSIBLE.judge(measured, QUICK) == "holds"
 
 
 def test_leaving_balanced_is_irreversible_negative(sim):
-    """The simulated reparameterised neuron w·(x + b') on the fine lr sweep does come back: most
-    of those that leave the balanced state (16 of 25 here) are balanced again later."""
+    """The seed's own neuron that does come back: the simulated SiLU student at b2 = −2 leaves
+    the balanced state (its pre-activation turns positive on every input), sits on the saddle
+    and returns to balanced with its loss at zero ("SiLU eventually recovers"): 1 of 1."""
+    silus = sim[Key.SILU_VS_RELU]
+    i = _index(silus, activation="silu")
+    left, returned, good = learning_rate.network_returns(silus, i, QUICK.plateau_rtol)
+    assert left and returned and good
+    measured = learning_rate.exact_fraction(int(good), int(left))
+    assert learning_rate.IRREVERSIBLE.judge(measured, QUICK) == "fails"
+
+
+def test_the_reparameterised_neurons_returns_are_mostly_flickers_too(sim):
+    """The old negative control, the simulated reparameterised neuron on the fine lr sweep, is
+    balanced again after leaving in most runs, but few of those returns last: it is no longer
+    a counter-example (a metric: the reparameterised neuron is not the seed's)."""
     lrs = sim[Key.LR_BOUNDARY]
     reparam = [i for i, c in enumerate(lrs.conditions) if c["parameterisation"] == "reparam"]
-    counts = [left_and_returned(lrs.curves["state"][i].astype(int)) for i in reparam]
-    left, returned = sum(a for a, _ in counts), sum(b for _, b in counts)
-    measured = proportion_ci(returned, left)
-    assert left > 20 and measured.value > 0.2
-    assert learning_rate.IRREVERSIBLE.judge(measured, QUICK) == "fails"
+    counts = np.array([learning_rate.network_returns(lrs, i, QUICK.plateau_rtol) for i in reparam])
+    left, again, good = counts.sum(0)
+    assert left > 20 and again / left > 0.2
+    assert good < again / 2
 
 
 # ---------------------------------------------------------------------------------------------
@@ -748,11 +755,36 @@ def test_teacher_bias_that_leaves_the_neuron_balanced_fails():
 
 
 def test_neurons_that_come_back_make_irreversibility_fail():
+    """Leavers within lr 0.01–0.4: 80 on the (b1, b2) map, 2 + 1 + 2 in the b2, lr and
+    teacher-bias sweeps, 9 + 2 on the fine sweeps (lr-early repeats lr-sweep's runs)."""
     results = seedlike()
-    states = results[Key.MAP_B1_B2].curves["state"]
-    states[:40, -5:] = BALANCED  # half the leavers return
+    unit = results[Key.MAP_B1_B2]
+    unit.curves["state"][:40, -5:] = BALANCED  # half the leavers return and converge
+    unit.curves["loss"][:40, -5:] = 1e-14
     claim = _by_id(results)["leaving-balanced-is-irreversible"]
-    assert claim.verdict == "fails" and claim.n == 80 + 6 + 16
+    assert claim.verdict == "fails" and claim.n == 80 + 5 + 11
+
+
+def test_flickers_and_returns_beyond_the_seeds_lr_do_not_count():
+    results = seedlike()
+    unit = results[Key.MAP_B1_B2]
+    unit.curves["state"][:40, -3] = BALANCED  # balanced at one record, still on the plateau
+    assert _by_id(results)["leaving-balanced-is-irreversible"].verdict == "holds"
+    unit.curves["state"][:40, -5:] = BALANCED  # ... balanced at the end, loss on the plateau
+    assert _by_id(results)["leaving-balanced-is-irreversible"].verdict == "holds"
+    for condition in unit.conditions:
+        condition["lr"] = 0.5  # beyond the seed's learning rates: a metric
+    unit.curves["loss"][:40, -5:] = 1e-14
+    claim = _by_id(results)["leaving-balanced-is-irreversible"]
+    assert claim.verdict == "holds" and claim.n == 5 + 11
+    assert "beyond lr 0.01–0.4 40/40/85" in claim.detail  # + 5 on the fine lr sweep
+
+
+def test_irreversibility_without_leavers_is_not_tested():
+    results = {Key.B2_SWEEP: seedlike()[Key.B2_SWEEP]}
+    results[Key.B2_SWEEP].curves["state"][:] = BALANCED
+    reading = learning_rate.IRREVERSIBLE.measure(results, CONFIG)
+    assert reading.untested and reading.measured.n == 0
 
 
 def test_a_stuck_line_off_the_least_squares_line_fails():

@@ -35,6 +35,7 @@ from relulab.experiments.single_neuron.observations.learning_rate import (
     LR_BOUNDARY,
     LR_CONVERGES,
     LR_KILLS,
+    irreversibility_metrics,
 )
 from relulab.experiments.single_neuron.observations.plateaus import EXACT_FITS
 from relulab.experiments.single_neuron.observations.questions import REPARAM
@@ -118,7 +119,8 @@ def _map_metrics(results: Results, config: SingleNeuronConfig) -> dict[str, floa
 
 
 def metrics(results: Results, config: SingleNeuronConfig) -> dict[str, float]:
-    """Exact plateaus, located boundaries, outcome fractions of the maps, SiLU timing."""
+    """Exact plateaus, located boundaries, outcome fractions of the maps, SiLU timing, and the
+    counts behind irreversibility (the seed's learning rates, beyond them, reparameterised)."""
     x = results[Key.B1_SWEEP].arrays["x"]
     values = {
         "plateau_hyperactive_exact": HYPERACTIVE_PLATEAU,
@@ -128,6 +130,7 @@ def metrics(results: Results, config: SingleNeuronConfig) -> dict[str, float]:
     }
     values.update(_boundary_metrics(results, config))
     values.update(_map_metrics(results, config))
+    values.update(irreversibility_metrics(results, config))
     silu = results[Key.SILU_VS_RELU]
     silu_i = first_match(silu.conditions, activation="silu")
     values["silu_steps_to_converge"] = first_below(

@@ -7,7 +7,8 @@
 * :func:`bracket` — a fine sweep's transition region as an interval, and :func:`margins` —
   where the seed's two points lie relative to it;
 * :func:`left_and_returned` — did a run leave the balanced state, and was it balanced again
-  later.
+  later; :func:`returned_for_good` — did it come back to stay (balanced at the end, its loss
+  there off the plateau it had been stuck on).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from relulab.analysis import Estimate, boundary_bracket, plateau_level, where
 from relulab.engine import STATE_CODES
-from relulab.experiments.single_neuron.config import OUTCOMES
+from relulab.experiments.single_neuron.config import DEAD_PLATEAU, HYPERACTIVE_PLATEAU, OUTCOMES
 from relulab.store import UnitResult
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "loss_levels",
     "margins",
     "outcomes",
+    "returned_for_good",
 ]
 
 STATE_NAMES = {code: name for name, code in STATE_CODES.items()}
@@ -123,3 +125,28 @@ def left_and_returned(states: np.ndarray) -> tuple[bool, bool]:
     if not len(left):
         return False, False
     return True, bool(balanced[first[0] + left[0] :].any())
+
+
+def returned_for_good(states: np.ndarray, final_loss: float, plateau_rtol: float) -> bool:
+    """Did a run that left the balanced state come back to it for good: balanced at the last
+    record, with its loss there below the "stuck around" band of the plateau of the state it was
+    last away in (``(1 − plateau_rtol)`` × 1/48 for hyperactive, × 5/48 for dead)? A kink on
+    the domain's edge that crosses a grid point for a record or two is balanced there but still
+    on the plateau: not a return. The loss at the last record, not the level over the last
+    10 %: a run that escapes the plateau near the end of training is back.
+
+    Example:
+        >>> returned_for_good(np.array([1, 2, 2, 1, 1]), 1e-9, 0.05)
+        True
+        >>> returned_for_good(np.array([1, 2, 2, 1, 1]), 0.0213, 0.05)  # still on 1/48
+        False
+        >>> returned_for_good(np.array([1, 2, 1, 2]), 1e-9, 0.05)  # not balanced at the end
+        False
+    """
+    left, returned = left_and_returned(states)
+    balanced = STATE_CODES["balanced"]
+    if not (left and returned) or states[-1] != balanced:
+        return False
+    away = states[np.flatnonzero(states != balanced)[-1]]
+    plateau = DEAD_PLATEAU if away == STATE_CODES["dead"] else HYPERACTIVE_PLATEAU
+    return bool(final_loss < (1.0 - plateau_rtol) * plateau)

@@ -3,14 +3,15 @@ neuron that has left the balanced state does not come back.
 
 At b1 = 0, b2 = −1: lr 0.2 converges, lr 0.4 ends dead on the constant fit (≈ 0.1) after the loss
 first fell quickly ("the loss may decrease quickly, but at the cost of killing some neurons");
-"once a neuron leaves the balanced state, it is very hard to return".
+"once a neuron leaves the balanced state, it is very hard to return" — judged on the seed's
+learning rates (0.01–0.4), counting the runs that come back for good, as exact counts.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from relulab.analysis import Estimate, first_match, plateau_level, proportion_ci
+from relulab.analysis import Estimate, first_match, plateau_level
 from relulab.engine import STATE_CODES
 from relulab.experiments.base import Results
 from relulab.experiments.claims import ClaimSpec, Reading
@@ -28,8 +29,15 @@ from relulab.experiments.single_neuron.observations.plateaus import (
     stuck_criterion,
     stuck_reading,
 )
-from relulab.experiments.single_neuron.readings import bracket, fmt, left_and_returned, margins
+from relulab.experiments.single_neuron.readings import (
+    bracket,
+    fmt,
+    left_and_returned,
+    margins,
+    returned_for_good,
+)
 from relulab.experiments.single_neuron.units import Key
+from relulab.store import UnitResult
 
 __all__ = [
     "FALLS_THEN_DIES",
@@ -37,8 +45,14 @@ __all__ = [
     "LR_BOUNDARY",
     "LR_CONVERGES",
     "LR_KILLS",
+    "SEED_LR_RANGE",
+    "exact_fraction",
+    "group_counts",
     "irreversibility",
+    "irreversibility_metrics",
     "lr_region",
+    "network_returns",
+    "return_tally",
 ]
 
 OBSERVATION_2 = f"{SOURCE}, Observation 2"
@@ -197,56 +211,128 @@ FALLS_THEN_DIES = ClaimSpec(
     figure="loss_curves.png",
 )
 
-
 # ---------------------------------------------------------------------------------------------
 # leaving-balanced-is-irreversible
 # ---------------------------------------------------------------------------------------------
-def irreversibility(results: Results) -> tuple[Estimate, str]:
-    """The fraction of standard ReLU runs (every unit) that are balanced again after leaving the
-    balanced state, with its Clopper–Pearson interval, and the counts per unit."""
-    counts: dict[tuple[str, str], list[int]] = {}
+SEED_LR_RANGE = (0.01, 0.4)  # the seed's runs: default lr 0.01, Observation 2's 0.2 and 0.4 [S]
+GROUPS = ("seed_lr", "beyond_seed_lr", "reparam")  # the claim counts the first; the rest: metrics
+EXACT = "exact count: deterministic grid runs, not random draws, so no interval"
+
+
+def network_returns(result: UnitResult, i: int, plateau_rtol: float) -> tuple[bool, bool, bool]:
+    """Network ``i``: did it leave the balanced state, was it balanced again at some later record
+    (:func:`left_and_returned`), and did it come back for good (:func:`returned_for_good`:
+    balanced at the last record, its loss there off the plateau it had been stuck on)?"""
+    states = result.curves["state"][i].astype(int)
+    left, returned = left_and_returned(states)
+    good = returned and returned_for_good(states, result.curves["loss"][i][-1], plateau_rtol)
+    return left, returned, good
+
+
+def _group(condition: dict) -> str:
+    if condition["parameterisation"] != "standard":
+        return "reparam"
+    low, high = SEED_LR_RANGE
+    return "seed_lr" if low <= condition["lr"] <= high else "beyond_seed_lr"
+
+
+def return_tally(results: Results, plateau_rtol: float) -> dict[tuple[str, str], list[int]]:
+    """Per (group, unit), over the ReLU networks of every unit but ``lr-early`` (its three runs
+    are the lr sweep's, recorded for their first steps: each network is counted once): how many
+    left the balanced state, were balanced again at a later record, came back for good. Groups:
+    the standard neuron within the seed's learning rates 0.01–0.4, beyond them, and the
+    reparameterised neuron (every lr)."""
+    tally: dict[tuple[str, str], list[int]] = {}
     for name, result in results.items():
+        if name == Key.LR_EARLY:
+            continue
         for i, condition in enumerate(result.conditions):
             if condition["activation"] != "relu":
                 continue
-            left, returned = left_and_returned(result.curves["state"][i].astype(int))
-            tally = counts.setdefault((condition["parameterisation"], str(name)), [0, 0])
-            tally[0] += left
-            tally[1] += returned
-    standard = {unit: v for (p, unit), v in counts.items() if p == "standard"}
-    reparam = [v for (p, _), v in counts.items() if p == "reparam"]
-    left, returned = (sum(v[j] for v in standard.values()) for j in (0, 1))
-    detail = "standard neuron, returned/left per unit: " + ", ".join(
-        f"{unit} {v[1]}/{v[0]}" for unit, v in standard.items()
+            counts = tally.setdefault((_group(condition), str(name)), [0, 0, 0])
+            for j, happened in enumerate(network_returns(result, i, plateau_rtol)):
+                counts[j] += int(happened)
+    return tally
+
+
+def group_counts(tally: dict[tuple[str, str], list[int]], group: str) -> tuple[int, int, int]:
+    """(left, balanced again at a later record, back for good), summed over a group's units."""
+    rows = [v for (g, _), v in tally.items() if g == group]
+    return tuple(sum(v[j] for v in rows) for j in range(3))  # type: ignore[return-value]
+
+
+def exact_fraction(returned: int, left: int) -> Estimate:
+    """``returned / left`` as an exact count (an interval of zero width, level 1): the runs are
+    a deterministic grid, not a sample. NaN when nothing left the balanced state."""
+    value = returned / left if left else float("nan")
+    return Estimate(value, value, value, left, 1.0, EXACT)
+
+
+def irreversibility_metrics(results: Results, config: SingleNeuronConfig) -> dict[str, float]:
+    """Left / balanced again at a later record / back for good, per group: the claim's counts
+    (``seed_lr``) and, as metrics only, the standard neuron beyond the seed's learning rates and
+    the reparameterised neuron."""
+    tally = return_tally(results, config.plateau_rtol)
+    values = {}
+    for group in GROUPS:
+        left, again, good = group_counts(tally, group)
+        values[f"irreversibility_left_{group}"] = float(left)
+        values[f"irreversibility_balanced_again_{group}"] = float(again)
+        values[f"irreversibility_returned_for_good_{group}"] = float(good)
+    return values
+
+
+def irreversibility(results: Results, config: SingleNeuronConfig) -> tuple[Estimate, str]:
+    """The standard ReLU networks within the seed's learning rates that come back for good, as a
+    fraction of those that left the balanced state (exact), and the counts behind it."""
+    tally = return_tally(results, config.plateau_rtol)
+    left, again, good = group_counts(tally, "seed_lr")
+    per_unit = ", ".join(
+        f"{unit} {v[2]}/{v[1]}/{v[0]}" for (g, unit), v in tally.items() if g == "seed_lr"
     )
-    detail += (
-        f"; reparameterised neuron (not the seed's): {sum(v[1] for v in reparam)}"
-        f"/{sum(v[0] for v in reparam)}"
+    beyond, reparam = group_counts(tally, "beyond_seed_lr"), group_counts(tally, "reparam")
+    detail = (
+        f"standard ReLU, lr {SEED_LR_RANGE[0]:g}–{SEED_LR_RANGE[1]:g}: {good} of {left} that "
+        f"left the balanced state came back for good (balanced at the last record, its loss "
+        f"there off the plateau it was stuck on); {again - good} more balanced again at some later "
+        f"record but not back (not balanced at the end, or its loss still on the plateau: a "
+        f"kink at the domain edge); per unit, for good / balanced again / left: {per_unit}; "
+        f"{EXACT}. Metrics, not judged: standard neuron "
+        f"beyond lr 0.01–0.4 {beyond[2]}/{beyond[1]}/{beyond[0]}; reparameterised neuron "
+        f"(not the seed's) {reparam[2]}/{reparam[1]}/{reparam[0]}"
     )
-    return proportion_ci(returned, left), detail
+    return exact_fraction(good, left), detail
 
 
 def _irreversible(results: Results, config: SingleNeuronConfig) -> Reading:
-    returned, detail = irreversibility(results)
+    returned, detail = irreversibility(results, config)
     return Reading(
         returned,
         detail=detail,
         scale=scale(config, f"maps recorded every {config.grid_record_every} steps"),
+        untested=""
+        if returned.n
+        else "no standard ReLU run within lr 0.01–0.4 left the balanced state",
     )
 
 
 IRREVERSIBLE = ClaimSpec(
     "leaving-balanced-is-irreversible",
     "Once a neuron leaves the balanced state (dead or hyperactive), it does not return.",
-    source=f"{SOURCE}, Takeaway ('Irreversibility') and Observation 2 ('Once dead…')",
+    source=f"{SOURCE}, Takeaway ('Irreversibility': 'once a neuron leaves the balanced state, "
+    "it is very hard to return') and Observation 2 ('Once dead, these neurons are hard (or "
+    "impossible) to bring back to a balanced state')",
     criterion=lambda c: Below(
-        "fraction of runs that are balanced again after leaving the balanced state "
-        "(standard ReLU runs of every sweep and map, recorded states)",
+        "fraction of the standard ReLU runs within lr 0.01–0.4 that left the balanced state "
+        "and came back for good (balanced at the last record, its loss there below "
+        "(1 − plateau_rtol) × the plateau it was stuck on)",
         c.recovery_bound,
     ),
     measure=_irreversible,
-    scope="the seed's runs: Observations 0–2, learning rates 0.01–0.4; not yet restricted to "
-    "them: the count takes every sweep and map, whose (b2, lr) map reaches lr 1.0 (issue 29)",
-    note="'very hard to return' read as fewer than 5 % [I]; Clopper–Pearson interval",
+    scope="the seed's runs: learning rates 0.01–0.4 (its default 0.01, Observation 2's 0.2 "
+    "and 0.4), every sweep and map of the standard ReLU neuron within them; runs beyond that "
+    "range and the reparameterised neuron are metrics",
+    note="'very hard to return' read as fewer than 5 % [I]; exact counts — the runs are a "
+    "deterministic grid, not random draws, so the fraction carries no interval",
     figure="kinks.png",
 )
