@@ -297,3 +297,10 @@ def test_boundary_bracket_and_tail_range():
     descending = boundary_bracket(values[::-1], clean[::-1])  # read from the other side
     assert descending[1:3] == pytest.approx((0.3, 0.4))
     assert tail_range(np.array([5.0, 4, 3, 2, 1, 9, 1, 1, 1, 1]), tail=0.5) == (1.0, 9.0)
+
+
+def test_an_exact_reading_says_so_instead_of_a_100_percent_ci():
+    exact = Estimate(0.002, 0.002, 0.002, 1356, 1.0, "exact count")
+    made = claim("exact", "s", criterion=Below("fraction", 0.05), measured=exact, source="seed 001")
+    assert "verdict exact (a deterministic reading: no interval)" in made.expected
+    assert "100% CI" not in made.expected

@@ -92,7 +92,12 @@ def _expected(criterion: Criterion, source: str, scope: str, headline: Measured,
     if scope:
         parts.append(f"the seed's scope: {scope}")
     if isinstance(headline, Estimate):
-        parts.append(f"verdict from the {headline.level:.0%} CI")
+        exact = headline.level >= 1.0 or headline.low == headline.high == headline.value
+        parts.append(
+            "verdict exact (a deterministic reading: no interval)"
+            if exact
+            else f"verdict from the {headline.level:.0%} CI"
+        )
     if note:
         parts.append(note)
     return "; ".join(parts)
