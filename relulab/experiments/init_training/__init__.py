@@ -6,20 +6,24 @@ Luther & Seung, §3.3 and §5, on real convolutional networks.)
   initialisations on training images, against the wide-MLP theory.
 * **Training** (§5, Fig. 4): Kaiming, *scale*, *scale+bias* (relulab.init's data-dependent
   schemes on 5 minibatches, per copy) and BatchNorm networks, SGD with momentum 0.9 and Adam
-  over the seed's learning-rate grids, 3 seeds, the seed's augmentation; every learning rate ×
+  over the seed's learning-rate grids, 3 seeds (8 at ``cpu``), the seed's augmentation; every
+  learning rate ×
   seed of one init is one :class:`relulab.engine.FunctionalFamily` (``torch.func``) trained
   by the engine's batched optimisers. Loss curves with bands at each init's fastest-converging
   lr, per-layer ratios during training, time to a loss level.
 
 A convolution's ratio pools each channel's statistics over samples *and* positions [I: the seed
-does not say]. Verdicts follow Student-t intervals: over the 30 networks at init, over the
-seeds' paired differences in training (3 seeds, as the seed: wide intervals). The BatchNorm
-ranking is relulab's inference, flagged ``beyond_seed``.
+does not say]; the per-(channel, position) reading is a metric. Verdicts follow Student-t
+intervals: over the 30 networks at init, over the seeds' paired differences in training (a
+verdict needs ≥ 8 paired seeds, else ``not tested``). BatchNorm's speed is a metric: the seed
+plots it without ranking it.
 
 ``quick`` runs width-reduced networks on the bundled stand-ins (not the seed's data; say so with
-every verdict) for 150 steps, where the seed reads its curves after thousands of iterations: it
-checks the pipeline and cannot decide most claims (``docs/experiments/init-training.md``);
-``paper`` needs ``--set data_dir=DIR`` with the real files and a GPU (``--device cuda``).
+every verdict) for 150 steps with 3 seeds: it checks the pipeline, and every claim says why it
+is ``not tested`` there. ``cpu`` decides what one CPU can: §3.3 at width 1, and scale vs
+scale+bias at width 1/4 with 8 paired seeds for 3000 SGD steps (on the stand-ins unless
+``data_dir`` is given). ``paper`` needs ``--set data_dir=DIR`` with the real files and a GPU
+(``--device cuda``) (``docs/experiments/init-training.md``).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from relulab.tasks.images import (
 
 __all__ = [
     "ARCHITECTURE",
+    "CPU_LR",
     "INITS",
     "LAYERS",
     "OPTIMISERS",
@@ -37,6 +38,7 @@ __all__ = [
     "TaskData",
     "scale",
     "task_data",
+    "width",
 ]
 
 SOURCE = "seed 002"
@@ -75,6 +77,14 @@ class InitTrainingConfig:
         greater_than=0,
         at_most=4,
         note="channel multiplier: 1 = 64 … 1024 channels",
+    )
+    train_width: float = setting(
+        0.0,
+        "choice",
+        at_least=0,
+        at_most=4,
+        note="channel multiplier of the trained networks (both architectures); 0 = the at-init "
+        "widths allcnn_width / unet_width",
     )
     ratio_networks: int = setting(
         30, "stated", at_least=3, note="seed 002 §3.3: 30 random initialisations (≥ 3 for a CI)"
@@ -180,6 +190,7 @@ class InitTrainingConfig:
 
 
 _PAPER = InitTrainingConfig()
+CPU_LR = 3e-3  # the one SGD learning rate of the cpu preset, fixed before its run [C]
 PRESETS = {
     "quick": InitTrainingConfig(
         real_data=False,
@@ -195,6 +206,20 @@ PRESETS = {
         probe_images=16,
     ),
     "paper": _PAPER,
+    # What one CPU can decide (issue 29): §3.3 at the seed's width 1, and §5 with scale vs
+    # scale+bias at width 1/4, 8 paired seeds, 3000 SGD steps at one learning rate; the bundled
+    # stand-ins unless data_dir is given (every verdict's scale says which).
+    "cpu": InitTrainingConfig(
+        real_data=False,
+        ratio_chunk=10,
+        train_width=0.25,
+        inits=("scale", "scale_bias"),
+        optimisers=("sgd",),
+        sgd_lrs=(CPU_LR,),
+        n_seeds=8,
+        steps=3000,
+        record_every=50,
+    ),
 }
 
 
@@ -282,9 +307,17 @@ def isbi_share(count: int, divisor: int, minimum: int) -> int:
     return max(minimum, math.ceil(count / divisor))
 
 
-def scale(config: InitTrainingConfig, task: str, extra: str = "") -> str:
+def width(config: InitTrainingConfig, task: str, training: bool = False) -> float:
+    """The channel multiplier of ``task``'s network at init or, with ``training``, in training
+    (``train_width`` unless 0)."""
+    if training and config.train_width:
+        return config.train_width
+    return config.allcnn_width if task == "cifar10" else config.unet_width
+
+
+def scale(config: InitTrainingConfig, task: str, extra: str = "", training: bool = False) -> str:
     """The scale a verdict was measured at: the network's width, the task, and whether the data
     are the seed's or the bundled stand-in."""
-    width = config.allcnn_width if task == "cifar10" else config.unet_width
     data = "real data" if config.data_dir else "the bundled stand-in (not the seed's data)"
-    return f"{ARCHITECTURE[task]} width ×{width:g} on {task}, {data}{extra}"
+    w = width(config, task, training)
+    return f"{ARCHITECTURE[task]} width ×{w:g} on {task}, {data}{extra}"

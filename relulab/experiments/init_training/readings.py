@@ -5,7 +5,14 @@ the metrics and the figures compute every number through them.
   seed eq. 9 at every Linear/Conv layer, ``(networks, layers)``; a convolution's feature is
   its channel, with statistics over samples *and* positions [I: the seed does not say how it
   pools a feature map]. Increments r_{l+1} − r_l are paired per network. The wide-MLP curve
-  is :func:`relulab.theory.sample_statistics` with layer 1 = the seed's layer 0.
+  is :func:`relulab.theory.sample_statistics` with layer 1 = the seed's layer 0. The same
+  pass reads the ratio with a feature per (channel, position), statistics over samples only
+  (a metric: the other reading of eq. 9 for a feature map).
+* **rise at every layer** (§3.3, ALL-CNN-C): the rise from the first layer to the last, and
+  per layer step the paired increment with its Student-t estimate (for a Holm test of "no step
+  falls").
+* **excess over the wide MLP from the first pooling** (§3.3, UNet): r_l − wide-MLP m/v at each
+  layer from ``first`` to ``upto``, intervals at the simultaneous level of those layers.
 * **fastest-converging learning rate** (§5.2): per init, the lr with the lowest mean over seeds
   of the run's mean ln-loss (``lr_selection = mean_log_loss``) or of the late loss; a run that
   diverged counts as infinitely slow.
@@ -24,7 +31,7 @@ import math
 
 import numpy as np
 
-from relulab.analysis import Estimate, first_below, mean_ci
+from relulab.analysis import Estimate, first_below, mean_ci, simultaneous_level
 from relulab.experiments.base import Results
 from relulab.experiments.init_training.config import InitTrainingConfig
 from relulab.experiments.init_training.units import ratios_key, train_key
@@ -32,6 +39,10 @@ from relulab.theory import sample_statistics
 
 __all__ = [
     "at_init_ratios",
+    "at_init_ratios_per_position",
+    "excess_from",
+    "layer_steps",
+    "overall_rise",
     "best_lr_runs",
     "excess_over_mlp",
     "fall_from_peak",
@@ -69,6 +80,32 @@ def weakest(estimates: list[Estimate]) -> tuple[int, Estimate]:
 def at_init_ratios(results: Results, task: str) -> np.ndarray:
     """The at-init ratio of every network and layer of ``task``, ``(networks, layers)``."""
     return results[ratios_key(task)].curves["ratio"]
+
+
+def at_init_ratios_per_position(results: Results, task: str) -> np.ndarray | None:
+    """The at-init ratio with a feature per (channel, position), ``(networks, layers)``; None
+    for a unit stored before it was recorded."""
+    return results[ratios_key(task)].curves.get("ratio_per_position")
+
+
+def overall_rise(r: np.ndarray) -> Estimate:
+    """r at the last layer − r at the first, paired per network (Student t)."""
+    return mean_ci(r[:, -1] - r[:, 0])
+
+
+def layer_steps(r: np.ndarray) -> dict[str, Estimate]:
+    """Per layer step ``"l→l+1"`` the increment r_{l+1} − r_l, paired per network (Student t,
+    95 %: :class:`~relulab.experiments.criteria.NoneBeyond` corrects for the 9 steps)."""
+    return {f"{k + 1}→{k + 2}": mean_ci(r[:, k + 1] - r[:, k]) for k in range(r.shape[1] - 1)}
+
+
+def excess_from(r: np.ndarray, first: int, upto: int) -> dict[str, Estimate]:
+    """Per layer ``"l=…"`` from ``first`` to ``upto`` (from 1) r_l − wide-MLP m/v, each at the
+    simultaneous level of those layers (Bonferroni)."""
+    theory = mlp_theory_ratio(r.shape[1])
+    layers = range(first - 1, min(upto, r.shape[1]))
+    level = simultaneous_level(len(layers))
+    return {f"l={k + 1}": mean_ci(r[:, k] - theory[k]).at_level(level) for k in layers}
 
 
 def rise(r: np.ndarray) -> tuple[int, Estimate]:

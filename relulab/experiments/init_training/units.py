@@ -29,7 +29,14 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from relulab.engine import BatchedAdam, BatchedSGD, FunctionalFamily, FunctionalProblem, train
+from relulab.engine import (
+    BatchedAdam,
+    BatchedSGD,
+    FunctionalFamily,
+    FunctionalProblem,
+    LayerSums,
+    train,
+)
 from relulab.engine.functional import minibatches
 from relulab.experiments.base import Unit
 from relulab.experiments.context import RunContext
@@ -39,6 +46,7 @@ from relulab.experiments.init_training.config import (
     isbi_share,
     lr_grid,
     task_data,
+    width,
 )
 from relulab.nn import AllCNNC, UNet
 from relulab.store import UnitResult
@@ -48,6 +56,7 @@ __all__ = [
     "Key",
     "architecture",
     "estimate_bytes",
+    "layer_ratios",
     "plan",
     "ratio_images",
     "ratios_key",
@@ -99,13 +108,15 @@ def unit_keys(config: InitTrainingConfig) -> list[str]:
     return keys
 
 
-def architecture(config: InitTrainingConfig, task: str, batchnorm: bool = False):
-    """The factory of the task's network (ALL-CNN-C for CIFAR-10, the UNet for ISBI)."""
+def architecture(
+    config: InitTrainingConfig, task: str, batchnorm: bool = False, training: bool = False
+):
+    """The factory of the task's network (ALL-CNN-C for CIFAR-10, the UNet for ISBI), at its
+    at-init width or, with ``training``, its training width (:func:`config.width`)."""
     data = task_data(config, task)
     channels = data.x.shape[1]
-    if task == "cifar10":
-        return partial(AllCNNC, config.allcnn_width, channels, data.n_classes, batchnorm)
-    return partial(UNet, config.unet_width, channels, data.n_classes, batchnorm)
+    build = AllCNNC if task == "cifar10" else UNet
+    return partial(build, width(config, task, training), channels, data.n_classes, batchnorm)
 
 
 def ratio_images(config: InitTrainingConfig, task: str) -> int:
@@ -131,6 +142,47 @@ def seeds_of(context: RunContext, name: str, count: int) -> list[int]:
 # ---------------------------------------------------------------------------------------------
 # At initialisation.
 # ---------------------------------------------------------------------------------------------
+GRID = 32  # the per-(channel, position) ratio reads at most GRID × GRID positions of a map
+
+
+def _grid(u: Tensor) -> Tensor:
+    """A convolution's output ``(S, N, C, H, W)`` on a regular grid of at most GRID × GRID
+    positions, flattened to ``(S, N, features)`` with a feature per (channel, position); a
+    Linear's ``(S, N, d)`` as it is."""
+    if u.dim() < 5:
+        return u
+    step_h, step_w = -(-u.shape[-2] // GRID), -(-u.shape[-1] // GRID)
+    return u[..., ::step_h, ::step_w].flatten(2)
+
+
+def layer_ratios(family: FunctionalFamily, x: Tensor, batch_size: int) -> tuple[Tensor, Tensor]:
+    """Per copy and Linear/Conv layer, ``(S, layers)`` each, from one traced pass over ``x``:
+    the ratio of seed eq. 9 with a convolution's feature its channel, statistics over samples
+    *and* positions (exactly :meth:`FunctionalFamily.layer_statistics`), and with a feature one
+    (channel, position), statistics over samples only (on :func:`_grid`'s positions)."""
+    pooled: list[list] = [[], [], []]
+    per_position: list[list] = [[], [], []]
+    for start in range(0, len(x), batch_size):
+        trace, linear = family._traced(x[start : start + batch_size], False, everything=False)
+        for k, u in enumerate(trace.linear_outputs):
+            u = (u.movedim(-1, 2) if linear[k] else u).to(torch.float64)
+            grid = _grid(u)
+            dims = (1,) + tuple(range(3, u.dim()))
+            parts = (
+                (pooled, u.sum(dim=dims), u.square().sum(dim=dims), u[0].numel() // u.shape[2]),
+                (per_position, grid.sum(dim=1), grid.square().sum(dim=1), grid.shape[1]),
+            )
+            for sums, total, square, count in parts:
+                if k == len(sums[0]):
+                    sums[0].append(torch.zeros_like(total))
+                    sums[1].append(torch.zeros_like(total))
+                    sums[2].append(0)
+                sums[0][k] += total
+                sums[1][k] += square
+                sums[2][k] += count
+    return LayerSums(*pooled).ratio(), LayerSums(*per_position).ratio()
+
+
 def _ratio_unit(config: InitTrainingConfig, task: str) -> Unit:
     def run(context: RunContext) -> UnitResult:
         data = task_data(config, task)
@@ -139,7 +191,7 @@ def _ratio_unit(config: InitTrainingConfig, task: str) -> Unit:
         chunks = [
             seeds[i : i + config.ratio_chunk] for i in range(0, len(seeds), config.ratio_chunk)
         ]
-        ratios = []
+        ratios, per_position = [], []
         with context.progress(len(chunks), f"{task}: ratio at init, {len(seeds)} nets") as done:
             for chunk in chunks:
                 family = FunctionalFamily(
@@ -150,13 +202,15 @@ def _ratio_unit(config: InitTrainingConfig, task: str) -> Unit:
                     dtype=context.dtype,
                     device=context.device,
                 )
-                sums = family.layer_statistics(x, batch_size=_ratio_batch(config, task))
-                ratios.append(sums.ratio().cpu().numpy())
+                pooled, positions = layer_ratios(family, x, _ratio_batch(config, task))
+                ratios.append(pooled.cpu().numpy())
+                per_position.append(positions.cpu().numpy())
                 done(1)
         ratio = np.concatenate(ratios)
         layers = np.arange(1, ratio.shape[1] + 1)
         conditions = [{"task": task, "seed": s} for s in seeds]
-        return UnitResult.forward_only(conditions, layers, {"ratio": ratio}, {"last": ratio[:, -1]})
+        curves = {"ratio": ratio, "ratio_per_position": np.concatenate(per_position)}
+        return UnitResult.forward_only(conditions, layers, curves, {"last": ratio[:, -1]})
 
     return Unit(ratios_key(task), run)
 
@@ -239,7 +293,7 @@ def _train_unit(config: InitTrainingConfig, task: str, optimiser: str, init: str
                 part = grid[start : start + chunk]
                 seed_index = [j for _, j in part]
                 family = FunctionalFamily(
-                    architecture(config, task, batchnorm=init == "batchnorm"),
+                    architecture(config, task, batchnorm=init == "batchnorm", training=True),
                     len(part),
                     seeds=[net_seeds[j] for j in seed_index],
                     init=scheme,
@@ -323,17 +377,15 @@ def estimate_bytes(config: InitTrainingConfig) -> int:
     the rest), the UNet ≈ 2.2 × 10³ per pixel at width 1 (64 … 1024 channels over 5 levels) on
     512×512 slices (the stand-in's are 128×128)."""
     itemsize = 8 if config.dtype == "float64" else 4
-    per_image = {
-        "cifar10": 5.2e5 * config.allcnn_width,
-        "isbi2012": 2.2e3 * (512 if config.data_dir else 128) ** 2 * config.unet_width,
-    }
+    per_image = {"cifar10": 5.2e5, "isbi2012": 2.2e3 * (512 if config.data_dir else 128) ** 2}
     worst = 0.0
     for task in config.tasks:
         batch = config.cifar_batch if task == "cifar10" else config.isbi_batch
-        lrs = max(len(config.sgd_lrs), len(config.adam_lrs))
+        lrs = max(len(lr_grid(config, optimiser)) for optimiser in config.optimisers)
         networks = config.train_chunk or lrs * config.n_seeds
-        train = 4 * networks * batch * per_image[task] if config.train else 0.0
+        train_image = per_image[task] * width(config, task, training=True)
+        train = 4 * networks * batch * train_image if config.train else 0.0
         images = _ratio_batch(config, task)
-        trace = 4 * config.ratio_chunk * images * per_image[task]
+        trace = 4 * config.ratio_chunk * images * per_image[task] * width(config, task)
         worst = max(worst, train, trace)
     return int(worst * itemsize) + 2**28
