@@ -405,6 +405,14 @@ CASES = {
     "diagnose-out-run": (["diagnose", MODEL, "--out", "run_other"], "no relulab diagnose"),
     "diagnose-out-file": (["diagnose", MODEL, "--out", "afile"], "is not a directory"),
     "diagnose-out-under-file": (["diagnose", MODEL, "--out", "afile/d"], "is a file"),
+    # export: the log directory and the run
+    "export-no-run": (["export", "--tensorboard", "tb"], "required"),
+    "export-empty-logdir": (["export", "--tensorboard", "", "run_other"], "must not be empty"),
+    "export-logdir-file": (["export", "--tensorboard", "afile", "run_other"], "not a directory"),
+    "export-logdir-under-file": (["export", "--tensorboard", "afile/tb", "run_other"], "is a file"),
+    "export-foreign-run": (["export", "--tensorboard", "tb", "thesis"], "holds no relulab run"),
+    "export-busy-run": (["export", "--tensorboard", "tb", "busy"], "in use by PID"),
+    "export-tampered": (["export", "--tensorboard", "tb", "tampered"], "checksum"),
 }
 if PROC:
     CASES.update(
@@ -417,10 +425,14 @@ if PROC:
             ),
             "diagnose-out-proc": (["diagnose", MODEL, "--out", "/proc/relulab-x"], "cannot write"),
             "bench-out-read-only-file": (["bench", "--out", "/proc/version"], "cannot be written"),
+            "export-logdir-proc": (
+                ["export", "--tensorboard", "/proc/relulab-tb", "run_other"],
+                "cannot write",
+            ),
         }
     )
 
-COMMANDS = ("list", "run", "reproduce", "report", "sweep", "bench", "theory", "diagnose")
+COMMANDS = ("list", "run", "reproduce", "report", "sweep", "bench", "theory", "diagnose", "export")
 
 
 def test_every_command_is_covered():

@@ -262,3 +262,35 @@ def test_not_tested_claims_are_shown_and_gate_nothing_under_strict(capsys):
     summary["claims"].append(failing)
     assert _strict_exit(strict, [summary]) == EXIT_CLAIMS_DO_NOT_HOLD
     assert "demo:broken" in capsys.readouterr().err
+
+
+def test_export_of_an_old_store_with_a_renamed_unit_stays_inside_the_logdir(tiny_run, tmp_path):
+    """A schema-2 store's checksum does not cover the unit name: a unit renamed to
+    ``../../escaped`` (checksum recomputed to match) still verifies there, so the export itself
+    must keep every path inside LOGDIR."""
+    pytest.importorskip("tensorboard")
+    import shutil
+    import sqlite3
+
+    from relulab.store import payload_checksum
+
+    _, out = tiny_run
+    old = tmp_path / "old-run"
+    shutil.copytree(out, old)
+    with RunStore.open(old / "runs.sqlite") as store:  # schema 2: checksums without names
+        unnamed = {}
+        for name in store.done_units():
+            header, networks, arrays = store._rows(name)
+            unnamed[name] = payload_checksum(header[:3], networks, arrays)
+    with sqlite3.connect(old / "runs.sqlite") as db:
+        db.execute("UPDATE meta SET value = '2' WHERE key = 'relulab_store_schema'")
+        for name, checksum in unnamed.items():
+            db.execute("UPDATE units SET checksum = ? WHERE name = ?", (checksum, name))
+        for table, column in (("units", "name"), ("networks", "unit"), ("unit_arrays", "unit")):
+            db.execute(
+                f"UPDATE {table} SET {column} = '../../escaped' WHERE {column} = 'forward-pre'"
+            )
+    logdir = tmp_path / "deep" / "tb"
+    assert cli.main(["export", "--tensorboard", str(logdir), str(old), "--quiet"]) == 0
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "deep" / "escaped").exists()
+    assert (logdir / ".._.._escaped").is_dir()
