@@ -63,7 +63,15 @@ def _modules(root: Path) -> Path:
         "class Broken(nn.Module):\n"
         "    def forward(self, x):\n        return x.no_such_method()\n"
         "def broken_forward():\n    return nn.Sequential(nn.Linear(64, 4), nn.ReLU(), Broken())\n"
+        "import sys\n"
+        "class Exits(nn.Module):\n"
+        "    def forward(self, x):\n        sys.exit(0)\n"
+        "def exits():\n    return nn.Sequential(nn.Linear(64, 4), nn.ReLU(), Exits())\n"
+        "class Interrupts(nn.Module):\n"
+        "    def forward(self, x):\n        raise KeyboardInterrupt\n"
+        "def interrupts():\n    return nn.Sequential(nn.Linear(64, 4), nn.ReLU(), Interrupts())\n"
     )
+    (modules / "r6_exits_on_import.py").write_text("import sys\nsys.exit(3)\n")
     return modules
 
 
@@ -405,6 +413,14 @@ CASES = {
     "diagnose-out-run": (["diagnose", MODEL, "--out", "run_other"], "no relulab diagnose"),
     "diagnose-out-file": (["diagnose", MODEL, "--out", "afile"], "is not a directory"),
     "diagnose-out-under-file": (["diagnose", MODEL, "--out", "afile/d"], "is a file"),
+    "diagnose-out-busy": (["diagnose", MODEL, "--out", "busy"], "in use by PID"),
+    # diagnose: user code that ends the process is a failed probe, not a silent success
+    "diagnose-model-exits": (["diagnose", "r6_factories:exits"], "called sys.exit(0)"),
+    "diagnose-model-interrupts": (
+        ["diagnose", "r6_factories:interrupts"],
+        "raised KeyboardInterrupt",
+    ),
+    "diagnose-module-exits": (["diagnose", "r6_exits_on_import:make"], "(SystemExit: 3)"),
     # export: the log directory and the run
     "export-no-run": (["export", "--tensorboard", "tb"], "required"),
     "export-empty-logdir": (["export", "--tensorboard", "", "run_other"], "must not be empty"),

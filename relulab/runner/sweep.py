@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from relulab.config import ConfigError, apply_overrides, config_to_dict
 from relulab.errors import describe_error
@@ -55,7 +55,6 @@ __all__ = [
 
 MAX_POINTS = 1000  # a grid of more points is almost certainly a typo
 SWEEP_PAGE = "sweep.html"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
 @dataclass(frozen=True)
@@ -110,15 +109,21 @@ def _name_part(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, list | tuple):
         return "+".join(_name_part(v) for v in value)
-    return _UNSAFE.sub("-", str(value)).strip("-") or "-"
+    return quote(str(value), safe="._-")
 
 
 def point_name(settings: dict[str, Any]) -> str:
-    """A point's directory name from its parsed settings.
+    """A point's directory name from its parsed settings: ``key=value`` joined by ``,``, tuple
+    elements joined by ``+``, and every character of a value other than letters, digits, ``.``,
+    ``_`` and ``-`` percent-encoded (``/`` → ``%2F``, ``+`` → ``%2B``, ``,`` → ``%2C``), so that
+    names are one path component, readable, and different for different settings (a minus sign
+    is kept: ``b2=-1.5``).
 
     Example:
         >>> point_name({"d": 4, "lr": 0.1, "widths": [30, 100]})
         'd=4,lr=0.1,widths=30+100'
+        >>> point_name({"b2": -1.5, "eps": 1e-20, "dataset": "a/b"})
+        'b2=-1.5,eps=1e-20,dataset=a%2Fb'
     """
     return ",".join(f"{key}={_name_part(value)}" for key, value in settings.items())
 
