@@ -8,6 +8,7 @@ import hashlib
 import os
 import sqlite3
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -498,4 +499,30 @@ def test_executor_ray_without_ray_is_refused_in_one_line_and_writes_nothing(
         assert cli.main(argv) == 2
         out, err = capsys.readouterr()
         assert err.count("\n") == 1 and "pip install 'relulab[ray]'" in err and out == ""
+        assert _tree_digest(in_workspace) == before
+
+
+def test_ray_address_nothing_listens_at_is_refused_before_ray_init(
+    in_workspace, capsys, monkeypatch
+):
+    """Issue 33: a bad ``--address`` (or ``RAY_ADDRESS``) is refused in one line by a TCP probe,
+    before ``ray.init`` — which would retry for minutes printing Ray's log lines."""
+
+    def init(**_: object) -> None:
+        raise AssertionError("ray.init must not be reached for an address nobody listens at")
+
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(init=init))
+    cases = (
+        (["--address", "127.0.0.1:1"], {}, "cannot connect to Ray at 127.0.0.1:1"),
+        (["--address", "ray://127.0.0.1:1"], {}, "cannot connect to Ray at ray://127.0.0.1:1"),
+        (["--address", "no-port"], {}, "expected host:port"),
+        ([], {"RAY_ADDRESS": "127.0.0.1:1"}, "cannot connect to Ray at 127.0.0.1:1"),
+    )
+    for extra, env, message in cases:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        before = _tree_digest(in_workspace)
+        assert cli.main(["run", "anisotropy", "--executor", "ray", *extra, "--out", "r"]) == 2
+        out, err = capsys.readouterr()
+        assert err.count("\n") == 1 and message in err and out == "", err
         assert _tree_digest(in_workspace) == before
