@@ -116,6 +116,9 @@ def workspace(tmp_path_factory):
     with sqlite3.connect(tampered) as connection:
         connection.execute("UPDATE networks SET final = '{}' WHERE idx = 0")
     _store(work / "busy")
+    (work / "lock_is_dir" / ".relulab.lock").mkdir(parents=True)
+    (work / "lock_is_link").mkdir()
+    (work / "lock_is_link" / ".relulab.lock").symlink_to(work / "outside.txt")
     (work / "reproduce_damaged").mkdir()
     _store(work / "reproduce_damaged" / "anisotropy")
     child = _store(work / "reproduce_damaged" / "broken")
@@ -211,6 +214,8 @@ CASES = {
     "run-out-damaged": (["run", "anisotropy", "--out", "damaged"], "damaged"),
     "run-out-corrupt": (["run", "anisotropy", "--out", "corrupt"], "not an SQLite file"),
     "run-out-busy": (["run", "anisotropy", "--out", "busy"], "in use by PID"),
+    "run-lock-is-directory": (["run", "anisotropy", "--out", "lock_is_dir"], "not a plain file"),
+    "run-lock-is-symlink": (["run", "anisotropy", "--out", "lock_is_link"], "not a plain file"),
     "run-out-dangling-link": (["run", "anisotropy", "--out", "dangling"], "dangling"),
     "run-out-store-is-dir": (["run", "anisotropy", "--out", "store_is_dir"], "is not a file"),
     "run-bias-window": (
