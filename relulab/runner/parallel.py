@@ -46,6 +46,7 @@ from typing import Any
 
 import torch
 
+from relulab.errors import one_line_warnings
 from relulab.runner.environment import resolve_device
 from relulab.runner.resources import max_threads
 
@@ -195,6 +196,8 @@ def _exit_with_driver(lifeline: Any) -> None:
 
 def _worker_start(lifeline: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    if not os.environ.get("RELULAB_DEBUG"):
+        one_line_warnings()  # a unit's numpy/scipy warnings as relulab: warning: lines
     threading.Thread(target=_exit_with_driver, args=(lifeline,), daemon=True).start()
 
 
