@@ -5,6 +5,7 @@ directory, a plain file, runs of other configs, damaged, corrupt, tampered, unfi
 busy stores, bad data files. Refused requests do no training, so the suite is fast."""
 
 import hashlib
+import json
 import os
 import sqlite3
 import sys
@@ -129,6 +130,27 @@ def workspace(tmp_path_factory):
     (work / "dir.npy").mkdir()
     _data(work)
     modules = _modules(root)
+    (work / "sweep_garbage").mkdir()
+    (work / "sweep_garbage" / "sweep.json").write_text("{not json")
+    (work / "sweep_escapes").mkdir()
+    (work / "sweep_escapes" / "sweep.json").write_text(
+        json.dumps({"experiment": "anisotropy", "grid": {}, "points": [{"name": "../busy"}]})
+    )
+    (work / "sweep_half").mkdir()
+    _store(work / "sweep_half" / "d=4")
+    _store(work / "sweep_half" / "d=6", units=("activations",))
+    (work / "sweep_half" / "sweep.json").write_text(
+        json.dumps(
+            {
+                "experiment": "anisotropy",
+                "grid": {"d": ["4", "6"]},
+                "points": [{"name": "d=4"}, {"name": "d=6"}],
+            }
+        )
+    )
+    (work / "reproduce_half").mkdir()
+    _store(work / "reproduce_half" / "anisotropy")
+    _store(work / "reproduce_half" / "other", units=("activations",))
     (work / "sweep_other").mkdir()
     (work / "sweep_other" / "sweep.json").write_text('{"experiment": "anisotropy", "points": []}')
     with locked(work / "busy"):  # a live writer holds this run directory
@@ -214,6 +236,11 @@ CASES = {
     "run-out-damaged": (["run", "anisotropy", "--out", "damaged"], "damaged"),
     "run-out-corrupt": (["run", "anisotropy", "--out", "corrupt"], "not an SQLite file"),
     "run-out-busy": (["run", "anisotropy", "--out", "busy"], "in use by PID"),
+    "run-eps-underflows": (["run", "single-neuron", "--set", "eps=1e-300"], "underflows to 0"),
+    "run-sweep-item-underflows": (
+        ["run", "single-neuron", "--set", "lr_sweep=0.1,1e-300"],
+        "lr_sweep = 1e-300 underflows",
+    ),
     "run-lock-is-directory": (["run", "anisotropy", "--out", "lock_is_dir"], "not a plain file"),
     "run-lock-is-symlink": (["run", "anisotropy", "--out", "lock_is_link"], "not a plain file"),
     "run-out-dangling-link": (["run", "anisotropy", "--out", "dangling"], "dangling"),
@@ -243,6 +270,11 @@ CASES = {
     "report-unfinished": (["report", "unfinished"], "unfinished run"),
     "report-tampered": (["report", "tampered"], "checksum"),
     "report-busy": (["report", "busy"], "in use by PID"),
+    "report-sweep-garbage": (["report", "sweep_garbage"], "not a readable sweep record"),
+    "report-sweep-no-points": (["report", "sweep_other"], "not a readable sweep record"),
+    "report-sweep-escapes": (["report", "sweep_escapes"], "is not a directory name"),
+    "report-sweep-half-finished": (["report", "sweep_half"], "unfinished run"),
+    "report-reproduce-half-finished": (["report", "reproduce_half"], "unfinished run"),
     "report-reproduce-with-damaged-run": (["report", "reproduce_damaged"], "damaged"),
     # run/reproduce: executors
     "run-jobs-0": (["run", "anisotropy", "--jobs", "0"], "argument --jobs"),
