@@ -236,6 +236,7 @@ CASES = {
     "run-out-damaged": (["run", "anisotropy", "--out", "damaged"], "damaged"),
     "run-out-corrupt": (["run", "anisotropy", "--out", "corrupt"], "not an SQLite file"),
     "run-out-busy": (["run", "anisotropy", "--out", "busy"], "in use by PID"),
+    "run-one-epoch": (["run", "correlated-init", "--set", "sgd_epochs=1"], "sgd_epochs"),
     "run-eps-underflows": (["run", "single-neuron", "--set", "eps=1e-300"], "underflows to 0"),
     "run-sweep-item-underflows": (
         ["run", "single-neuron", "--set", "lr_sweep=0.1,1e-300"],
