@@ -31,7 +31,7 @@ def format_warning(
 
     Example:
         >>> format_warning(RuntimeWarning("Mean of empty slice"), RuntimeWarning, "/x/np.py", 3)
-        'relulab: warning: RuntimeWarning: Mean of empty slice (np.py:3)\n'
+        'relulab: warning: RuntimeWarning: Mean of empty slice (np.py:3)\\n'
     """
     text = " ".join(str(message).split())
     return f"relulab: warning: {category.__name__}: {text} ({Path(filename).name}:{lineno})\n"
