@@ -36,6 +36,8 @@ import math
 import typing
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
+import numpy as np
+
 __all__ = [
     "ConfigError",
     "apply_overrides",
@@ -226,6 +228,24 @@ def _check_range(spec: dataclasses.Field, value: Any) -> None:
             raise ConfigError(f"{spec.name} must be strictly increasing, got {value}")
 
 
+def _check_representable(name: str, value: Any, dtype: Any) -> None:
+    """Refuse a float setting that the run's floating dtype (the config's ``dtype`` field)
+    turns into 0 or infinity: ``eps = 1e-300`` is 0 in float32 and trains NaN."""
+    if not isinstance(dtype, str) or not isinstance(value, float) or value == 0:
+        return
+    try:
+        info = np.finfo(dtype)
+    except TypeError:
+        return
+    if abs(value) < info.tiny or abs(value) > info.max:
+        where = "underflows to 0" if abs(value) < info.tiny else "overflows to infinity"
+        raise ConfigError(
+            f"{name} = {value:g} {where} in {dtype} (the run's dtype holds magnitudes "
+            f"{float(info.tiny):.3g} … {float(info.max):.3g}); choose a representable value or "
+            "dtype=float64"
+        )
+
+
 def check_fields(config: Any) -> None:
     """The generic checks of every config field (see the module docstring).
 
@@ -237,10 +257,12 @@ def check_fields(config: Any) -> None:
         ConfigError: shifts is a sweep and needs distinct values, got 0.0 twice
     """
     hints = typing.get_type_hints(type(config))
+    dtype = getattr(config, "dtype", None)
     for spec in dataclasses.fields(config):
         value = getattr(config, spec.name)
         for item in value if isinstance(value, tuple) else (value,):
             _check_number(spec, item)
+            _check_representable(spec.name, item, dtype)
         _check_range(spec, value)
         if _is_sweep(spec, hints[spec.name]):
             if not value:

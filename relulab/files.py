@@ -6,8 +6,10 @@ refused in one line before minutes of work — and without creating anything: wr
 probed with a temporary file in the nearest existing directory, removed at once (running as root
 makes permission bits meaningless, so only trying tells). Files that must never be seen half
 written are written under a temporary name in the same directory and renamed
-(:func:`write_atomic`); a process killed mid-write leaves only ``.relulab-tmp-*`` files, which
-:func:`remove_temporaries` clears on the next run.
+(:func:`replacing`, :func:`write_atomic`) — every page, figure, table and JSON file relulab
+writes goes this way, so a full disk leaves the previous file whole and a symbolic link planted
+at an output's name is replaced rather than written through; a process killed mid-write leaves
+only ``.relulab-tmp-*`` files, which :func:`remove_temporaries` clears on the next run.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
@@ -24,6 +27,7 @@ __all__ = [
     "check_output_file",
     "fsync_directory",
     "remove_temporaries",
+    "replacing",
     "temporary_path",
     "write_atomic",
 ]
@@ -140,19 +144,39 @@ def fsync_directory(directory: Path) -> None:
             os.close(handle)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+@contextlib.contextmanager
+def replacing(path: Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` to write into; renamed onto ``path`` when the block
+    succeeds, removed when it fails. Readers see the old file or the new one, never half of it
+    (a full disk leaves the old file), and the rename replaces whatever entry is at ``path`` —
+    a symbolic link there is replaced, never written through, so no output lands outside its
+    directory.
+
+    Example:
+        >>> with replacing(Path("report.html")) as temporary:  # doctest: +SKIP
+        ...     temporary.write_text(html)
+    """
+    path = Path(path)
     temporary = temporary_path(path)
+    temporary.unlink(missing_ok=True)  # a leftover of this very process, never written through
     try:
-        with temporary.open("w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+        yield temporary
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
     fsync_directory(path.parent)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through :func:`replacing`: readers see the old file or the
+    new one, never half; a symbolic link at ``path`` is replaced, not followed."""
+    with replacing(Path(path)) as temporary:
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
 
 
 def remove_temporaries(directory: Path) -> None:

@@ -17,9 +17,12 @@ config (this includes a half-created store of schema 1). A file that is not a re
 and so is a store holding finished units of a different experiment or config. Every unit's
 payload is verified against its checksum when read.
 
-Schemas. Schema 2 added the per-unit checksum and thread count. Schema-1 stores are read as they
-are (their units carry no checksum to verify) and upgraded in place when a run resumes into
-them: the checksums of their finished units are computed then, in one transaction.
+Schemas. Schema 2 added the per-unit checksum and thread count; schema 3 makes the checksum
+cover the unit's name as well (every field a path is built from — the unit name, the networks'
+conditions — is then under the checksum, so a store whose unit was renamed to ``../../x`` no
+longer verifies). Older stores are read as they are (schema-1 units carry no checksum, schema-2
+checksums are verified without the name) and upgraded in place when a run resumes into them:
+the old checksums are verified, and the new ones computed, in one transaction.
 
 >>> import relulab.store
 >>> frame = relulab.store.load("runs/single-neuron-quick")   # doctest: +SKIP
@@ -58,8 +61,8 @@ __all__ = [
 
 STORE_FILENAME = "runs.sqlite"
 SWEEP_FILENAME = "sweep.json"  # a sweep directory's record of its grid and points
-SCHEMA_VERSION = "2"
-_READABLE_SCHEMAS = ("1", "2")
+SCHEMA_VERSION = "3"
+_READABLE_SCHEMAS = ("1", "2", "3")
 _MAGIC_KEY = "relulab_store_schema"
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _JOURNAL_SUFFIXES = ("-journal", "-wal", "-shm")
@@ -87,6 +90,7 @@ _COLUMNS = {  # what each schema's tables must have
     }
 }
 _COLUMNS["2"] = {**_COLUMNS["1"], "units": _COLUMNS["1"]["units"] | {"checksum", "threads"}}
+_COLUMNS["3"] = _COLUMNS["2"]
 _TABLES = frozenset(_COLUMNS["1"])
 _META_KEYS = ("experiment", "preset", "config", "versions", "created")
 
@@ -197,18 +201,23 @@ def _now() -> str:
 
 
 def payload_checksum(
-    header: tuple[Any, ...], networks: Iterable[tuple[Any, ...]], arrays: Iterable[tuple[Any, ...]]
+    header: tuple[Any, ...],
+    networks: Iterable[tuple[Any, ...]],
+    arrays: Iterable[tuple[Any, ...]],
+    name: str | None = None,
 ) -> str:
     """SHA-256 over a unit's stored payload, every value length-prefixed.
 
-    Covers ``(n_networks, steps, curve_names)``, each network row ``(idx, condition, final,
-    diverged, diverged_step, curves)`` in index order and each array row ``(name, dtype, shape,
-    data)`` in name order; not the wall time or the finishing date, so two runs of the same
-    config have equal checksums.
+    Covers the unit's ``name`` (schema 3; ``None`` gives schema 2's checksum),
+    ``(n_networks, steps, curve_names)``, each network row ``(idx, condition, final, diverged,
+    diverged_step, curves)`` in index order and each array row ``(name, dtype, shape, data)`` in
+    name order; not the wall time or the finishing date, so two runs of the same config have
+    equal checksums.
     """
     digest = hashlib.sha256()
     networks, arrays = sorted(networks), sorted(arrays)
-    for row in (tuple(header) + (len(networks), len(arrays)), *networks, *arrays):
+    named = () if name is None else ((name,),)
+    for row in (*named, tuple(header) + (len(networks), len(arrays)), *networks, *arrays):
         for value in row:
             data = value if isinstance(value, bytes) else str(value).encode()
             digest.update(len(data).to_bytes(8, "little"))
@@ -247,7 +256,10 @@ def _inspect(path: Path) -> tuple[sqlite3.Connection, str] | None:
             )
         schema = magic[0]
         if schema not in _READABLE_SCHEMAS:
-            raise StoreError(f"{path} has store schema {schema}, this relulab reads 1 and 2")
+            raise StoreError(
+                f"{path} has store schema {schema}, this relulab reads "
+                + ", ".join(_READABLE_SCHEMAS)
+            )
         for table, columns in _COLUMNS[schema].items():
             present = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
             if not columns <= present:
@@ -379,17 +391,22 @@ class RunStore:
         return cls(path, sqlite3.connect(path), SCHEMA_VERSION)
 
     def _upgrade(self) -> None:
-        """Bring a schema-1 store to schema 2 in one transaction (checksums of its units)."""
+        """Bring an older store to the current schema in one transaction: schema 1 gains the
+        checksum and thread columns, schema 2's checksums are verified; then every unit's
+        checksum is computed with its name."""
         if self.schema == SCHEMA_VERSION:
             return
+        if self.schema == "2":
+            self.verify()
         self._db.execute("BEGIN")  # DDL too: Python's sqlite3 would autocommit ALTER TABLE
         try:
-            self._db.execute("ALTER TABLE units ADD COLUMN checksum TEXT")
-            self._db.execute("ALTER TABLE units ADD COLUMN threads INTEGER")
+            if self.schema == "1":
+                self._db.execute("ALTER TABLE units ADD COLUMN checksum TEXT")
+                self._db.execute("ALTER TABLE units ADD COLUMN threads INTEGER")
             for name in sorted(self.done_units()):
                 self._db.execute(
                     "UPDATE units SET checksum = ? WHERE name = ?",
-                    (self._computed_checksum(name), name),
+                    (self._computed_checksum(name, named=True), name),
                 )
             self._db.execute(
                 "UPDATE meta SET value = ? WHERE key = ?", (SCHEMA_VERSION, _MAGIC_KEY)
@@ -472,17 +489,18 @@ class RunStore:
         ).fetchall()
         return header, networks, arrays
 
-    def _computed_checksum(self, name: str) -> str:
+    def _computed_checksum(self, name: str, named: bool) -> str:
         header, networks, arrays = self._rows(name)
         assert header is not None
-        return payload_checksum(header[:3], networks, arrays)
+        return payload_checksum(header[:3], networks, arrays, name if named else None)
 
     def _verified_rows(self, name: str) -> tuple[tuple[Any, ...], list[tuple], list[tuple]]:
         header, networks, arrays = self._rows(name)
         if header is None:
             raise UnknownUnitError(f"unit {name!r} is not in {self.path}")
         stored = header[4]
-        if self.schema != "1" and stored != payload_checksum(header[:3], networks, arrays):
+        named = name if self.schema not in ("1", "2") else None
+        if self.schema != "1" and stored != payload_checksum(header[:3], networks, arrays, named):
             raise StoreError(
                 f"{self.path}: unit {name!r} does not match its checksum (its stored data were "
                 "altered or damaged); refusing to use it"
@@ -608,7 +626,7 @@ class RunStore:
                     *header,
                     float(result.wall_s),
                     _now(),
-                    payload_checksum(header, networks, arrays),
+                    payload_checksum(header, networks, arrays, name),
                     threads,
                 ),
             )

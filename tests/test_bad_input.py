@@ -5,9 +5,11 @@ directory, a plain file, runs of other configs, damaged, corrupt, tampered, unfi
 busy stores, bad data files. Refused requests do no training, so the suite is fast."""
 
 import hashlib
+import json
 import os
 import sqlite3
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +65,15 @@ def _modules(root: Path) -> Path:
         "class Broken(nn.Module):\n"
         "    def forward(self, x):\n        return x.no_such_method()\n"
         "def broken_forward():\n    return nn.Sequential(nn.Linear(64, 4), nn.ReLU(), Broken())\n"
+        "import sys\n"
+        "class Exits(nn.Module):\n"
+        "    def forward(self, x):\n        sys.exit(0)\n"
+        "def exits():\n    return nn.Sequential(nn.Linear(64, 4), nn.ReLU(), Exits())\n"
+        "class Interrupts(nn.Module):\n"
+        "    def forward(self, x):\n        raise KeyboardInterrupt\n"
+        "def interrupts():\n    return nn.Sequential(nn.Linear(64, 4), nn.ReLU(), Interrupts())\n"
     )
+    (modules / "r6_exits_on_import.py").write_text("import sys\nsys.exit(3)\n")
     return modules
 
 
@@ -107,6 +117,9 @@ def workspace(tmp_path_factory):
     with sqlite3.connect(tampered) as connection:
         connection.execute("UPDATE networks SET final = '{}' WHERE idx = 0")
     _store(work / "busy")
+    (work / "lock_is_dir" / ".relulab.lock").mkdir(parents=True)
+    (work / "lock_is_link").mkdir()
+    (work / "lock_is_link" / ".relulab.lock").symlink_to(work / "outside.txt")
     (work / "reproduce_damaged").mkdir()
     _store(work / "reproduce_damaged" / "anisotropy")
     child = _store(work / "reproduce_damaged" / "broken")
@@ -117,6 +130,27 @@ def workspace(tmp_path_factory):
     (work / "dir.npy").mkdir()
     _data(work)
     modules = _modules(root)
+    (work / "sweep_garbage").mkdir()
+    (work / "sweep_garbage" / "sweep.json").write_text("{not json")
+    (work / "sweep_escapes").mkdir()
+    (work / "sweep_escapes" / "sweep.json").write_text(
+        json.dumps({"experiment": "anisotropy", "grid": {}, "points": [{"name": "../busy"}]})
+    )
+    (work / "sweep_half").mkdir()
+    _store(work / "sweep_half" / "d=4")
+    _store(work / "sweep_half" / "d=6", units=("activations",))
+    (work / "sweep_half" / "sweep.json").write_text(
+        json.dumps(
+            {
+                "experiment": "anisotropy",
+                "grid": {"d": ["4", "6"]},
+                "points": [{"name": "d=4"}, {"name": "d=6"}],
+            }
+        )
+    )
+    (work / "reproduce_half").mkdir()
+    _store(work / "reproduce_half" / "anisotropy")
+    _store(work / "reproduce_half" / "other", units=("activations",))
     (work / "sweep_other").mkdir()
     (work / "sweep_other" / "sweep.json").write_text('{"experiment": "anisotropy", "points": []}')
     with locked(work / "busy"):  # a live writer holds this run directory
@@ -202,6 +236,14 @@ CASES = {
     "run-out-damaged": (["run", "anisotropy", "--out", "damaged"], "damaged"),
     "run-out-corrupt": (["run", "anisotropy", "--out", "corrupt"], "not an SQLite file"),
     "run-out-busy": (["run", "anisotropy", "--out", "busy"], "in use by PID"),
+    "run-one-epoch": (["run", "correlated-init", "--set", "sgd_epochs=1"], "sgd_epochs"),
+    "run-eps-underflows": (["run", "single-neuron", "--set", "eps=1e-300"], "underflows to 0"),
+    "run-sweep-item-underflows": (
+        ["run", "single-neuron", "--set", "lr_sweep=0.1,1e-300"],
+        "lr_sweep = 1e-300 underflows",
+    ),
+    "run-lock-is-directory": (["run", "anisotropy", "--out", "lock_is_dir"], "not a plain file"),
+    "run-lock-is-symlink": (["run", "anisotropy", "--out", "lock_is_link"], "not a plain file"),
     "run-out-dangling-link": (["run", "anisotropy", "--out", "dangling"], "dangling"),
     "run-out-store-is-dir": (["run", "anisotropy", "--out", "store_is_dir"], "is not a file"),
     "run-bias-window": (
@@ -229,6 +271,11 @@ CASES = {
     "report-unfinished": (["report", "unfinished"], "unfinished run"),
     "report-tampered": (["report", "tampered"], "checksum"),
     "report-busy": (["report", "busy"], "in use by PID"),
+    "report-sweep-garbage": (["report", "sweep_garbage"], "not a readable sweep record"),
+    "report-sweep-no-points": (["report", "sweep_other"], "not a readable sweep record"),
+    "report-sweep-escapes": (["report", "sweep_escapes"], "is not a directory name"),
+    "report-sweep-half-finished": (["report", "sweep_half"], "unfinished run"),
+    "report-reproduce-half-finished": (["report", "reproduce_half"], "unfinished run"),
     "report-reproduce-with-damaged-run": (["report", "reproduce_damaged"], "damaged"),
     # run/reproduce: executors
     "run-jobs-0": (["run", "anisotropy", "--jobs", "0"], "argument --jobs"),
@@ -405,6 +452,22 @@ CASES = {
     "diagnose-out-run": (["diagnose", MODEL, "--out", "run_other"], "no relulab diagnose"),
     "diagnose-out-file": (["diagnose", MODEL, "--out", "afile"], "is not a directory"),
     "diagnose-out-under-file": (["diagnose", MODEL, "--out", "afile/d"], "is a file"),
+    "diagnose-out-busy": (["diagnose", MODEL, "--out", "busy"], "in use by PID"),
+    # diagnose: user code that ends the process is a failed probe, not a silent success
+    "diagnose-model-exits": (["diagnose", "r6_factories:exits"], "called sys.exit(0)"),
+    "diagnose-model-interrupts": (
+        ["diagnose", "r6_factories:interrupts"],
+        "raised KeyboardInterrupt",
+    ),
+    "diagnose-module-exits": (["diagnose", "r6_exits_on_import:make"], "(SystemExit: 3)"),
+    # export: the log directory and the run
+    "export-no-run": (["export", "--tensorboard", "tb"], "required"),
+    "export-empty-logdir": (["export", "--tensorboard", "", "run_other"], "must not be empty"),
+    "export-logdir-file": (["export", "--tensorboard", "afile", "run_other"], "not a directory"),
+    "export-logdir-under-file": (["export", "--tensorboard", "afile/tb", "run_other"], "is a file"),
+    "export-foreign-run": (["export", "--tensorboard", "tb", "thesis"], "holds no relulab run"),
+    "export-busy-run": (["export", "--tensorboard", "tb", "busy"], "in use by PID"),
+    "export-tampered": (["export", "--tensorboard", "tb", "tampered"], "checksum"),
 }
 if PROC:
     CASES.update(
@@ -417,10 +480,14 @@ if PROC:
             ),
             "diagnose-out-proc": (["diagnose", MODEL, "--out", "/proc/relulab-x"], "cannot write"),
             "bench-out-read-only-file": (["bench", "--out", "/proc/version"], "cannot be written"),
+            "export-logdir-proc": (
+                ["export", "--tensorboard", "/proc/relulab-tb", "run_other"],
+                "cannot write",
+            ),
         }
     )
 
-COMMANDS = ("list", "run", "reproduce", "report", "sweep", "bench", "theory", "diagnose")
+COMMANDS = ("list", "run", "reproduce", "report", "sweep", "bench", "theory", "diagnose", "export")
 
 
 def test_every_command_is_covered():
@@ -470,4 +537,30 @@ def test_executor_ray_without_ray_is_refused_in_one_line_and_writes_nothing(
         assert cli.main(argv) == 2
         out, err = capsys.readouterr()
         assert err.count("\n") == 1 and "pip install 'relulab[ray]'" in err and out == ""
+        assert _tree_digest(in_workspace) == before
+
+
+def test_ray_address_nothing_listens_at_is_refused_before_ray_init(
+    in_workspace, capsys, monkeypatch
+):
+    """Issue 33: a bad ``--address`` (or ``RAY_ADDRESS``) is refused in one line by a TCP probe,
+    before ``ray.init`` — which would retry for minutes printing Ray's log lines."""
+
+    def init(**_: object) -> None:
+        raise AssertionError("ray.init must not be reached for an address nobody listens at")
+
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(init=init))
+    cases = (
+        (["--address", "127.0.0.1:1"], {}, "cannot connect to Ray at 127.0.0.1:1"),
+        (["--address", "ray://127.0.0.1:1"], {}, "cannot connect to Ray at ray://127.0.0.1:1"),
+        (["--address", "no-port"], {}, "expected host:port"),
+        ([], {"RAY_ADDRESS": "127.0.0.1:1"}, "cannot connect to Ray at 127.0.0.1:1"),
+    )
+    for extra, env, message in cases:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        before = _tree_digest(in_workspace)
+        assert cli.main(["run", "anisotropy", "--executor", "ray", *extra, "--out", "r"]) == 2
+        out, err = capsys.readouterr()
+        assert err.count("\n") == 1 and message in err and out == "", err
         assert _tree_digest(in_workspace) == before

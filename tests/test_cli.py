@@ -191,3 +191,27 @@ def test_console_script_runs():
         [sys.executable, "-m", "relulab.cli", "list"], capture_output=True, text=True, check=True
     )
     assert "single-neuron" in done.stdout
+
+
+def test_library_warnings_reach_stderr_as_one_relulab_line(monkeypatch, capsys):
+    """Issue 33: numpy's and scipy's warnings during a successful command are printed as
+    ``relulab: warning: …`` lines (one each), never raw multi-line warning output."""
+    import warnings
+
+    import numpy as np
+
+    def noisy(args):
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            np.mean(np.array([]))  # RuntimeWarning: Mean of empty slice (and a second one)
+        return 0
+
+    monkeypatch.setitem(cli._COMMANDS, "theory", noisy)
+    monkeypatch.delenv("RELULAB_DEBUG", raising=False)
+    before = warnings.showwarning
+    assert cli.main(["theory", "sample-variance"]) == 0
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert lines and all(line.startswith("relulab: warning: RuntimeWarning: ") for line in lines)
+    assert "Mean of empty slice" in err and "warnings.warn" not in err
+    assert warnings.showwarning is before  # restored for whoever called main()

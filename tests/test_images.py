@@ -22,6 +22,7 @@ from relulab.tasks.images import (
     displacement_field,
     elastic_warp,
     fit_normalization,
+    formats,
     holdout_split,
     isbi2012_standin,
     isbi_augment,
@@ -40,6 +41,7 @@ from relulab.tasks.images import (
     to_unit_interval,
     unpickle_restricted,
 )
+from relulab.tasks.images.formats import check_structure
 
 # ------------------------------------------------------------------------ writers (real formats)
 
@@ -403,7 +405,7 @@ def test_load_isbi2012_reads_the_stacks(tmp_path):
     assert data.test_images.shape == (0, 1, 16, 16) and "no test-volume.tif" in data.source
 
 
-@pytest.mark.filterwarnings("ignore:Corrupt EXIF data:UserWarning")
+@pytest.mark.filterwarnings("error")  # Pillow's remarks join the one-line error (issue 33)
 def test_load_isbi2012_malformed(tmp_path):
     raises_one_line("does not exist", load_isbi2012, tmp_path / "nowhere")
     volume, labels = write_isbi(tmp_path)
@@ -416,6 +418,8 @@ def test_load_isbi2012_malformed(tmp_path):
     raises_one_line("not a readable TIFF stack", load_isbi2012, tmp_path)
     (tmp_path / "train-labels.tif").write_bytes(b"not a tiff at all")
     raises_one_line("not a readable TIFF stack", load_isbi2012, tmp_path)
+    (tmp_path / "train-labels.tif").write_bytes(b"II*\x00" + bytes(range(256)) * 8)
+    raises_one_line("Corrupt EXIF data", load_isbi2012, tmp_path)  # a garbage TIFF header
     (tmp_path / "train-labels.tif").unlink()
     raises_one_line("lacks train-labels.tif", load_isbi2012, tmp_path)
 
@@ -610,3 +614,53 @@ def test_isbi_augment_is_deterministic_and_keeps_labels():
     torch.testing.assert_close(a[0], b[0])
     assert torch.equal(a[1], b[1]) and set(a[1].unique().tolist()) <= {0, 1}
     assert not torch.equal(a[1], masks)
+
+
+# ------------------------------------------------------------------------ resource bounds (33)
+
+
+def _shared_nest(levels: int) -> list:
+    """Lists that share one another ``levels`` deep: a ≈ 100-byte pickle of 2**levels ints."""
+    nest: list = [1, 2]
+    for _ in range(levels):
+        nest = [nest, nest]
+    return nest
+
+
+def test_a_shared_reference_bomb_in_labels_is_refused_before_it_is_expanded(tmp_path):
+    """Issue 33: a CIFAR ``labels`` field built as lists sharing one another 26 levels deep
+    took 12 s and 2.4 GB before being refused; the structure check counts each list once."""
+    batches = write_cifar(tmp_path)
+    folder = tmp_path / "cifar-10-batches-py"
+    bomb = pickle.dumps({b"data": batches["test_batch"][0], b"labels": _shared_nest(26)}, 2)
+    (folder / "test_batch").write_bytes(bomb)
+    raises_one_line("nests deeper than 16 levels", load_cifar10, tmp_path)
+    wide = pickle.dumps({b"data": batches["test_batch"][0], b"labels": _shared_nest(12)}, 2)
+    (folder / "test_batch").write_bytes(wide)  # 12 levels: shallow enough, but 2**25 elements…
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(formats, "MAX_PICKLE_ITEMS", 5000)  # …beyond a (lowered) item bound
+        raises_one_line("expands to more than 5000 elements", load_cifar10, tmp_path)
+
+
+def test_check_structure_counts_shared_parts_expanded_and_leaves_arrays_whole():
+    check_structure({b"data": np.zeros((10_000, 3072), np.uint8), b"labels": list(range(10_000))})
+    check_structure(_shared_nest(14), max_items=2**16)
+    with pytest.raises(ValueError, match="more than 1000 elements"):
+        check_structure(_shared_nest(9), max_items=1000)
+    deep: list = []
+    for _ in range(100_000):  # deeper than any recursion limit: walked without recursion
+        deep = [deep]
+    with pytest.raises(ValueError, match="deeper than 16"):
+        check_structure(deep)
+
+
+def test_a_gzip_bomb_is_refused_at_the_size_bound(tmp_path, monkeypatch):
+    monkeypatch.setattr(formats, "MAX_DATA_BYTES", 1 << 20)
+    path = tmp_path / "t10k-images-idx3-ubyte.gz"
+    path.write_bytes(gzip.compress(b"\0" * (8 << 20)))  # 8 MiB of zeros in ≈ 8 kB
+    raises_one_line("gunzipped content is larger than 1 MiB", formats.read_idx, path)
+    small = np.arange(60, dtype=np.uint8).reshape(3, 4, 5)
+    header = b"\0\0\x08\x03" + struct.pack(">3I", 3, 4, 5)
+    two_members = gzip.compress(header + small.tobytes()[:30]) + gzip.compress(small.tobytes()[30:])
+    path.write_bytes(two_members)  # concatenated gzip members, as gzip.decompress reads them
+    np.testing.assert_array_equal(formats.read_idx(path), small)

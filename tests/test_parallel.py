@@ -75,6 +75,20 @@ def test_a_sweep_on_two_workers_equals_one_process_and_reads_back_as_one_table(t
         pd.testing.assert_frame_equal(rows.reset_index(drop=True), alone)
     assert cli.main([*SWEEP, "--jobs", "2", "--out", str(pooled)]) == 0, "a re-run resumes"
 
+    # `relulab report` on a sweep rebuilds its page and record from the points (issue 33): a
+    # stale record is replaced, no reproduction index appears
+    stale = json.loads((serial / "sweep.json").read_text())
+    for point in stale["points"]:
+        point.update(claims=[], finished=False)
+    (serial / "sweep.json").write_text(json.dumps(stale))
+    (serial / "sweep.html").unlink()
+    assert cli.main(["report", str(serial)]) == 0
+    rebuilt = json.loads((serial / "sweep.json").read_text())
+    assert all(p["finished"] and p["claims"] for p in rebuilt["points"])
+    assert [p["claims"] for p in rebuilt["points"]] == [p["claims"] for p in record["points"]]
+    assert (serial / "sweep.html").is_file()
+    assert not (serial / "index.html").exists() and not (serial / "scorecard.json").exists()
+
 
 def test_a_unit_that_raises_is_reported_and_the_others_finish(tmp_path, toy, capsys):
     out, marker = tmp_path / "run", tmp_path / "disk-is-full"

@@ -262,3 +262,87 @@ def test_not_tested_claims_are_shown_and_gate_nothing_under_strict(capsys):
     summary["claims"].append(failing)
     assert _strict_exit(strict, [summary]) == EXIT_CLAIMS_DO_NOT_HOLD
     assert "demo:broken" in capsys.readouterr().err
+
+
+def test_export_of_an_old_store_with_a_renamed_unit_stays_inside_the_logdir(tiny_run, tmp_path):
+    """A schema-2 store's checksum does not cover the unit name: a unit renamed to
+    ``../../escaped`` (checksum recomputed to match) still verifies there, so the export itself
+    must keep every path inside LOGDIR."""
+    pytest.importorskip("tensorboard")
+    import shutil
+    import sqlite3
+
+    from relulab.store import payload_checksum
+
+    _, out = tiny_run
+    old = tmp_path / "old-run"
+    shutil.copytree(out, old)
+    with RunStore.open(old / "runs.sqlite") as store:  # schema 2: checksums without names
+        unnamed = {}
+        for name in store.done_units():
+            header, networks, arrays = store._rows(name)
+            unnamed[name] = payload_checksum(header[:3], networks, arrays)
+    with sqlite3.connect(old / "runs.sqlite") as db:
+        db.execute("UPDATE meta SET value = '2' WHERE key = 'relulab_store_schema'")
+        for name, checksum in unnamed.items():
+            db.execute("UPDATE units SET checksum = ? WHERE name = ?", (checksum, name))
+        for table, column in (("units", "name"), ("networks", "unit"), ("unit_arrays", "unit")):
+            db.execute(
+                f"UPDATE {table} SET {column} = '../../escaped' WHERE {column} = 'forward-pre'"
+            )
+    logdir = tmp_path / "deep" / "tb"
+    assert cli.main(["export", "--tensorboard", str(logdir), str(old), "--quiet"]) == 0
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "deep" / "escaped").exists()
+    assert (logdir / ".._.._escaped").is_dir()
+
+
+def test_report_replaces_symlinked_outputs_instead_of_writing_through_them(tiny_run, tmp_path):
+    """A symbolic link planted at report.html or at a figure's name pointing outside the run:
+    `relulab report` replaces the link with its own file and the target is untouched."""
+    import shutil
+
+    _, out = tiny_run
+    run = tmp_path / "linked-run"
+    shutil.copytree(out, run)
+    figure = next(run.glob("*.png"))
+    victims = {}
+    for name in ("report.html", figure.name, "summary.json"):
+        victim = tmp_path / f"victim-{name}"
+        victim.write_text("precious")
+        (run / name).unlink()
+        (run / name).symlink_to(victim)
+        victims[name] = victim
+    assert cli.main(["report", str(run)]) == 0
+    for name, victim in victims.items():
+        assert victim.read_text() == "precious", name
+        assert not (run / name).is_symlink() and (run / name).stat().st_size > 0, name
+
+
+def test_a_full_disk_leaves_the_previous_page_whole(tmp_path, monkeypatch):
+    """Writing a page that fails midway (a full disk) leaves the previous file as it was and no
+    temporary behind."""
+    import relulab.files
+
+    page = tmp_path / "page.html"
+    page.write_text("previous")
+    real_fdopen = relulab.files.os.fdopen
+
+    class Full:
+        def __init__(self, handle, *args, **kwargs):
+            self.stream = real_fdopen(handle, *args, **kwargs)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.stream.close()
+
+        def write(self, text):
+            self.stream.write(text[: len(text) // 2])
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(relulab.files.os, "fdopen", Full)
+    with pytest.raises(OSError, match="No space"):
+        relulab.files.write_atomic(page, "<html>" + "x" * 1000)
+    assert page.read_text() == "previous"
+    assert [p.name for p in tmp_path.iterdir()] == ["page.html"]

@@ -9,7 +9,14 @@ import pytest
 
 from relulab import store as store_module
 from relulab.files import TEMP_PREFIX
-from relulab.store import RunStore, StoreError, UnitResult, load
+from relulab.store import (
+    SCHEMA_VERSION,
+    RunStore,
+    StoreError,
+    UnitResult,
+    load,
+    payload_checksum,
+)
 
 
 def _unit(n=3, t=4):
@@ -278,9 +285,49 @@ def test_schema_1_store_is_read_as_is_and_upgraded_on_resume(tmp_path):
     assert len(load(tmp_path)) == 3
     assert _digest(path) == before, "reading does not upgrade"
     with _new(tmp_path) as store:
-        assert store.schema == "2"
+        assert store.schema == SCHEMA_VERSION == "3"
         store.save_unit("u2", _unit())
     with RunStore.open(path) as store:
-        assert store.schema == "2" and None not in store.unit_checksums().values()
+        assert store.schema == "3" and None not in store.unit_checksums().values()
         with RunStore.open(tmp_path / "v2" / "runs.sqlite") as fresh:
             assert store.unit_checksums()["u1"] == fresh.unit_checksums()["u1"]
+
+
+def _schema_2_store(tmp_path):
+    """A store as relulab wrote it before the checksum covered the unit's name."""
+    with _new(tmp_path) as store:
+        store.save_unit("u1", _unit())
+    path = tmp_path / "runs.sqlite"
+    with RunStore.open(path) as store:
+        header, networks, arrays = store._rows("u1")
+        unnamed = payload_checksum(header[:3], networks, arrays)
+    with sqlite3.connect(path) as old:
+        old.execute("UPDATE units SET checksum = ? WHERE name = 'u1'", (unnamed,))
+        old.execute("UPDATE meta SET value = '2' WHERE key = 'relulab_store_schema'")
+    return path
+
+
+def test_schema_2_store_is_verified_without_the_name_and_upgraded_on_resume(tmp_path):
+    path = _schema_2_store(tmp_path)
+    with RunStore.open(path) as store:
+        assert store.schema == "2"
+        np.testing.assert_array_equal(store.unit("u1").final["loss"], _unit().final["loss"])
+    with _new(tmp_path) as store:
+        assert store.schema == "3"
+    with RunStore.open(path) as store:
+        store.verify()
+        assert store.unit("u1").n_networks == 3
+
+
+def test_a_renamed_unit_no_longer_verifies(tmp_path):
+    """The checksum covers the unit's name: a unit renamed to a path that would escape the
+    export directory is refused as damaged, however the rows were rewritten."""
+    with _new(tmp_path) as store:
+        store.save_unit("u1", _unit())
+    path = tmp_path / "runs.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA foreign_keys = OFF")
+        for table, column in (("units", "name"), ("networks", "unit"), ("unit_arrays", "unit")):
+            db.execute(f"UPDATE {table} SET {column} = '../../../x' WHERE {column} = 'u1'")
+    with RunStore.open(path) as store, pytest.raises(StoreError, match="checksum"):
+        store.unit("../../../x")

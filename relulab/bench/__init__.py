@@ -17,6 +17,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from relulab.bench import workloads
+from relulab.files import write_atomic
 from relulab.runner.environment import library_versions
 
 __all__ = [
@@ -103,7 +104,7 @@ def write_bench(results: dict[str, Any], path: Path) -> None:
     """Write ``bench.json``, and with the scaling workload its figure beside it
     (``<name>.scaling.png``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=2, default=str))
+    write_atomic(path, json.dumps(results, indent=2, default=str))
     if "scaling" in results:
         plot_scaling(results["scaling"], path.with_suffix(".scaling.png"))
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from relulab import __version__
@@ -31,6 +32,7 @@ from relulab.cli.common import (
     UsageError,
 )
 from relulab.engine.memory import retain_freed_memory
+from relulab.errors import one_line_warnings
 from relulab.runner import DirectoryInUseError, RunFailedError, describe_error
 
 __all__ = ["build_parser", "main"]
@@ -69,6 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # a usage error (already reported in one line), --help, --version
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     retain_freed_memory()  # large activations reuse warm pages (relulab.engine.memory)
+    shown = warnings.showwarning
+    if not os.environ.get("RELULAB_DEBUG"):
+        one_line_warnings()  # numpy's, scipy's, Pillow's warnings as relulab: warning: lines
     try:
         return _COMMANDS[args.command](args)
     except (UsageError, DirectoryInUseError) as error:
@@ -92,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "set RELULAB_DEBUG=1 for the traceback\n"
         )
         return EXIT_FAILED
+    finally:
+        warnings.showwarning = shown
 
 
 def _one_line(error: BaseException) -> str:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +15,8 @@ from rich.table import Table
 
 from relulab.cli.common import UsageError, bounded_int, console, seed_int
 from relulab.errors import describe_error
-from relulab.files import check_output_dir
-from relulab.runner import is_scaffolding
+from relulab.files import check_output_dir, write_atomic
+from relulab.runner import DirectoryInUseError, check_not_in_use, is_scaffolding, locked
 
 __all__ = ["DIAGNOSE_MARKER", "add_parser", "command"]
 
@@ -99,7 +103,9 @@ def _check_out(text: str) -> Path:
     """The report directory: writable, and absent, empty or an earlier diagnose report's."""
     try:
         out = check_output_dir(text)
-    except ValueError as error:
+        if out.is_dir():
+            check_not_in_use(out)
+    except (ValueError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
     if (
         out.is_dir()
@@ -118,6 +124,39 @@ def _check_data_size(samples: int, shape: tuple[int, ...]) -> None:
 
     n_bytes = 4 * samples * int(np.prod(shape, dtype=object))
     check_memory(2 * n_bytes, torch.device("cpu"), f"probing {samples} samples of shape {shape}")
+
+
+class _UserCodeStoppedError(Exception):
+    """The user's model (or its module) called ``sys.exit`` or raised ``KeyboardInterrupt``."""
+
+
+@contextlib.contextmanager
+def _user_code() -> Iterator[None]:
+    """Run the user's model: a ``SystemExit`` it raises, or a ``KeyboardInterrupt`` it raises
+    itself (not one from Ctrl-C, which still interrupts), fails the probe like any other error
+    instead of ending relulab silently."""
+    interrupted = False
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+
+    def on_ctrl_c(signum: int, frame: object) -> None:
+        nonlocal interrupted
+        interrupted = True
+        raise KeyboardInterrupt
+
+    if main:
+        signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        yield
+    except SystemExit as stop:
+        raise _UserCodeStoppedError(f"the model's code called sys.exit({stop.code!r})") from None
+    except KeyboardInterrupt:
+        if interrupted:
+            raise
+        raise _UserCodeStoppedError("the model's code raised KeyboardInterrupt") from None
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
 
 
 def command(args: argparse.Namespace) -> int:
@@ -141,37 +180,43 @@ def command(args: argparse.Namespace) -> int:
     shape = _parse_shape(args.input_shape)
     out = _check_out(args.out)
     try:
-        factory = build_model(args.model)
-        model = factory()
-        if args.data is None:
-            _check_data_size(args.samples, default_shape(model, shape))
-        data = load_data(
-            args.data, model, args.samples, shape, torch.Generator().manual_seed(args.seed)
-        )
-        found = diagnose(factory, data, inits, args.seed, args.mode)
+        with _user_code():
+            factory = build_model(args.model)
+            model = factory()
+            if args.data is None:
+                _check_data_size(args.samples, default_shape(model, shape))
+            data = load_data(
+                args.data, model, args.samples, shape, torch.Generator().manual_seed(args.seed)
+            )
+            found = diagnose(factory, data, inits, args.seed, args.mode)
         tables = {
             metric: comparison_table(found.frame, metric) for metric in key_metrics(found.frame)
         }
         names = found.names
     except ValueError as error:
         raise UsageError(str(error)) from None
+    except _UserCodeStoppedError as error:
+        raise UsageError(f"probing {args.model} failed ({error})") from None
     except Exception as error:  # the user's model failed while being probed: nothing written
         raise UsageError(f"probing {args.model} failed ({describe_error(error)})") from None
-    out.mkdir(parents=True, exist_ok=True)
-    (out / DIAGNOSE_MARKER).write_text("written by relulab diagnose\n")
-    frame = found.frame
-    frame.insert(1, "mode", found.mode)
-    frame.to_csv(out / "probe.csv", index=False)
-    report = write_diagnose_report(
-        out,
-        args.model,
-        found.inits,
-        tuple(data.shape),
-        tables,
-        names,
-        mode=found.mode,
-        skipped=found.skipped,
-    )
+    try:
+        with locked(out):  # one writer: a second diagnose into --out is refused, not lost
+            write_atomic(out / DIAGNOSE_MARKER, "written by relulab diagnose\n")
+            frame = found.frame
+            frame.insert(1, "mode", found.mode)
+            write_atomic(out / "probe.csv", frame.to_csv(index=False))
+            report = write_diagnose_report(
+                out,
+                args.model,
+                found.inits,
+                tuple(data.shape),
+                tables,
+                names,
+                mode=found.mode,
+                skipped=found.skipped,
+            )
+    except DirectoryInUseError as error:
+        raise UsageError(str(error)) from None
     terminal = console()
     for name, why in found.skipped.items():
         terminal.print(f"note: skipped init {name}: {why}", highlight=False, soft_wrap=True)

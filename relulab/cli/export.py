@@ -6,6 +6,9 @@ import argparse
 from pathlib import Path
 
 from relulab.cli.common import UsageError, console, positive_int
+from relulab.files import OutputPathError, check_output_dir
+from relulab.runner import DirectoryInUseError
+from relulab.runner.rundir import check_not_in_use
 from relulab.store import STORE_FILENAME, StoreError
 
 __all__ = ["add_parser", "command"]
@@ -62,10 +65,15 @@ def command(args: argparse.Namespace) -> int:
         summary_writer_class()
     except ImportError as error:
         raise UsageError(str(error)) from None
-    logdir = Path(args.tensorboard)
-    if logdir.exists() and not logdir.is_dir():
-        raise UsageError(f"--tensorboard {logdir} exists and is not a directory")
-    runs = _run_dirs(Path(args.run_dir))
+    try:
+        logdir = check_output_dir(args.tensorboard, "--tensorboard")
+        if logdir.exists() and not logdir.is_dir():
+            raise UsageError(f"--tensorboard {logdir} exists and is not a directory")
+        runs = _run_dirs(Path(args.run_dir))
+        for run_dir, _ in runs:
+            check_not_in_use(run_dir)  # a run still being written exports a partial store
+    except (OutputPathError, DirectoryInUseError) as error:
+        raise UsageError(str(error)) from None
     units = [u.strip() for u in args.units.split(",") if u.strip()] if args.units else None
     terminal = console()
     for run_dir, sub in runs:

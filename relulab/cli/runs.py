@@ -39,6 +39,7 @@ from relulab.runner import (
     RunFailedError,
     RunOutcome,
     check_not_in_use,
+    check_rebuildable,
     execute,
     execute_runs,
     is_scaffolding,
@@ -46,7 +47,8 @@ from relulab.runner import (
     prepare_run,
     rebuild_outputs,
 )
-from relulab.store import STORE_FILENAME, RunStore, StoreError
+from relulab.runner.sweep import SWEEP_PAGE, rebuild_sweep
+from relulab.store import STORE_FILENAME, SWEEP_FILENAME, StoreError
 
 __all__ = ["SCORECARD_FILENAME", "add_parsers", "COMMANDS"]
 
@@ -310,8 +312,7 @@ def _runs_in(directory: Path) -> list[Path]:
         )
     for run_dir in runs:
         check_output_dir(run_dir, "report directory")
-        check_not_in_use(run_dir)
-        RunStore.open(run_dir / STORE_FILENAME).close()
+        check_rebuildable(run_dir)  # readable, finished, free: checked before anything is written
     return runs
 
 
@@ -322,8 +323,13 @@ def _command_report(args: argparse.Namespace) -> int:
             raise UsageError(f"{directory} is not a directory")
         check_output_dir(directory, "report directory")
         if os.path.lexists(directory / STORE_FILENAME):
+            check_rebuildable(directory)
             rebuild_outputs(directory)
             print(directory / REPORT_FILENAME)
+            return 0
+        if os.path.lexists(directory / SWEEP_FILENAME):  # a sweep: its page, not an index
+            rebuild_sweep(directory)
+            print(directory / SWEEP_PAGE)
             return 0
         runs = _runs_in(directory)
     except (StoreError, ValueError, DirectoryInUseError) as error:

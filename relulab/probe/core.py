@@ -67,6 +67,7 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from relulab.files import replacing
 from relulab.nn.run import run_model
 from relulab.nn.statistics import (
     delta_from_means,
@@ -232,7 +233,8 @@ class ProbeResult:
             if len(x) <= 24:
                 ax.set_xticks(x, table["name"], rotation=60, ha="right", fontsize=6)
         if path is not None:
-            fig.savefig(path, format="png", metadata={"Software": None})
+            with replacing(Path(path)) as temporary:
+                fig.savefig(temporary, format="png", metadata={"Software": None})
         return fig
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import matplotlib
 
+from relulab.files import replacing
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
@@ -39,10 +41,14 @@ class Figure:
 
 
 def save_figure(figure: plt.Figure, path: Path) -> None:
-    """Save as PNG (deterministic metadata) and close."""
+    """Save as PNG (deterministic metadata, written through a temporary file and renamed:
+    :func:`relulab.files.replacing`) and close."""
     figure.tight_layout()
-    figure.savefig(path, format="png", metadata={"Software": None})
-    plt.close(figure)
+    try:
+        with replacing(Path(path)) as temporary:
+            figure.savefig(temporary, format="png", metadata={"Software": None})
+    finally:
+        plt.close(figure)
 
 
 def save(figure: plt.Figure, out_dir: Path, filename: str, caption: str) -> Figure:

@@ -17,6 +17,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
+from relulab.files import write_atomic
 from relulab.report import scorecard
 
 __all__ = ["embedded_figures", "environment", "render_docstring", "write_page"]
@@ -104,5 +105,5 @@ def embedded_figures(out_dir: Path, figures: Sequence[Any]) -> list[dict[str, st
 def write_page(path: Path, template: str, **context: Any) -> Path:
     """Render ``template`` with ``context`` into ``path`` (UTF-8)."""
     html = environment.get_template(template).render(**context)
-    path.write_text(html, encoding="utf-8")
+    write_atomic(Path(path), html)
     return path

@@ -1,7 +1,8 @@
 """Export a run's recorded curves to TensorBoard event files.
 
-Layout: one TensorBoard *run* per trained network, ``LOGDIR/UNIT/NNNN_CONDITION`` (``NNNN`` the
-network's index in its unit, ``CONDITION`` the settings that vary within the unit, e.g.
+Layout: one TensorBoard *run* per trained network, ``LOGDIR/UNIT/NNNN_CONDITION`` (``UNIT`` the
+unit's name made one safe directory name, :func:`safe_component`; ``NNNN`` the network's index in
+its unit, ``CONDITION`` the settings that vary within the unit, e.g.
 ``b1=1.2,lr=0.01``), so that
 TensorBoard overlays the networks of a unit in one chart per recorded curve (``loss``,
 ``dead_fraction``, …) against the training step. Each run also carries its condition as text.
@@ -24,7 +25,7 @@ from typing import Any
 
 from relulab.store import STORE_FILENAME, RunStore
 
-__all__ = ["ExportedUnit", "export_tensorboard", "summary_writer_class"]
+__all__ = ["ExportedUnit", "export_tensorboard", "safe_component", "summary_writer_class"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9=.,_+-]+")
 
@@ -56,6 +57,19 @@ def _varying_keys(conditions: Sequence[dict[str, Any]]) -> list[str]:
     """The condition keys whose values differ between a unit's networks."""
     keys = list(dict.fromkeys(key for condition in conditions for key in condition))
     return [k for k in keys if len({json.dumps(c.get(k), sort_keys=True) for c in conditions}) > 1]
+
+
+def safe_component(name: str) -> str:
+    """A unit name as one directory name that cannot leave its parent: unsafe characters
+    (separators among them) become ``_``, and ``.`` / ``..`` / an empty name get a ``_``
+    prefix.
+
+    Example:
+        >>> safe_component("../../etc"), safe_component(".."), safe_component("b2-sweep")
+        ('.._.._etc', '_..', 'b2-sweep')
+    """
+    text = _UNSAFE.sub("_", name)
+    return f"_{text}" if text in ("", ".", "..") else text
 
 
 def _run_name(index: int, condition: dict[str, Any], keys: Sequence[str]) -> str:
@@ -91,6 +105,7 @@ def export_tensorboard(
     logdir = Path(logdir)
     exported = []
     with RunStore.open(Path(run_dir) / STORE_FILENAME) as store:
+        store.verify()  # every unit, before the first file is written
         names = sorted(store.done_units())
         for name in units or names:
             if name not in names:
@@ -102,7 +117,7 @@ def export_tensorboard(
             for index in range(count):
                 condition = result.conditions[index]
                 run_name = _run_name(index, condition, keys)
-                writer = writer_class(log_dir=str(logdir / name / run_name))
+                writer = writer_class(log_dir=str(logdir / safe_component(name) / run_name))
                 try:
                     writer.add_text("condition", json.dumps(condition, sort_keys=True), 0)
                     for curve, values in result.curves.items():

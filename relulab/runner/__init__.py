@@ -8,6 +8,7 @@ from relulab.runner.execute import (
     PreparedRun,
     RunFailedError,
     RunOutcome,
+    check_rebuildable,
     describe_error,
     execute,
     execute_runs,
@@ -45,6 +46,7 @@ __all__ = [
     "make_executor",
     "max_threads",
     "prepare_run",
+    "check_rebuildable",
     "rebuild_outputs",
     "resolve_device",
 ]

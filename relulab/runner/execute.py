@@ -52,6 +52,7 @@ __all__ = [
     "describe_error",
     "prepare_run",
     "execute",
+    "check_rebuildable",
     "rebuild_outputs",
     "SUMMARY_FILENAME",
 ]
@@ -411,26 +412,48 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
         return _rebuild_outputs(out_dir)
 
 
+def _finished_plan(store: RunStore, out_dir: Path) -> tuple[dict[str, Any], Experiment, Any, list]:
+    """Meta, experiment, config and unit names of the run in ``store``; :class:`StoreError` if
+    this relulab cannot rebuild it or a unit is missing."""
+    meta = store.meta()
+    try:
+        experiment = get_experiment(meta["experiment"])
+        config = experiment.config(
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in meta["config"].items()}
+        )
+    except (ValueError, TypeError) as error:
+        raise StoreError(
+            f"{out_dir} holds a run this relulab cannot rebuild ({describe_error(error)})"
+        ) from None
+    expected_units = [unit.name for unit in experiment.plan(config)]
+    missing = [name for name in expected_units if name not in store.done_units()]
+    if missing:
+        raise StoreError(
+            f"{out_dir} is an unfinished run (missing: {', '.join(missing)}); re-run it to resume"
+        )
+    return meta, experiment, config, expected_units
+
+
+def check_rebuildable(out_dir: str | Path) -> None:
+    """Refuse, writing nothing, a directory whose outputs :func:`rebuild_outputs` could not
+    rebuild: no store, an unreadable or foreign one, an unfinished run, a live writer.
+
+    Raises:
+        StoreError: no usable store, or an unfinished run.
+        DirectoryInUseError: another process is writing ``out_dir``.
+    """
+    out_dir = Path(out_dir)
+    if not (out_dir / STORE_FILENAME).is_file():
+        raise StoreError(f"no run store at {out_dir / STORE_FILENAME}")
+    check_not_in_use(out_dir)
+    with RunStore.open(out_dir / STORE_FILENAME) as store:
+        _finished_plan(store, out_dir)
+
+
 def _stored_run(out_dir: Path) -> tuple[dict[str, Any], Experiment, Any, dict, dict]:
     """Meta, experiment, config, verified unit results and per-unit threads of a finished run."""
     with RunStore.open(out_dir / STORE_FILENAME) as store:
-        meta = store.meta()
-        try:
-            experiment = get_experiment(meta["experiment"])
-            config = experiment.config(
-                **{k: tuple(v) if isinstance(v, list) else v for k, v in meta["config"].items()}
-            )
-        except (ValueError, TypeError) as error:
-            raise StoreError(
-                f"{out_dir} holds a run this relulab cannot rebuild ({describe_error(error)})"
-            ) from None
-        expected_units = [unit.name for unit in experiment.plan(config)]
-        missing = [name for name in expected_units if name not in store.done_units()]
-        if missing:
-            raise StoreError(
-                f"{out_dir} is an unfinished run (missing: {', '.join(missing)}); "
-                "re-run it to resume"
-            )
+        meta, experiment, config, expected_units = _finished_plan(store, out_dir)
         results = {name: store.unit(name) for name in expected_units}
         threads = store.unit_threads()
     return meta, experiment, config, results, threads

@@ -37,6 +37,7 @@ import importlib
 import multiprocessing
 import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -45,6 +46,7 @@ from typing import Any
 
 import torch
 
+from relulab.errors import one_line_warnings
 from relulab.runner.environment import resolve_device
 from relulab.runner.resources import max_threads
 
@@ -54,6 +56,7 @@ __all__ = [
     "ExecutorUnavailableError",
     "Outcome",
     "UnitTask",
+    "check_reachable",
     "compute_unit",
     "make_executor",
 ]
@@ -193,6 +196,8 @@ def _exit_with_driver(lifeline: Any) -> None:
 
 def _worker_start(lifeline: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    if not os.environ.get("RELULAB_DEBUG"):
+        one_line_warnings()  # a unit's numpy/scipy warnings as relulab: warning: lines
     threading.Thread(target=_exit_with_driver, args=(lifeline,), daemon=True).start()
 
 
@@ -304,6 +309,43 @@ def ray_module() -> Any:
     return ray
 
 
+RAY_CONNECT_TIMEOUT_S = 5.0  # a cluster that does not answer a TCP connection in this is absent
+
+
+def check_reachable(address: str | None, timeout_s: float = RAY_CONNECT_TIMEOUT_S) -> None:
+    """Refuse a Ray address nothing listens at, within ``timeout_s``, before ``ray.init`` —
+    which would retry for minutes, printing Ray's own log lines. ``None``, ``auto`` and
+    ``local`` are left to Ray (it fails fast on them without a cluster).
+
+    Args:
+        address: ``host:port`` or ``ray://host:port`` (``--address`` or ``RAY_ADDRESS``).
+        timeout_s: seconds to wait for the TCP connection.
+
+    Raises:
+        ExecutorUnavailableError: a malformed address, or nothing accepting connections there.
+
+    Example:
+        >>> check_reachable("auto")  # left to Ray
+    """
+    if address is None or address.strip() in ("", "auto", "local"):
+        return
+    host_port = address.strip().removeprefix("ray://")
+    host, separator, port = host_port.rpartition(":")
+    if not separator or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ExecutorUnavailableError(
+            f"cannot connect to Ray at {address}: expected host:port, ray://host:port or auto"
+        )
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise ExecutorUnavailableError(
+            f"cannot connect to Ray at {address} ({reason}; nothing answered within "
+            f"{timeout_s:g} s)"
+        ) from None
+
+
 class RayExecutor:
     """``--executor ray``: each unit a Ray task, retried by Ray, on the cluster at ``address``
     (default: ``RAY_ADDRESS``, else a Ray instance started for this command)."""
@@ -329,6 +371,7 @@ class RayExecutor:
         """Connect to the cluster (or start a local Ray instance); once."""
         if self._connected:
             return
+        check_reachable(self.address if self.address is not None else os.environ.get("RAY_ADDRESS"))
         try:
             self.ray.init(
                 address=self.address,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,10 +61,22 @@ def _busy(directory: Path, lock_path: Path) -> DirectoryInUseError:
     )
 
 
+def _check_lock_entry(directory: Path, lock_path: Path) -> None:
+    """Refuse a lock path that is not a plain file (a directory, a symbolic link, a FIFO): it
+    cannot be locked, and a link would be written through."""
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISREG(os.lstat(lock_path).st_mode):
+            raise DirectoryInUseError(
+                f"{lock_path} is not a plain file, so {directory} cannot be locked; remove it "
+                "(relulab creates it)"
+            )
+
+
 def check_not_in_use(directory: Path) -> None:
-    """Raise :class:`DirectoryInUseError` if a live process holds ``directory``'s lock; writes
-    nothing (a missing lock file is not created)."""
+    """Raise :class:`DirectoryInUseError` if a live process holds ``directory``'s lock, or its
+    lock path is not a plain file; writes nothing (a missing lock file is not created)."""
     lock_path = directory / LOCK_FILENAME
+    _check_lock_entry(directory, lock_path)
     if fcntl is None:
         return
     try:
@@ -87,8 +100,9 @@ def locked(directory: Path) -> Iterator[None]:
         yield
         return
     lock_path = directory / LOCK_FILENAME
+    _check_lock_entry(directory, lock_path)
     while True:
-        handle = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        handle = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from relulab.config import ConfigError, apply_overrides, config_to_dict
 from relulab.errors import describe_error
@@ -36,8 +36,10 @@ from relulab.runner.execute import (
     RunOutcome,
     _stderr_warning,
     _with_seed,
+    check_rebuildable,
     execute_runs,
     prepare_run,
+    rebuild_outputs,
 )
 from relulab.runner.rundir import check_not_in_use, is_scaffolding, locked
 from relulab.store import SWEEP_FILENAME
@@ -51,11 +53,12 @@ __all__ = [
     "parse_grid",
     "point_name",
     "prepare_sweep",
+    "read_sweep_record",
+    "rebuild_sweep",
 ]
 
 MAX_POINTS = 1000  # a grid of more points is almost certainly a typo
 SWEEP_PAGE = "sweep.html"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
 @dataclass(frozen=True)
@@ -110,15 +113,21 @@ def _name_part(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, list | tuple):
         return "+".join(_name_part(v) for v in value)
-    return _UNSAFE.sub("-", str(value)).strip("-") or "-"
+    return quote(str(value), safe="._-")
 
 
 def point_name(settings: dict[str, Any]) -> str:
-    """A point's directory name from its parsed settings.
+    """A point's directory name from its parsed settings: ``key=value`` joined by ``,``, tuple
+    elements joined by ``+``, and every character of a value other than letters, digits, ``.``,
+    ``_`` and ``-`` percent-encoded (``/`` → ``%2F``, ``+`` → ``%2B``, ``,`` → ``%2C``), so that
+    names are one path component, readable, and different for different settings (a minus sign
+    is kept: ``b2=-1.5``).
 
     Example:
         >>> point_name({"d": 4, "lr": 0.1, "widths": [30, 100]})
         'd=4,lr=0.1,widths=30+100'
+        >>> point_name({"b2": -1.5, "eps": 1e-20, "dataset": "a/b"})
+        'b2=-1.5,eps=1e-20,dataset=a%2Fb'
     """
     return ",".join(f"{key}={_name_part(value)}" for key, value in settings.items())
 
@@ -287,4 +296,57 @@ def execute_sweep(
             f"sweep point {point.name} failed{others}: {' '.join(str(outcome.error).split())}; "
             f"the other points are kept in {sweep.out_dir}, re-run the same command to resume"
         )
+    return record
+
+
+def read_sweep_record(directory: Path) -> dict[str, Any]:
+    """The ``sweep.json`` of a sweep directory, checked: its experiment, and its points as
+    one-component directory names that hold a finished run each — so that :func:`rebuild_sweep`
+    refuses before it writes anything.
+
+    Raises:
+        ValueError: an unreadable or malformed ``sweep.json``, or a point that is not a
+            directory of its sweep.
+        StoreError: a point whose run is unfinished or unreadable.
+        DirectoryInUseError: a live process writes the sweep or one of its points.
+    """
+    path = directory / SWEEP_FILENAME
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        get_experiment(record["experiment"])
+        names = [point["name"] for point in record["points"]]
+        if not isinstance(record["grid"], dict) or not all(isinstance(n, str) for n in names):
+            raise TypeError("grid or point names of the wrong type")
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(
+            f"{path} is not a readable sweep record ({describe_error(error)}); re-run the sweep "
+            "to rebuild it"
+        ) from None
+    check_not_in_use(directory)
+    if not names:
+        raise ValueError(f"{path} lists no points; re-run the sweep")
+    for name in names:
+        if name in ("", ".", "..") or Path(name).name != name:
+            raise ValueError(f"{path}: point {name!r} is not a directory name of the sweep")
+        check_rebuildable(directory / name)  # unfinished → "re-run it to resume"
+    return record
+
+
+def rebuild_sweep(directory: Path) -> dict[str, Any]:
+    """Rebuild every point's outputs, then ``sweep.json`` and ``sweep.html`` from them — after
+    :func:`read_sweep_record` has checked everything, so a refusal writes nothing.
+
+    Returns:
+        The rebuilt ``sweep.json`` content.
+    """
+    record = read_sweep_record(directory)
+    with locked(directory):
+        remove_temporaries(directory)
+        for point in record["points"]:
+            summary = rebuild_outputs(directory / point["name"])
+            point.update(
+                claims=summary["claims"], metrics=summary["metrics"], error=None, finished=True
+            )
+        write_sweep_page(directory / SWEEP_PAGE, record)
+        write_atomic(directory / SWEEP_FILENAME, json.dumps(record, indent=2, allow_nan=False))
     return record

@@ -126,8 +126,12 @@ class CorrelatedInitConfig:
     train_samples: int = setting(2048, "inferred", at_least=3)
     validation_samples: int = setting(512, "inferred", at_least=3)
     batch_size: int = setting(32, "inferred", positive=True)
-    sgd_epochs: int = setting(30, "inferred", positive=True)
-    adam_epochs: int = setting(15, "inferred", positive=True)
+    sgd_epochs: int = setting(
+        30, "inferred", at_least=2, note="≥ 2: the analysis reads epochs inside 10–90 % of training"
+    )
+    adam_epochs: int = setting(
+        15, "inferred", at_least=2, note="≥ 2: the analysis reads epochs inside 10–90 % of training"
+    )
     sgd_lr: float = setting(0.01, "inferred", positive=True, note="TensorFlow's SGD default")
     adam_lr: float = setting(0.001, "inferred", positive=True, note="TensorFlow's Adam default")
     adam_eps: float = setting(1e-7, "inferred", positive=True, note="TensorFlow's Adam default")

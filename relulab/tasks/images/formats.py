@@ -18,9 +18,9 @@ Every malformed input raises :class:`~relulab.tasks.images.errors.ImageDataError
 from __future__ import annotations
 
 import codecs
-import gzip
 import io
 import pickle
+import warnings
 import zlib
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,16 @@ import numpy as np
 
 from relulab.tasks.images.errors import ImageDataError
 
-__all__ = ["IDX_TYPES", "read_idx", "read_tiff_stack", "unpickle_restricted"]
+__all__ = [
+    "IDX_TYPES",
+    "MAX_DATA_BYTES",
+    "MAX_PICKLE_DEPTH",
+    "MAX_PICKLE_ITEMS",
+    "check_structure",
+    "read_idx",
+    "read_tiff_stack",
+    "unpickle_restricted",
+]
 
 #: IDX element-type codes (the magic's third byte) → big-endian NumPy dtypes.
 IDX_TYPES: dict[int, np.dtype] = {
@@ -44,18 +53,104 @@ IDX_TYPES: dict[int, np.dtype] = {
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-def _read_bytes(path: Path) -> bytes:
-    """The file's content, gunzipped when it starts with the gzip magic."""
+MAX_DATA_BYTES = 2**30  # a data file (after gunzip) larger than 1 GiB is refused unread
+MAX_PICKLE_DEPTH = 16  # a CIFAR batch is a dict of arrays and lists: depth 2
+MAX_PICKLE_ITEMS = 10_000_000  # elements of the unpickled structure with shared parts expanded
+
+
+def _too_big(path: Path, what: str) -> ImageDataError:
+    return ImageDataError(
+        f"{path}: {what} is larger than {MAX_DATA_BYTES // 2**20} MiB; not a data file relulab "
+        "reads (refused before reading it)"
+    )
+
+
+def _gunzip(path: Path, raw: bytes) -> bytes:
+    """Decompress a gzip stream, refusing one that expands beyond :data:`MAX_DATA_BYTES`."""
+    chunks, size, rest = [], 0, raw
     try:
+        while rest:
+            stream = zlib.decompressobj(16 + zlib.MAX_WBITS)  # one gzip member
+            while True:
+                chunk = stream.decompress(rest, MAX_DATA_BYTES + 1 - size)
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_DATA_BYTES:
+                    raise _too_big(path, "its gunzipped content")
+                rest = stream.unconsumed_tail
+                if stream.eof or not rest:
+                    break
+            if not stream.eof:
+                raise EOFError("compressed file ended before the end-of-stream marker")
+            rest = stream.unused_data
+    except (OSError, EOFError, zlib.error) as error:
+        raise ImageDataError(f"{path}: broken gzip stream ({error})") from None
+    return b"".join(chunks)
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's content, gunzipped when it starts with the gzip magic; either larger than
+    :data:`MAX_DATA_BYTES` is refused before it is held in memory."""
+    try:
+        if path.stat().st_size > MAX_DATA_BYTES:
+            raise _too_big(path, "the file")
         raw = path.read_bytes()
     except OSError as error:
         raise ImageDataError(f"{path}: cannot read ({error.strerror or error})") from None
-    if not raw.startswith(_GZIP_MAGIC):
-        return raw
-    try:
-        return gzip.decompress(raw)
-    except (OSError, EOFError, zlib.error) as error:
-        raise ImageDataError(f"{path}: broken gzip stream ({error})") from None
+    return _gunzip(path, raw) if raw.startswith(_GZIP_MAGIC) else raw
+
+
+def _children(node: Any) -> tuple[Any, ...]:
+    if isinstance(node, dict):
+        return (*node.keys(), *node.values())
+    if isinstance(node, list | tuple | set | frozenset):
+        return tuple(node)
+    return ()  # arrays, numbers, strings, bytes: leaves
+
+
+def check_structure(
+    value: Any, max_depth: int = MAX_PICKLE_DEPTH, max_items: int = MAX_PICKLE_ITEMS
+) -> None:
+    """Refuse an unpickled structure deeper than ``max_depth`` or with more than ``max_items``
+    elements once its shared parts are counted as many times as they are referenced — what
+    ``np.asarray`` or a loop over it would build or visit. Each distinct container is visited
+    once, so a ≈ 100-byte pickle of lists sharing one another 26 levels deep (2²⁶ elements
+    expanded) is refused in microseconds instead of taking gigabytes.
+
+    Args:
+        value: the unpickled object.
+        max_depth: the deepest nesting of containers allowed.
+        max_items: the most elements allowed, shared parts expanded.
+
+    Raises:
+        ValueError: the structure is deeper or larger than allowed.
+
+    Example:
+        >>> shared = [0, 0]
+        >>> for _ in range(30):
+        ...     shared = [shared, shared]
+        >>> check_structure(shared)
+        Traceback (most recent call last):
+        ...
+        ValueError: the structure nests deeper than 16 levels
+    """
+    expanded: dict[int, int] = {}
+    stack: list[tuple[Any, int, bool]] = [(value, 1, False)]
+    while stack:
+        node, depth, children_done = stack.pop()
+        if id(node) in expanded:
+            continue
+        children = _children(node)
+        if not children_done:
+            if depth > max_depth:
+                raise ValueError(f"the structure nests deeper than {max_depth} levels")
+            stack.append((node, depth, True))
+            stack.extend((child, depth + 1, False) for child in children)
+            continue
+        total = 1 + sum(expanded.get(id(child), 1) for child in children)
+        if total > max_items:
+            raise ValueError(f"the structure expands to more than {max_items} elements")
+        expanded[id(node)] = total
 
 
 def read_idx(path: str | Path) -> np.ndarray:
@@ -139,7 +234,10 @@ def unpickle_restricted(path: str | Path) -> Any:
     (``encoding="bytes"``: Python 2 strings come back as ``bytes``) through an allow-list
     ``Unpickler``: ``numpy.core.multiarray._reconstruct`` (or ``numpy._core…``),
     ``numpy.ndarray``, ``numpy.dtype`` and ``_codecs.encode``. Anything else — the way a hostile
-    pickle runs code — is refused.
+    pickle runs code — is refused. Resources are bounded before anything large is built: the
+    file (gunzipped) at most :data:`MAX_DATA_BYTES`, the unpickled structure at most
+    :data:`MAX_PICKLE_DEPTH` deep and :data:`MAX_PICKLE_ITEMS` elements with shared parts expanded
+    (:func:`check_structure`).
 
     Args:
         path: the pickle file (plain or gzipped).
@@ -148,7 +246,8 @@ def unpickle_restricted(path: str | Path) -> Any:
         The unpickled object (for CIFAR-10, a ``dict`` with ``bytes`` keys).
 
     Raises:
-        ImageDataError: a missing file, a truncated or corrupt pickle, or a refused global.
+        ImageDataError: a missing file, a truncated or corrupt pickle, a refused global, or a
+            file or structure beyond the bounds.
 
     Example:
         >>> batch = unpickle_restricted("cifar-10-batches-py/data_batch_1")  # doctest: +SKIP
@@ -158,7 +257,9 @@ def unpickle_restricted(path: str | Path) -> Any:
     path = Path(path)
     raw = _read_bytes(path)
     try:
-        return _AllowListUnpickler(io.BytesIO(raw), encoding="bytes").load()
+        value = _AllowListUnpickler(io.BytesIO(raw), encoding="bytes").load()
+        check_structure(value, MAX_PICKLE_DEPTH, MAX_PICKLE_ITEMS)
+        return value
     except Exception as error:  # any failure to unpickle a data file means it is malformed
         reason = str(error) or type(error).__name__
         raise ImageDataError(f"{path}: not a readable pickle ({reason})") from None
@@ -197,21 +298,30 @@ def read_tiff_stack(path: str | Path) -> np.ndarray:
     if not path.is_file():
         raise ImageDataError(f"{path}: no such file")
     pages: list[np.ndarray] = []
+    caught: list[warnings.WarningMessage] = []
     try:
-        with Image.open(path) as image:
-            for number, page in enumerate(ImageSequence.Iterator(image)):
-                if page.mode in _CONVERTIBLE_MODES:
-                    page = page.convert("L")
-                elif page.mode not in _GRAY_MODES:
-                    raise ImageDataError(
-                        f"{path}: page {number} has mode {page.mode}; expected 8-bit grayscale (L)"
-                    )
-                pages.append(np.array(page, dtype=np.uint8))
+        with warnings.catch_warnings(record=True) as recorded:
+            warnings.simplefilter("always")  # Pillow's "Corrupt EXIF data" joins the error
+            caught = recorded
+            with Image.open(path) as image:
+                for number, page in enumerate(ImageSequence.Iterator(image)):
+                    if page.mode in _CONVERTIBLE_MODES:
+                        page = page.convert("L")
+                    elif page.mode not in _GRAY_MODES:
+                        raise ImageDataError(
+                            f"{path}: page {number} has mode {page.mode}; "
+                            "expected 8-bit grayscale (L)"
+                        )
+                    pages.append(np.array(page, dtype=np.uint8))
     except ImageDataError:
         raise
     except Exception as error:  # Pillow reports broken files as OSError, TypeError, KeyError…
-        reason = str(error) or type(error).__name__
+        reason = " ".join((str(error) or type(error).__name__).split())
+        said = {" ".join(str(w.message).split()) for w in caught}
+        reason += "".join(f"; {text}" for text in sorted(said))
         raise ImageDataError(f"{path}: not a readable TIFF stack ({reason})") from None
+    for warning in caught:  # a readable stack: Pillow's remarks still reach the user, once each
+        warnings.warn(warning.message, warning.category, stacklevel=2)
     sizes = {p.shape for p in pages}
     if len(sizes) != 1:
         raise ImageDataError(f"{path}: pages differ in size ({sorted(sizes)})")
