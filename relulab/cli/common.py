@@ -133,8 +133,9 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--preset",
         default="quick",
-        help="preset to start from: quick (minutes on "
-        "2 CPU cores) or paper (the seed's full scale); default quick",
+        help="preset to start from: quick (minutes on 2 CPU cores), paper (the seed's full "
+        "scale), or an experiment's own (init-training: cpu, what a CPU can decide); "
+        "default quick",
     )
     parser.add_argument(
         "--seed",
