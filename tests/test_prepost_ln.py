@@ -2,20 +2,24 @@
 the random walk that reproduces its α = 1 figure, or the post's toy simulated here
 independently of relulab's engine) and its negative control (a counter-example); then the
 pipeline on stored results with each behaviour removed. LayerNorm's fixed norm is a test, not
-a claim (issue 12).
+a claim (issue 12). The influence claim's positive control is the post's own mechanism (the
+residual path that Post-LN's LayerNorm shrinks at every block).
 
-Four positive controls fail today's criteria: the post states its Pre-LN laws as asymptotic and
-shows its rank figure at α = 100, while the criteria judge every α, α = 1 included, over 100
-blocks (issue 29). They are marked ``xfail(strict=True)``.
+Issue 29 judged the Pre-LN laws where the post puts them (asymptotically: layers ≥
+asymptotic_factor × l₀, on a stream deep enough to reach them), the Post-LN rank at the figure's
+α, Post-LN's cosine as "does not approach 1", and added Observation 2's vanishing influence of
+early layers; no control is expected to fail any more.
 """
 
 import copy
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 import torch
 
+from relulab import cli
 from relulab.analysis import power_law_exponent
 from relulab.config import apply_overrides
 from relulab.engine import BatchedResidualToy, ResidualToySpec
@@ -23,13 +27,13 @@ from relulab.experiments import prepost_ln
 from relulab.experiments.context import RunContext
 from relulab.experiments.prepost_ln import claims
 from relulab.experiments.prepost_ln.claims import alpha_part
-from relulab.experiments.prepost_ln.units import Key, layer_statistics
+from relulab.experiments.prepost_ln.config import long_alphas, long_depth, probe_count
+from relulab.experiments.prepost_ln.units import Key, influence_gains, layer_statistics
 from relulab.store import UnitResult
 
 CONTEXT = RunContext(torch.device("cpu"), torch.float64, seed=0, quiet=True)
 CONFIG = prepost_ln.PRESETS["quick"]  # the post's sizes: d = 100, hidden 400, 100 blocks
 LAYERS = np.arange(1, CONFIG.blocks + 1, dtype=float)
-ISSUE_29 = "criterion mis-specified (issue 29): "
 
 
 # ---------------------------------------------------------------------------------------------
@@ -54,10 +58,30 @@ def _walk_gap(alpha: float, layers: np.ndarray = LAYERS) -> np.ndarray:
     return 1 - np.sqrt(_walk(alpha, layers) / _walk(alpha, layers + 1))
 
 
-def _exponents(curve, values_from: int = CONFIG.fit_from) -> dict:
-    """The exponent in l over layers ≥ ``fit_from`` of ``curve(α)``, per α of the config."""
-    fit = LAYERS >= values_from
-    return {alpha_part(a): power_law_exponent(LAYERS[fit], curve(a)[fit]) for a in CONFIG.alphas}
+LONG = np.arange(1, CONFIG.long_blocks + 1, dtype=float)
+
+
+def _pre_results(norm_curve, cosine_curve, toys: int = 3) -> dict:
+    """``{Key: UnitResult}`` of Pre-LN streams given in closed form, ``norm_curve(α, layers)``
+    and ``cosine_curve(α, layers)``, ``toys`` identical toys per α: the ``blocks``-deep unit
+    at every α and the long unit at ``long_alphas``, as the run stores them."""
+
+    def unit(alphas, layers):
+        conditions = [{"norm": "pre", "alpha": a, "seed": t} for a in alphas for t in range(toys)]
+        norms = np.stack([norm_curve(a, layers) for a in alphas for _ in range(toys)])
+        cosines = np.stack([cosine_curve(a, layers) for a in alphas for _ in range(toys)])
+        cosines[:, -1] = np.nan  # the last layer has no next one
+        curves = {"norm": norms, "cosine": cosines}
+        return UnitResult.forward_only(conditions, layers, curves, {"norm": norms[:, -1]})
+
+    return {
+        Key.FORWARD_PRE: unit(CONFIG.alphas, LAYERS),
+        Key.FORWARD_PRE_LONG: unit(CONFIG.long_alphas, LONG),
+    }
+
+
+def _judge(spec, results) -> str:
+    return spec.judge(spec.measure(results, CONFIG).measured, CONFIG)
 
 
 def test_random_walk_reproduces_the_posts_alpha_1_figure():
@@ -82,43 +106,65 @@ def test_random_walk_is_sqrt_l_asymptotically():
 
 
 # --- preln-norm-grows-like-sqrt-l --------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason=ISSUE_29 + "the post states ‖h^l‖ ~ √l as asymptotic; its α = 1 random walk has "
-    "exponent ≈ 0.33 over layers 10–100 (l₀ ≈ 18) and fails ±0.1 of 0.5 'for every α'",
-)
+def _walk_cosine(alpha, layers):
+    return 1 - _walk_gap(alpha, layers)
+
+
 def test_preln_norm_grows_like_sqrt_l_positive():
     """The random walk that reproduces the post's figure (‖h_1‖ ≈ 10.25, ‖h_100‖ ≈ 25.5 at
-    α = 1), at every α of the config: √l asymptotically, as the post says."""
-    assert claims.NORM_LIKE_SQRT_L.judge(_exponents(_walk_norm), CONFIG) == "holds"
+    α = 1), at every α of the config, read as the run reads it: over layers ≥ 10 l₀, on the
+    long stream at α = 1 (l₀ = 18 puts them beyond 100 blocks). √l asymptotically, as the post
+    says."""
+    walk = _pre_results(lambda a, layers: _walk_norm(a, layers), _walk_cosine)
+    assert _judge(claims.NORM_LIKE_SQRT_L, walk) == "holds"
 
 
 def test_preln_norm_grows_like_sqrt_l_negative():
     """Updates that all point the same way (a drift, not a random walk) make the norm grow like
     l, and Post-LN's stream keeps it constant: neither is √l."""
-    drift = _exponents(lambda a: math.sqrt(CONFIG.width) * (1 + LAYERS * a / math.sqrt(18)))
-    assert claims.NORM_LIKE_SQRT_L.judge(drift, CONFIG) == "fails"
-    flat = _exponents(lambda a: np.full_like(LAYERS, math.sqrt(CONFIG.width)))
-    assert claims.NORM_LIKE_SQRT_L.judge(flat, CONFIG) == "fails"
+    drift = _pre_results(
+        lambda a, layers: math.sqrt(CONFIG.width) * (1 + layers * a / math.sqrt(18)),
+        _walk_cosine,
+    )
+    assert _judge(claims.NORM_LIKE_SQRT_L, drift) == "fails"
+    flat = _pre_results(
+        lambda a, layers: np.full_like(layers, math.sqrt(CONFIG.width)), _walk_cosine
+    )
+    assert _judge(claims.NORM_LIKE_SQRT_L, flat) == "fails"
+
+
+def test_the_asymptotic_range_is_where_the_post_puts_it():
+    """l₀ of the walk is 18/α², so the fits start at 180 on the long α = 1 stream and at
+    fit_from (10) at α = 10 and 100; over 100 blocks α = 1 fails, as issue 29 found."""
+    walk = _pre_results(lambda a, layers: _walk_norm(a, layers), _walk_cosine)
+    long = walk[Key.FORWARD_PRE_LONG]
+    assert claims.norm_offset(long, 1.0) == pytest.approx(18.0, rel=1e-6)
+    assert claims.asymptotic_start(long, 1.0, CONFIG) == 180
+    for alpha in (10.0, 100.0):
+        assert claims.asymptotic_start(walk[Key.FORWARD_PRE], alpha, CONFIG) == CONFIG.fit_from
+    short = copy.deepcopy(walk)
+    short[Key.FORWARD_PRE_LONG] = short[Key.FORWARD_PRE]
+    short_config = dataclasses.replace(CONFIG, long_alphas=())
+    measured = claims.NORM_LIKE_SQRT_L.measure(short, short_config).measured
+    assert measured[alpha_part(1.0)].value == pytest.approx(0.42, abs=0.03)  # layers 50–100
 
 
 # --- preln-cosine-gap-like-1-over-l ------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason=ISSUE_29 + "the post states 1 − cos ~ 1/l as asymptotic; its α = 1 random walk has "
-    "exponent ≈ −0.65 over layers 10–100 and fails ±0.2 of −1 'for every α'",
-)
 def test_preln_cosine_gap_like_1_over_l_positive():
     """The random walk's 1 − cos(h_l, h_{l+1}) (cos 0.974 → 0.9957 at α = 1, the post's figure),
-    at every α of the config: 1/l asymptotically."""
-    assert claims.GAP_LIKE_1_OVER_L.judge(_exponents(_walk_gap), CONFIG) == "holds"
+    at every α of the config over the asymptotic range: 1/l, as the post says."""
+    walk = _pre_results(lambda a, layers: _walk_norm(a, layers), _walk_cosine)
+    assert _judge(claims.GAP_LIKE_1_OVER_L, walk) == "holds"
 
 
 def test_preln_cosine_gap_like_1_over_l_negative():
     """A stream whose norm stays put (Post-LN) turns by the same angle at every block:
     1 − cos = 1 − 1/√(1 + α²/18) at every l, exponent 0."""
-    constant = _exponents(lambda a: np.full_like(LAYERS, 1 - 1 / math.sqrt(1 + a**2 / 18)))
-    assert claims.GAP_LIKE_1_OVER_L.judge(constant, CONFIG) == "fails"
+    constant = _pre_results(
+        lambda a, layers: np.full_like(layers, math.sqrt(CONFIG.width)),
+        lambda a, layers: np.full_like(layers, 1 / math.sqrt(1 + a**2 / 18)),
+    )
+    assert _judge(claims.GAP_LIKE_1_OVER_L, constant) == "fails"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,64 +258,48 @@ def test_simulation_shows_the_posts_behaviour(simulated):
     assert claims.norm_offset(pre, 1.0) == pytest.approx(18, rel=0.15)
 
 
-# --- postln-cosine-flat ------------------------------------------------------------------------
+# --- postln-cosine-flat (does not approach 1) ---------------------------------------------------
+def _post_cosines(cosine_curve, toys: int = 3) -> dict:
+    """A Post-LN forward unit whose cosine is ``cosine_curve(α)`` at every layer (``toys``
+    identical toys per α)."""
+    cosines = np.stack([cosine_curve(a) for a in CONFIG.alphas for _ in range(toys)])
+    cosines[:, -1] = np.nan
+    conditions = [
+        {"norm": "post", "alpha": a, "seed": t} for a in CONFIG.alphas for t in range(toys)
+    ]
+    return {Key.FORWARD_POST: UnitResult.forward_only(conditions, LAYERS, {"cosine": cosines}, {})}
+
+
 def test_postln_cosine_flat_positive(simulated_cosines):
     """The post's Post-LN toy, simulated: LayerNorm keeps ‖h_l‖ = √d, so each block turns the
     stream by the same angle on average and the cosine does not approach 1."""
-    measured = claims.COSINE_FLAT.measure(simulated_cosines, CONFIG).measured
-    assert claims.COSINE_FLAT.judge(measured, CONFIG) == "holds"
+    assert _judge(claims.COSINE_FLAT, simulated_cosines) == "holds"
 
 
 def test_postln_cosine_flat_negative():
-    """A cosine that climbs towards 1 with depth, from 0.5 at layer 10 to 0.9 at layer 100."""
-    drift = {alpha_part(a): 0.4 for a in CONFIG.alphas}
-    assert claims.COSINE_FLAT.judge(drift, CONFIG) == "fails"
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason=ISSUE_29 + "'no trend within ±0.05' cannot see a cosine that approaches 1 like "
-    "1 − 1/(2l): over layers 10–100 it changes by less than 0.05",
-)
-def test_postln_cosine_flat_refuses_a_cosine_that_approaches_1():
-    """Pre-LN's cosine (the random walk), which the post says approaches 1, must not pass for
-    Post-LN's 'does not approach 1'."""
-    result = UnitResult.forward_only(
-        [{"alpha": a} for a in CONFIG.alphas],
-        LAYERS,
-        {"cosine": np.stack([1 - _walk_gap(a) for a in CONFIG.alphas])},
-        {},
-    )
-    drift = {
-        alpha_part(a): claims.cosine_drift(result, i, CONFIG) for i, a in enumerate(CONFIG.alphas)
-    }
-    assert claims.COSINE_FLAT.judge(drift, CONFIG) == "fails"
+    """Pre-LN's cosine (the random walk that reproduces the post's figure), which the post says
+    does approach 1 — though over layers 10–100 it changes by less than the old "no trend"
+    tolerance of 0.05 — and a cosine that climbs from 0.5 to 0.95 like 1 − 5/l."""
+    walk = _post_cosines(lambda a: 1 - _walk_gap(a))
+    assert _judge(claims.COSINE_FLAT, walk) == "fails"
+    climbing = _post_cosines(lambda a: 1 - 5 / LAYERS)
+    assert _judge(claims.COSINE_FLAT, climbing) == "fails"
 
 
 # --- postln-rank-collapses ---------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason=ISSUE_29 + "the post shows Post-LN's rank at α = 100 only and states a comparison; "
-    "at α = 1 its toy keeps ≈ 0.53 of its rank over 100 blocks, not below the inferred 0.5",
-)
 def test_postln_rank_collapses_positive(simulated):
-    """The post's Post-LN toy, simulated at every α of the config: its rank collapses to a few
-    percent at α = 100 (the post's figure) and α = 10."""
-    measured = claims.RANK_COLLAPSES.measure(simulated, CONFIG).measured
-    assert claims.RANK_COLLAPSES.judge(measured, CONFIG) == "holds"
+    """The post's Post-LN toy, simulated: at the figure's α = 100 its rank collapses to a few
+    percent of its start (α = 1 keeps ≈ 0.53 of it, a metric: the post shows α = 100 only)."""
+    assert CONFIG.figure_alpha == 100.0
+    assert _judge(claims.RANK_COLLAPSES, simulated) == "holds"
 
 
-def test_postln_rank_collapses_at_the_figures_alpha(simulated):
-    """What the post's figure shows does hold: at α = 100 the simulated rank falls below half."""
-    measured = claims.RANK_COLLAPSES.measure(simulated, CONFIG).measured
-    part = claims.RANK_COLLAPSES.criterion_for(CONFIG).parts[alpha_part(100.0)]
-    assert part.judge(measured[alpha_part(100.0)]) == "holds"
-
-
-def test_postln_rank_collapses_negative():
-    """Post-LN with a kept rank (last layer as rich as the first) at every α."""
-    kept = {alpha_part(a): 0.95 for a in CONFIG.alphas}
-    assert claims.RANK_COLLAPSES.judge(kept, CONFIG) == "fails"
+def test_postln_rank_collapses_negative(simulated):
+    """Post-LN with a kept rank at the figure's α (last layer as rich as the first), and the
+    simulated toy with Pre-LN's ranks in Post-LN's place."""
+    assert claims.RANK_COLLAPSES.judge(0.95, CONFIG) == "fails"
+    swapped = {Key.FORWARD_POST: simulated[Key.FORWARD_PRE]}
+    assert _judge(claims.RANK_COLLAPSES, swapped) == "fails"
 
 
 # --- preln-keeps-rank-better -------------------------------------------------------------------
@@ -287,6 +317,69 @@ def test_preln_keeps_rank_better_negative(simulated):
     swapped[Key.FORWARD_POST] = simulated[Key.FORWARD_PRE]
     measured = claims.KEEPS_RANK.measure(swapped, CONFIG).measured
     assert claims.KEEPS_RANK.judge(measured, CONFIG) == "fails"
+
+
+# --- postln-early-influence-vanishes -----------------------------------------------------------
+def _influence(post_gain, pre_gain, toys: int = 3) -> dict:
+    """An influence unit with gains ``post_gain(α)`` / ``pre_gain(α)`` from h^l to h^L."""
+    conditions, gains = [], []
+    for norm, gain in (("pre", pre_gain), ("post", post_gain)):
+        for alpha in CONFIG.alphas:
+            for toy in range(toys):
+                conditions.append({"norm": norm, "alpha": alpha, "seed": toy})
+                gains.append(gain(alpha) * (1 + 0.01 * toy))
+    steps = np.array([CONFIG.blocks])
+    gains = np.array(gains)
+    unit = UnitResult.forward_only(conditions, steps, {"gain": gains[:, None]}, {"gain": gains})
+    return {Key.INFLUENCE: unit}
+
+
+def _residual_path(alpha: float) -> float:
+    """The post's mechanism: Post-LN's LayerNorm divides the stream — and with it the signal
+    h^l carries — by √(1 + α²/18) at every block, since each block adds an update of squared
+    norm d·α²/18 to ‖h‖² = d; after the L − l blocks from h^l to h^L that is
+    (1 + α²/18)^(−(L − l)/2): 0.07 at α = 1 ('signals originating from early layers keep
+    shrinking as they propagate forward')."""
+    return (1 + alpha**2 / 18) ** (-(CONFIG.blocks - CONFIG.influence_layer) / 2)
+
+
+def test_postln_early_influence_vanishes_positive():
+    """The post's mechanism: Post-LN's early signal shrinks along the residual path; Pre-LN's
+    identity path carries it to the output unchanged (gain 1), 'the opposite problem'."""
+    mechanism = _influence(_residual_path, lambda a: 1.0)
+    assert _judge(claims.EARLY_INFLUENCE, mechanism) == "holds"
+
+
+def test_postln_early_influence_vanishes_negative():
+    """A Post-LN stream that carries the early signal unshrunk (gain 1, as Pre-LN's identity
+    path does), and the mechanism with the norms swapped."""
+    kept = _influence(lambda a: 1.0, lambda a: 1.0)
+    assert _judge(claims.EARLY_INFLUENCE, kept) == "fails"
+    swapped = _influence(lambda a: 1.0, _residual_path)
+    assert _judge(claims.EARLY_INFLUENCE, swapped) == "fails"
+
+
+def test_influence_gain_is_the_change_at_the_output():
+    """The unit's forward-mode gain equals a finite difference on this file's own toy: perturb
+    h^l by ε·v and measure the change at h^L."""
+    spec = ResidualToySpec(8, 32, 6, "post", 3.0)
+    toy = BatchedResidualToy(spec, 2, dtype=torch.float64)
+    x = torch.randn(20, 8, dtype=torch.float64)
+    v = torch.randn(20, 8, dtype=torch.float64)
+    v = v / v.norm(dim=-1, keepdim=True)
+    gains = influence_gains(toy, x, 2, v)
+    assert gains.shape == (2, 4)
+    weights = list(zip(toy.params[0::2], toy.params[1::2], strict=True))
+    for s in range(2):
+        ends = []
+        for shift in (0.0, 1e-6):
+            h = x
+            for k, (w1, w2) in enumerate(weights):
+                h = h + shift * v if k == 2 else h
+                h = _layer_norm(h + 3.0 * (torch.relu(h @ w1[s].T) @ w2[s].T))
+            ends.append(h.detach())
+        change = ((ends[1] - ends[0]).norm(dim=-1) / 1e-6).mean()
+        assert gains[s, -1] == pytest.approx(float(change), rel=1e-4)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -317,7 +410,7 @@ def test_engine_matches_the_independent_toy():
 @pytest.fixture(scope="module")
 def prepost():
     overrides = ["width=16", "hidden=32", "blocks=16", "n_samples=64", "fit_from=4", "n_networks=4"]
-    config = apply_overrides(CONFIG, overrides)
+    config = apply_overrides(CONFIG, [*overrides, "long_blocks=64", "probe_samples=32"])
     return config, {unit.name: unit.run(CONTEXT) for unit in prepost_ln.plan(config)}
 
 
@@ -326,16 +419,18 @@ def _verdicts(results, config):
 
 
 def _pre_norm_flat(results, config):
-    results[Key.FORWARD_PRE].curves["norm"][:] = 3.0
+    for key in (Key.FORWARD_PRE, Key.FORWARD_PRE_LONG):
+        results[key].curves["norm"][:] = 3.0
 
 
 def _pre_gap_flat(results, config):
-    results[Key.FORWARD_PRE].curves["cosine"][:] = 0.9
+    for key in (Key.FORWARD_PRE, Key.FORWARD_PRE_LONG):
+        results[key].curves["cosine"][:] = 0.9
 
 
-def _post_cosine_trend(results, config):
+def _post_cosine_to_1(results, config):
     result = results[Key.FORWARD_POST]
-    result.curves["cosine"][:] = 0.2 + 0.2 * np.log(result.steps.astype(float))
+    result.curves["cosine"][:] = 1 - 0.5 / result.steps.astype(float)
 
 
 def _post_rank_kept(results, config):
@@ -348,12 +443,19 @@ def _pre_rank_lower(results, config):
     )
 
 
+def _post_influence_kept(results, config):
+    gain = results[Key.INFLUENCE].final["gain"]
+    post = [i for i, c in enumerate(results[Key.INFLUENCE].conditions) if c["norm"] == "post"]
+    gain[post] = 2.0
+
+
 COUNTER = {
     "preln-norm-grows-like-sqrt-l": _pre_norm_flat,
     "preln-cosine-gap-like-1-over-l": _pre_gap_flat,
-    "postln-cosine-flat": _post_cosine_trend,
+    "postln-cosine-flat": _post_cosine_to_1,
     "postln-rank-collapses": _post_rank_kept,
     "preln-keeps-rank-better": _pre_rank_lower,
+    "postln-early-influence-vanishes": _post_influence_kept,
 }
 
 
@@ -362,6 +464,7 @@ def test_claims_are_the_counter_examples_keys(prepost):
     verdicts = _verdicts(results, config)
     assert list(verdicts) == [spec.id for spec in claims.CLAIMS] and set(verdicts) == set(COUNTER)
     assert "postln-norm-constant" not in verdicts
+    assert sorted(results) == sorted(prepost_ln.EXPERIMENT.unit_keys(config))
 
 
 @pytest.mark.parametrize("claim_id", sorted(COUNTER))
@@ -372,27 +475,67 @@ def test_claim_fails_on_its_counter_example(prepost, claim_id):
     assert _verdicts(broken, config)[claim_id] == "fails"
 
 
-def test_claims_hold_on_ideal_results(prepost):
-    config, results = prepost
+def _ideal(results):
     ideal = copy.deepcopy(results)
     pre, post = ideal[Key.FORWARD_PRE], ideal[Key.FORWARD_POST]
+    for stream in (pre, ideal[Key.FORWARD_PRE_LONG]):
+        layers = stream.steps.astype(float)
+        stream.curves["norm"][:] = 3.0 * np.sqrt(layers)
+        stream.curves["cosine"][:] = 1.0 - 0.3 / layers
     layers = pre.steps.astype(float)
-    pre.curves["norm"][:] = 3.0 * np.sqrt(layers)
-    pre.curves["cosine"][:] = 1.0 - 0.3 / layers
     pre.final["effective_rank"][:] = 12.0
-    post.curves["cosine"][:] = 0.8 + 0.01 * np.cos(layers)  # fluctuates, no trend
+    post.curves["cosine"][:] = 0.8 + 0.01 * np.cos(layers)  # fluctuates, does not approach 1
     post.curves["effective_rank"][:] = 10.0 / layers
     post.final["effective_rank"][:] = 10.0 / layers[-1]
-    verdicts = _verdicts(ideal, config)
+    influence = ideal[Key.INFLUENCE]
+    for i, c in enumerate(influence.conditions):
+        influence.final["gain"][i] = (0.1 if c["norm"] == "post" else 2.0) * (1 + 0.01 * i)
+    return ideal
+
+
+def test_claims_hold_on_ideal_results(prepost):
+    config, results = prepost
+    verdicts = _verdicts(_ideal(results), config)
     assert set(verdicts.values()) == {"holds"}, verdicts
 
 
 def test_alpha_one_is_not_dropped(prepost):
+    """α = 1 is judged on the long stream: breaking only it fails the claim."""
     config, results = prepost
-    broken = copy.deepcopy(results)
-    pre = broken[Key.FORWARD_PRE]
-    pre.curves["norm"][:] = 3.0 * np.sqrt(pre.steps.astype(float))
-    alpha_one = [i for i, c in enumerate(pre.conditions) if c["alpha"] == 1.0]
-    pre.curves["norm"][alpha_one] = 3.0  # only α = 1 breaks the law
+    broken = _ideal(results)
+    long = broken[Key.FORWARD_PRE_LONG]
+    alpha_one = [i for i, c in enumerate(long.conditions) if c["alpha"] == 1.0]
+    long.curves["norm"][alpha_one] = 3.0  # only α = 1 breaks the law
     claim = next(c for c in prepost_ln.analyse(broken, config).claims if c.id.startswith("preln-n"))
     assert claim.verdict == "fails" and "α=1:" in claim.detail and "(fails)" in claim.detail
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "influence_layer=100",
+        "asymptotic_factor=1",
+        "probe_samples=1",
+        "long_blocks=0",
+        "long_alphas=0",
+        "figure_alpha=-1",
+        "collapse_factor=0",
+    ],
+)
+def test_new_settings_are_refused_in_one_line(tmp_path, capsys, override):
+    """The settings issue 29 added refuse values the study cannot use: one line, exit 2."""
+    code = cli.main(["run", "prepost-ln", "--quiet", "--set", override, "--out", str(tmp_path)])
+    error = capsys.readouterr().err.strip()
+    assert code == 2 and error.startswith("relulab: error:") and "\n" not in error, error
+
+
+def test_settings_outside_the_run_are_used_where_they_apply():
+    """long_alphas outside alphas are not run, the long stream is never shallower than blocks,
+    the probe never takes more inputs than there are, and without a toy at the figure's α the
+    rank claim is not tested."""
+    config = apply_overrides(
+        CONFIG, ["alphas=10,100", "blocks=2000", "n_samples=50", "figure_alpha=1"]
+    )
+    assert long_alphas(config) == () and long_depth(config) == 2000 and probe_count(config) == 50
+    assert Key.FORWARD_PRE_LONG.value not in prepost_ln.EXPERIMENT.unit_keys(config)
+    assert "no toy at the figure's α = 1" in claims.RANK_COLLAPSES.untested(config)

@@ -24,7 +24,7 @@ def test_prepost_ln_tiny(tmp_path):
     summary = _run(
         tmp_path, "prepost-ln", "width=16", "hidden=32", "blocks=16", "n_samples=64", "fit_from=4"
     )
-    assert len(summary["claims"]) == 5  # LayerNorm's fixed norm is a test, not a claim
+    assert len(summary["claims"]) == 6  # LayerNorm's fixed norm is a test, not a claim
     assert all(c["scope"] and not c["beyond_seed"] for c in summary["claims"])
     assert summary["metrics"]["postln_max_norm_deviation_from_sqrt_d"] < 1e-3
 

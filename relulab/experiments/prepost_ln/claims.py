@@ -1,14 +1,27 @@
 """The prepost-ln scorecard: the post's observations as claims, plus the metrics.
 
 Each reading is one number per toy (:func:`norm_exponent`, :func:`cosine_gap_exponent`,
-:func:`cosine_drift`, :func:`rank_ratio`), an estimate per α over the toys (Student t), and a
-claim judged at every α of the config with :class:`~relulab.experiments.criteria.AllOf` (one
-part per α: fails if any α fails, inconclusive if any straddles). The headline is the first α
-(α = 1 in both presets); every α is listed in the detail with its verdict.
+:func:`rank_ratio`, :func:`log_gain`), an estimate per α over the toys (Student t), and a claim
+judged where the post puts it (issue 29):
+
+* the Pre-LN laws are *asymptotic* ("We observe two asymptotic behaviors"): at each α they are
+  fitted over layers ≥ :func:`asymptotic_start` — ``asymptotic_factor`` × l₀, where l₀ = a/b of
+  ‖h_l‖² ≈ a + b·l is the depth at which the random walk forgets its start — on the stream deep
+  enough to reach it (the long Pre-LN stream for ``long_alphas``);
+* Post-LN's cosine "does not asymptotically approach 1": its gap 1 − cos does not shrink as a
+  power of l, at every α;
+* the effective-rank figure shows α = 100 only: Post-LN's collapse is judged at
+  ``figure_alpha``; the other α are metrics;
+* Observation 2's "vanishing influence of early layers": a perturbation of h^l is followed to
+  h^L (forward-mode), Post-LN against Pre-LN on the same weights, at every α.
+
+Claims over several α are :class:`~relulab.experiments.criteria.AllOf` (one part per α: fails if
+any α fails, inconclusive if any straddles); the headline is the first α's.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -17,24 +30,28 @@ from relulab.analysis import Estimate, mean_ci, power_law_exponent
 from relulab.experiments.base import Analysis, Results
 from relulab.experiments.claims import ClaimSpec, Reading, evaluate
 from relulab.experiments.criteria import Above, AllOf, Below, Criterion, Within
-from relulab.experiments.prepost_ln.config import SOURCE, PrePostConfig, scale
+from relulab.experiments.prepost_ln.config import SOURCE, PrePostConfig, long_alphas, scale
 from relulab.experiments.prepost_ln.units import Key
 from relulab.store import UnitResult
 
 __all__ = [
     "CLAIMS",
     "COSINE_FLAT",
+    "EARLY_INFLUENCE",
     "GAP_LIKE_1_OVER_L",
     "KEEPS_RANK",
     "NORM_LIKE_SQRT_L",
     "RANK_COLLAPSES",
     "alpha_part",
     "analyse",
+    "asymptotic_start",
     "cosine_drift",
     "cosine_gap_exponent",
+    "log_gain",
     "metrics",
     "norm_exponent",
     "norm_offset",
+    "pre_stream",
     "rank_ratio",
 ]
 
@@ -45,22 +62,24 @@ FIGURE = "prepost.png"
 # ---------------------------------------------------------------------------------------------
 # Readings: one number per toy.
 # ---------------------------------------------------------------------------------------------
-def norm_exponent(result: UnitResult, i: int, config: PrePostConfig) -> float:
-    """Exponent of ‖h_l‖ in l over layers ≥ ``fit_from``."""
-    fit = result.steps >= config.fit_from
+def norm_exponent(result: UnitResult, i: int, config: PrePostConfig, start: int = 0) -> float:
+    """Exponent of ‖h_l‖ in l over layers ≥ ``start`` (``fit_from`` by default)."""
+    fit = result.steps >= (start or config.fit_from)
     return power_law_exponent(result.steps[fit], result.curves["norm"][i][fit])
 
 
-def cosine_gap_exponent(result: UnitResult, i: int, config: PrePostConfig) -> float:
-    """Exponent of 1 − cos(h_l, h_{l+1}) in l over layers ≥ ``fit_from``."""
+def cosine_gap_exponent(result: UnitResult, i: int, config: PrePostConfig, start: int = 0) -> float:
+    """Exponent of 1 − cos(h_l, h_{l+1}) in l over layers ≥ ``start`` (``fit_from`` by
+    default)."""
     gap = 1.0 - result.curves["cosine"][i]
-    keep = (result.steps >= config.fit_from) & np.isfinite(gap) & (gap > 0)
+    keep = (result.steps >= (start or config.fit_from)) & np.isfinite(gap) & (gap > 0)
     return power_law_exponent(result.steps[keep], gap[keep])
 
 
 def cosine_drift(result: UnitResult, i: int, config: PrePostConfig) -> float:
     """The change of cos(h_l, h_{l+1}) over layers ``fit_from`` … ``blocks`` that its
-    least-squares trend in ln l predicts: slope × ln(blocks/fit_from)."""
+    least-squares trend in ln l predicts: slope × ln(blocks/fit_from) (the reading of the old
+    "flat" criterion, now a metric)."""
     cosine = result.curves["cosine"][i]
     keep = (result.steps >= config.fit_from) & np.isfinite(cosine)
     slope = np.polyfit(np.log(result.steps[keep]), cosine[keep], 1)[0]
@@ -73,8 +92,19 @@ def rank_ratio(result: UnitResult, i: int, config: PrePostConfig) -> float:
     return float(ranks[-1] / ranks[0])
 
 
-def _toys(result: UnitResult, alpha: float) -> list[int]:
-    return [i for i, c in enumerate(result.conditions) if np.isclose(c["alpha"], alpha)]
+def log_gain(result: UnitResult, i: int, config: PrePostConfig) -> float:
+    """log₁₀ of the gain from h^l (l = ``influence_layer``) to the output h^L: the mean over
+    inputs of ‖∂h^L/∂h^l · v‖ for unit directions v (a gain multiplies over blocks, so its log
+    is the scale on which toys average)."""
+    return float(np.log10(result.final["gain"][i]))
+
+
+def _toys(result: UnitResult, alpha: float, norm: str | None = None) -> list[int]:
+    return [
+        i
+        for i, c in enumerate(result.conditions)
+        if np.isclose(c["alpha"], alpha) and (norm is None or c["norm"] == norm)
+    ]
 
 
 def alpha_part(alpha: float) -> str:
@@ -115,119 +145,151 @@ def norm_offset(result: UnitResult, alpha: float) -> float:
     return float(intercept / slope)
 
 
-# ---------------------------------------------------------------------------------------------
-# preln-norm-grows-like-sqrt-l
-# ---------------------------------------------------------------------------------------------
-def _norm_grows(results: Results, config: PrePostConfig) -> Reading:
-    pre = results[Key.FORWARD_PRE]
-    offsets = ", ".join(f"α={a:g}: {norm_offset(pre, a):.1f}" for a in config.alphas)
-    return Reading(
-        _per_alpha(pre, config, norm_exponent),
-        detail=f"‖h_l‖² ≈ a + b·l with l₀ = a/b layers ({offsets}): √l is the law for l ≫ l₀, "
-        "so a small α reaches it later",
-        scale=scale(config),
+def asymptotic_start(result: UnitResult, alpha: float, config: PrePostConfig) -> int:
+    """The first layer of the asymptotic fits at α: ``asymptotic_factor`` × l₀ (and at least
+    ``fit_from``), l₀ from :func:`norm_offset`. A norm that does not grow (l₀ ≤ 0 or not finite
+    is read as fit_from) or an l₀ beyond the stream's reach is capped at half its depth, so the
+    fit always has the deepest layers to judge (and a flat norm fails rather than escapes)."""
+    depth = int(result.steps[-1])
+    offset = norm_offset(result, alpha)
+    start = config.fit_from
+    if math.isfinite(offset) and offset > 0:
+        start = max(start, math.ceil(config.asymptotic_factor * offset))
+    return min(start, max(config.fit_from, depth // 2))
+
+
+def pre_stream(results: Results, config: PrePostConfig, alpha: float) -> UnitResult:
+    """The Pre-LN stream on which the asymptotic laws are read at α: the long one for
+    ``long_alphas``, else the ``blocks``-deep one."""
+    if any(np.isclose(alpha, a) for a in long_alphas(config)):
+        return results[Key.FORWARD_PRE_LONG]
+    return results[Key.FORWARD_PRE]
+
+
+def _asymptotic(results: Results, config: PrePostConfig, reading: Callable) -> Reading:
+    """``reading(result, toy, config, start)`` per α over the asymptotic range of its stream."""
+    measured, ranges = {}, []
+    for alpha in config.alphas:
+        stream = pre_stream(results, config, alpha)
+        start = asymptotic_start(stream, alpha, config)
+        toys = _toys(stream, alpha)
+        measured[alpha_part(alpha)] = mean_ci([reading(stream, i, config, start) for i in toys])
+        ranges.append(
+            f"α={alpha:g}: l₀ = {norm_offset(stream, alpha):.1f}, layers "
+            f"{start}–{int(stream.steps[-1])}"
+        )
+    detail = (
+        "‖h_l‖² ≈ a + b·l, l₀ = a/b; fitted over layers ≥ "
+        f"{config.asymptotic_factor:g} l₀ ({'; '.join(ranges)})"
     )
+    return Reading(measured, detail=detail, scale=scale(config))
 
 
+_ASYMPTOTIC_SCOPE = (
+    "asymptotically in depth ('We observe two asymptotic behaviors'): layers l ≥ "
+    "asymptotic_factor × l₀, l₀ = a/b of ‖h_l‖² ≈ a + b·l; a stream deep enough to reach them "
+    "(long_blocks for long_alphas)"
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# preln-norm-grows-like-sqrt-l, preln-cosine-gap-like-1-over-l
+# ---------------------------------------------------------------------------------------------
 NORM_LIKE_SQRT_L = ClaimSpec(
     "preln-norm-grows-like-sqrt-l",
-    "Pre-LN: the residual stream's norm grows like √l.",
+    "Pre-LN: the residual stream's norm grows like √l (asymptotically).",
     source=f"{SOURCE}, Observation 1, first asymptotic behaviour (‖h^l‖ ~ √l, a random walk)",
     criterion=lambda c: _every_alpha(
         c,
-        f"exponent of ‖h_l‖ in l (layers ≥ {c.fit_from})",
+        f"exponent of ‖h_l‖ in l (layers ≥ {c.asymptotic_factor:g} l₀)",
         lambda quantity: Within(quantity, 0.5, c.exponent_tolerance),
     ),
-    measure=_norm_grows,
-    scope="asymptotically in depth ('We observe two asymptotic behaviors'): l ≫ l₀, the depth "
-    "at which the random walk forgets ‖h_0‖",
-    note="tolerance [I]; judged at every α over layers ≥ fit_from, not yet restricted to the "
-    "post's asymptotic scope (issue 29)",
+    measure=lambda results, config: _asymptotic(results, config, norm_exponent),
+    scope=_ASYMPTOTIC_SCOPE,
+    note="tolerance [I]; asymptotic range [I]",
     figure=FIGURE,
 )
-
-
-# ---------------------------------------------------------------------------------------------
-# preln-cosine-gap-like-1-over-l
-# ---------------------------------------------------------------------------------------------
-def _gap_shrinks(results: Results, config: PrePostConfig) -> Reading:
-    pre = results[Key.FORWARD_PRE]
-    return Reading(_per_alpha(pre, config, cosine_gap_exponent), scale=scale(config))
-
 
 GAP_LIKE_1_OVER_L = ClaimSpec(
     "preln-cosine-gap-like-1-over-l",
-    "Pre-LN: consecutive layers align, 1 − cos(h_l, h_{l+1}) ~ 1/l.",
+    "Pre-LN: consecutive layers align, 1 − cos(h_l, h_{l+1}) ~ 1/l (asymptotically).",
     source=f"{SOURCE}, Observation 1, second asymptotic behaviour (1 − cos ~ θ² ~ 1/l)",
     criterion=lambda c: _every_alpha(
         c,
-        f"exponent of 1 − cos in l (layers ≥ {c.fit_from})",
+        f"exponent of 1 − cos in l (layers ≥ {c.asymptotic_factor:g} l₀)",
         lambda quantity: Within(quantity, -1.0, 2 * c.exponent_tolerance),
     ),
-    measure=_gap_shrinks,
-    scope="asymptotically in depth ('We observe two asymptotic behaviors'): l ≫ l₀",
-    note="tolerance [I]; judged at every α over layers ≥ fit_from, not yet restricted to the "
-    "post's asymptotic scope (issue 29)",
+    measure=lambda results, config: _asymptotic(results, config, cosine_gap_exponent),
+    scope=_ASYMPTOTIC_SCOPE,
+    note="tolerance [I]; asymptotic range [I]",
     figure=FIGURE,
 )
 
 
 # ---------------------------------------------------------------------------------------------
-# postln-cosine-flat
+# postln-cosine-flat: "does not asymptotically approach 1"
 # ---------------------------------------------------------------------------------------------
-def _cosine_flat(results: Results, config: PrePostConfig) -> Reading:
+def _cosine_stays_away(results: Results, config: PrePostConfig) -> Reading:
     post = results[Key.FORWARD_POST]
     return Reading(
-        _per_alpha(post, config, cosine_drift),
-        detail="the statement is about a trend in depth; layer-to-layer fluctuations around it "
-        "are not a trend",
+        _per_alpha(post, config, cosine_gap_exponent),
+        detail="a cosine that approaches 1 has a gap 1 − cos shrinking like a power of l "
+        "(Pre-LN: exponent −1); one that does not keeps exponent ≈ 0",
         scale=scale(config),
     )
 
 
 COSINE_FLAT = ClaimSpec(
     "postln-cosine-flat",
-    "Post-LN: the cosine between consecutive layers is flat in depth (no trend).",
-    source=f"{SOURCE}, Observation 2 ('cos(h^l, h^(l+1)) does not asymptotically approach 1')",
+    "Post-LN: the cosine between consecutive layers does not approach 1 with depth.",
+    source=f"{SOURCE}, Observation 2 ('cos(h^l, h^(l+1)) does not asymptotically approach 1 "
+    "as the layer index increases')",
     criterion=lambda c: _every_alpha(
         c,
-        f"change of cos over layers {c.fit_from}–{c.blocks} along its least-squares trend in ln l",
-        lambda quantity: Within(quantity, 0.0, c.flat_tolerance),
+        f"exponent of 1 − cos in l (Post-LN, layers ≥ {c.fit_from})",
+        lambda quantity: Above(quantity, -2 * c.exponent_tolerance),
     ),
-    measure=_cosine_flat,
-    scope="asymptotically in depth: the post says the cosine does not approach 1",
-    note="tolerance [I]; tests 'no trend', not yet 'does not approach 1' (issue 29)",
+    measure=_cosine_stays_away,
+    scope="asymptotically in depth, every α: the gap to 1 does not shrink as l grows",
+    note="bound [I]: the 1/l law's tolerance (2 × exponent_tolerance) read from exponent 0",
     figure=FIGURE,
 )
 
 
 # ---------------------------------------------------------------------------------------------
-# postln-rank-collapses
+# postln-rank-collapses (at the figure's α), preln-keeps-rank-better
 # ---------------------------------------------------------------------------------------------
 def _rank_collapses(results: Results, config: PrePostConfig) -> Reading:
     post = results[Key.FORWARD_POST]
-    return Reading(_per_alpha(post, config, rank_ratio), scale=scale(config))
+    ratios = [rank_ratio(post, i, config) for i in _toys(post, config.figure_alpha)]
+    return Reading(
+        mean_ci(ratios) if len(ratios) > 1 else math.nan,
+        detail="other α are metrics (postln_rank_ratio_alpha_*)",
+        scale=scale(config),
+    )
 
 
 RANK_COLLAPSES = ClaimSpec(
     "postln-rank-collapses",
-    "Post-LN: the effective rank collapses with depth.",
-    source=f"{SOURCE}, Observation 2, the effective-rank figure",
-    criterion=lambda c: _every_alpha(
-        c,
-        f"effective rank at layer {c.blocks} / at layer 1",
-        lambda quantity: Below(quantity, c.collapse_factor),
+    "Post-LN: the effective rank collapses with depth (the post's figure, α = 100).",
+    source=f"{SOURCE}, Observation 2, the effective-rank figure (α = 100)",
+    criterion=lambda c: Below(
+        f"effective rank at layer {c.blocks} / at layer 1 (Post-LN, α = {c.figure_alpha:g})",
+        c.collapse_factor,
     ),
     measure=_rank_collapses,
-    scope="the post's effective-rank figure (α = 100); its only rank statement is comparative",
-    note="factor [I]; judged at every α, not yet at the figure's α (issue 29)",
+    untested=lambda c: (
+        ""
+        if any(math.isclose(c.figure_alpha, a) for a in c.alphas)
+        else f"the run has no toy at the figure's α = {c.figure_alpha:g} (alphas = {c.alphas})"
+    ),
+    scope="the post's effective-rank figure: α = figure_alpha only; its rank statement in words "
+    "is the comparison preln-keeps-rank-better",
+    note="factor [I]",
     figure=FIGURE,
 )
 
 
-# ---------------------------------------------------------------------------------------------
-# preln-keeps-rank-better
-# ---------------------------------------------------------------------------------------------
 def _keeps_rank(results: Results, config: PrePostConfig) -> Reading:
     pre, post = results[Key.FORWARD_PRE], results[Key.FORWARD_POST]
     gaps = {}
@@ -250,34 +312,128 @@ KEEPS_RANK = ClaimSpec(
         lambda quantity: Above(quantity, 0.0),
     ),
     measure=_keeps_rank,
-    scope="the post's effective-rank figure (α = 100)",
+    scope="the post's effective-rank figure (α = 100); the sentence itself names no α",
     figure=FIGURE,
 )
 
-CLAIMS = (NORM_LIKE_SQRT_L, GAP_LIKE_1_OVER_L, COSINE_FLAT, RANK_COLLAPSES, KEEPS_RANK)
+
+# ---------------------------------------------------------------------------------------------
+# postln-early-influence-vanishes
+# ---------------------------------------------------------------------------------------------
+def influence_part(norm: str, alpha: float) -> str:
+    """The name of one part of the influence claim.
+
+    Example:
+        >>> influence_part("post", 1.0), influence_part("pre-post", 100.0)
+        ('Post-LN α=1', 'Pre-LN − Post-LN α=100')
+    """
+    who = "Post-LN" if norm == "post" else "Pre-LN − Post-LN"
+    return f"{who} {alpha_part(alpha)}"
+
+
+def _early_influence(results: Results, config: PrePostConfig) -> Reading:
+    unit = results[Key.INFLUENCE]
+    measured, detail = {}, []
+    for alpha in config.alphas:
+        post = np.array([log_gain(unit, i, config) for i in _toys(unit, alpha, "post")])
+        pre = np.array([log_gain(unit, i, config) for i in _toys(unit, alpha, "pre")])
+        measured[influence_part("post", alpha)] = mean_ci(post)
+        measured[influence_part("pre-post", alpha)] = mean_ci(pre - post)
+        detail.append(
+            f"α={alpha:g}: gain Post-LN {10 ** post.mean():.3g}, Pre-LN {10 ** pre.mean():.3g}"
+        )
+    return Reading(
+        measured,
+        detail=f"geometric-mean gains h^{config.influence_layer} → h^{config.blocks} "
+        f"({'; '.join(detail)})",
+        scale=scale(config),
+    )
+
+
+def _influence_criterion(config: PrePostConfig) -> AllOf:
+    quantity = (
+        f"log₁₀ gain ‖∂h^{config.blocks}/∂h^{config.influence_layer}·v‖ (unit v, forward-mode)"
+    )
+    parts: dict[str, Criterion] = {}
+    for k, alpha in enumerate(config.alphas):
+        name = f"{quantity} at " if k == 0 else "at "
+        parts[influence_part("post", alpha)] = Below(f"{name}Post-LN {alpha_part(alpha)}", 0.0)
+        parts[influence_part("pre-post", alpha)] = Above(
+            f"Pre-LN − Post-LN at {alpha_part(alpha)} (same weights)", 0.0
+        )
+    return AllOf(parts, joiner="; ")
+
+
+EARLY_INFLUENCE = ClaimSpec(
+    "postln-early-influence-vanishes",
+    "Post-LN: a signal from an early layer shrinks on its way to the output (vanishing "
+    "influence, vanishing gradients), unlike Pre-LN.",
+    source=f"{SOURCE}, Observation 2 ('signals originating from early layers keep shrinking as "
+    "they propagate forward, leading to vanishing influence on the output (and correspondingly, "
+    "vanishing gradients)'; Post-LN has 'the opposite problem' of Pre-LN)",
+    criterion=_influence_criterion,
+    measure=_early_influence,
+    scope="an early layer (influence_layer) to the output, every α; Pre-LN the contrast",
+    note="perturbation infinitesimal (the gradient's forward counterpart) [I]; early layer [I]",
+    figure=FIGURE,
+)
+
+CLAIMS = (
+    NORM_LIKE_SQRT_L,
+    GAP_LIKE_1_OVER_L,
+    COSINE_FLAT,
+    RANK_COLLAPSES,
+    KEEPS_RANK,
+    EARLY_INFLUENCE,
+)
+
+
+def _alpha_metrics(results: Results, config: PrePostConfig, alpha: float) -> dict[str, float]:
+    """One α's metrics: the short-depth exponents (layers ≥ fit_from, ``blocks`` deep), l₀, the
+    old "no trend" drift, the rank ratio and last-layer ranks, and the influence gains."""
+    pre, post = results[Key.FORWARD_PRE], results[Key.FORWARD_POST]
+    idx, tag = _toys(pre, alpha), f"alpha_{alpha:g}"
+    stream = pre_stream(results, config, alpha)
+    squared_gap = (1 - stream.curves["cosine"][:, :-1]) * stream.curves["norm"][:, :-1] ** 2
+    product = squared_gap[_toys(stream, alpha)].mean(axis=0)
+    start = asymptotic_start(stream, alpha, config)
+    unit = results[Key.INFLUENCE]
+    return {
+        f"preln_norm_exponent_{tag}": float(np.mean([norm_exponent(pre, i, config) for i in idx])),
+        f"preln_cosine_gap_exponent_{tag}": float(
+            np.mean([cosine_gap_exponent(pre, i, config) for i in idx])
+        ),
+        f"preln_norm_offset_l0_{tag}": norm_offset(stream, alpha),
+        f"preln_asymptotic_from_layer_{tag}": float(start),
+        # the mechanism: (1 − cos)·‖h_l‖² is constant for the random walk once l ≫ l₀
+        f"preln_gap_times_squared_norm_last_over_start_{tag}": float(
+            product[-1] / product[start - 1]
+        ),
+        f"postln_cosine_drift_{tag}": float(np.mean([cosine_drift(post, i, config) for i in idx])),
+        f"postln_cosine_gap_exponent_{tag}": float(
+            np.mean([cosine_gap_exponent(post, i, config) for i in idx])
+        ),
+        f"postln_rank_ratio_{tag}": float(np.mean([rank_ratio(post, i, config) for i in idx])),
+        f"postln_final_rank_{tag}": float(post.final["effective_rank"][idx].mean()),
+        f"preln_final_rank_{tag}": float(pre.final["effective_rank"][idx].mean()),
+        f"postln_influence_gain_{tag}": float(
+            unit.final["gain"][_toys(unit, alpha, "post")].mean()
+        ),
+        f"preln_influence_gain_{tag}": float(unit.final["gain"][_toys(unit, alpha, "pre")].mean()),
+    }
 
 
 def metrics(results: Results, config: PrePostConfig) -> dict[str, float]:
     """Post-LN's largest deviation of the norm from √d (LayerNorm's definition: a test, not a
-    claim) and, per α, the mean exponents and last-layer ranks."""
-    pre, post = results[Key.FORWARD_PRE], results[Key.FORWARD_POST]
+    claim) and, per α, :func:`_alpha_metrics`."""
+    post = results[Key.FORWARD_POST]
     values = {
         "postln_max_norm_deviation_from_sqrt_d": float(
             np.max(np.abs(post.curves["norm"] / np.sqrt(config.width) - 1))
         )
     }
     for alpha in config.alphas:
-        idx = _toys(pre, alpha)
-        values[f"preln_norm_exponent_alpha_{alpha:g}"] = float(
-            np.mean([norm_exponent(pre, i, config) for i in idx])
-        )
-        values[f"preln_cosine_gap_exponent_alpha_{alpha:g}"] = float(
-            np.mean([cosine_gap_exponent(pre, i, config) for i in idx])
-        )
-        values[f"postln_final_rank_alpha_{alpha:g}"] = float(
-            post.final["effective_rank"][idx].mean()
-        )
-        values[f"preln_final_rank_alpha_{alpha:g}"] = float(pre.final["effective_rank"][idx].mean())
+        values.update(_alpha_metrics(results, config, alpha))
     return values
 
 

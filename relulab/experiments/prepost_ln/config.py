@@ -6,12 +6,22 @@ builds on, [I] inferred (the most likely reading; configurable), or an implement
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
 from relulab.config import ConfigError, setting
 
-__all__ = ["NORMS", "PRESETS", "SOURCE", "PrePostConfig", "scale"]
+__all__ = [
+    "NORMS",
+    "PRESETS",
+    "SOURCE",
+    "PrePostConfig",
+    "long_alphas",
+    "long_depth",
+    "probe_count",
+    "scale",
+]
 
 SOURCE = "the Pre-LN/Post-LN post ('Depth 1') that seed 000 builds on"
 NORMS = ("pre", "post")
@@ -42,14 +52,50 @@ class PrePostConfig:
     exponent_tolerance: float = setting(
         0.1, "inferred", at_least=0.0, note="±0.1 on the √l exponent, twice that on the 1/l one"
     )
-    flat_tolerance: float = setting(
-        0.05,
-        "inferred",
-        at_least=0.0,
-        note="'flat': |trend of cos × ln(blocks/fit_from)| below this",
-    )
     collapse_factor: float = setting(
-        0.5, "inferred", note="'collapsing': last-layer rank below this × first-layer rank"
+        0.5,
+        "inferred",
+        positive=True,
+        note="'collapsing': last-layer rank below this × first-layer rank, at figure_alpha",
+    )
+    figure_alpha: float = setting(
+        100.0, "stated", positive=True, note="the α of the post's effective-rank figure"
+    )
+    asymptotic_factor: float = setting(
+        10.0,
+        "inferred",
+        greater_than=1.0,
+        note="'asymptotic' read as l ≫ l₀: the √l and 1/l laws are fitted over layers ≥ this "
+        "× l₀ (and ≥ fit_from), l₀ = a/b of the fit ‖h_l‖² ≈ a + b·l",
+    )
+    long_blocks: int = setting(
+        1000,
+        "choice",
+        at_least=1,
+        note="depth (at least `blocks` are run) of the Pre-LN stream on which the asymptotic "
+        "laws are read for long_alphas (at α = 1, l ≫ l₀ ≈ 18 lies beyond the post's 100 "
+        "blocks)",
+    )
+    long_alphas: tuple[float, ...] = setting(
+        (1.0,),
+        "choice",
+        positive=True,
+        note="the α whose asymptotic range (l₀ ≈ 18/α², derived) lies beyond `blocks`; those "
+        "not among `alphas` are not run",
+    )
+    probe_samples: int = setting(
+        100,
+        "choice",
+        at_least=2,
+        note="the first this many inputs (at most n_samples) feed the long stream and the "
+        "influence probe: they read per-sample averages, whose spread is from toy to toy",
+    )
+    influence_layer: int = setting(
+        1,
+        "inferred",
+        at_least=1,
+        note="the early layer l whose perturbation is followed to the output h^L ('early "
+        "layers' in the post's Observation 2)",
     )
 
     def validate(self) -> None:
@@ -58,6 +104,31 @@ class PrePostConfig:
                 f"blocks must be at least fit_from + 3 = {self.fit_from + 3} (the fits need 3 "
                 f"layers), got {self.blocks}"
             )
+        if self.influence_layer >= self.blocks:
+            raise ConfigError(
+                f"influence_layer must be below blocks = {self.blocks} (its perturbation is "
+                f"followed to the last layer), got {self.influence_layer}"
+            )
+
+
+def long_alphas(config: PrePostConfig) -> tuple[float, ...]:
+    """The α of the run that get the long Pre-LN stream: ``long_alphas`` among ``alphas``.
+
+    Example:
+        >>> long_alphas(PrePostConfig(alphas=(1.0, 10.0), long_alphas=(1.0, 5.0)))
+        (1.0,)
+    """
+    return tuple(a for a in config.alphas if any(math.isclose(a, b) for b in config.long_alphas))
+
+
+def long_depth(config: PrePostConfig) -> int:
+    """The long stream's depth: ``long_blocks``, and never less than ``blocks``."""
+    return max(config.long_blocks, config.blocks)
+
+
+def probe_count(config: PrePostConfig) -> int:
+    """The inputs of the long stream and the influence probe: the first ``probe_samples``."""
+    return min(config.probe_samples, config.n_samples)
 
 
 PRESETS = {"quick": PrePostConfig(), "paper": PrePostConfig(n_networks=30)}
@@ -67,7 +138,10 @@ def scale(config: PrePostConfig) -> str:
     """The scale a verdict was measured at, against the post's sizes."""
     sizes = (config.width, config.hidden, config.blocks)
     which = "the post's sizes" if sizes == POST_SIZES else "not the post's 100/400/100"
+    long = ", ".join(f"{a:g}" for a in long_alphas(config))
+    deep = f"Pre-LN at α = {long} also over {long_depth(config)} blocks; " if long else ""
     return (
-        f"d = {config.width}, hidden {config.hidden}, {config.blocks} blocks ({which}); "
-        f"N = {config.n_samples}; {config.n_networks} toys per (norm, α)"
+        f"d = {config.width}, hidden {config.hidden}, {config.blocks} blocks ({which}); {deep}"
+        f"N = {config.n_samples} ({probe_count(config)} for the long stream and the influence "
+        f"probe); {config.n_networks} toys per (norm, α)"
     )
