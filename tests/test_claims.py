@@ -304,3 +304,17 @@ def test_an_exact_reading_says_so_instead_of_a_100_percent_ci():
     made = claim("exact", "s", criterion=Below("fraction", 0.05), measured=exact, source="seed 001")
     assert "verdict exact (a deterministic reading: no interval)" in made.expected
     assert "100% CI" not in made.expected
+
+
+def test_family_details_list_the_least_favourable_points_first_and_count_the_rest():
+    points = {f"l={k}": float(k) / 100 for k in range(20)}  # plain numbers: no correction
+    every = Every(Below("excess", 0.5)).describe(points)
+    assert every.startswith("l=19:") and every.endswith(
+        "… and 12 more points (least favourable first)"
+    )
+    bound = NoneBeyond(Below("excess", 0.15)).describe(points)
+    assert "Holm p = 0" in bound.split(";")[0] and "… and 12 more points" in bound
+    made = claim(
+        "holm", "s", criterion=NoneBeyond(Below("excess", 0.5)), measured=points, source=SRC
+    )
+    assert "Holm-adjusted" in made.expected and "CI" not in made.expected

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from relulab.analysis.intervals import Estimate
-from relulab.experiments.criteria import Criterion, Measured, Verdict
+from relulab.experiments.criteria import Criterion, Measured, NoneBeyond, Verdict
 from relulab.store import UnitResult
 
 __all__ = [
@@ -91,12 +91,14 @@ def _expected(criterion: Criterion, source: str, scope: str, headline: Measured,
     parts = [f"{criterion.text()} — {source}"]
     if scope:
         parts.append(f"the seed's scope: {scope}")
-    if isinstance(headline, Estimate):
+    if isinstance(criterion, NoneBeyond):
+        parts.append("verdict from one-sided t-tests at every point, Holm-adjusted")
+    elif isinstance(headline, Estimate):
         exact = headline.level >= 1.0 or headline.low == headline.high == headline.value
         parts.append(
             "verdict exact (a deterministic reading: no interval)"
             if exact
-            else f"verdict from the {headline.level:.0%} CI"
+            else f"verdict from the {100 * headline.level:.4g}% CI"
         )
     if note:
         parts.append(note)

@@ -397,6 +397,14 @@ class AllOf:
         return self.joiner.join(part.text() for part in self.parts.values())
 
 
+def _first_points(lines: Sequence[str], shown: int, order: str) -> str:
+    """The first ``shown`` of a family's per-point lines, saying how many more there are."""
+    if len(lines) <= shown:
+        return "; ".join(lines)
+    rest = len(lines) - shown
+    return f"{'; '.join(lines[:shown])}; … and {rest} more points ({order})"
+
+
 @dataclass(frozen=True)
 class Every:
     """One condition at every point of a sweep (layers, widths, α …), judged on intervals that
@@ -418,6 +426,7 @@ class Every:
     condition: Below | Above | Inside | Within
     level: float = 0.95
     points_name: str = "point"
+    shown: int = 8  # points the detail lists (least favourable first); all count in the verdict
 
     def _check_levels(self, measured: Mapping[str, Measured]) -> None:
         needed = 1.0 - (1.0 - self.level) / max(len(measured), 1)
@@ -456,8 +465,11 @@ class Every:
 
     def describe(self, measured: Mapping[str, Measured]) -> str:
         verdicts = self.verdicts(measured)
-        return "; ".join(
-            f"{point}: {_describe(value)} ({verdicts[point]})" for point, value in measured.items()
+        order = sorted(measured, key=lambda point: -self._distance(measured[point]))
+        return _first_points(
+            [f"{point}: {_describe(measured[point])} ({verdicts[point]})" for point in order],
+            self.shown,
+            "least favourable first",
         )
 
     def text(self) -> str:
@@ -494,6 +506,7 @@ class NoneBeyond:
     condition: Below | Above
     alpha: float = 0.05
     points_name: str = "point"
+    shown: int = 8  # points the detail lists (smallest adjusted p first); all count
 
     def _beyond(self, value: Measured) -> float:
         """The one-sided p-value of the point lying beyond the bound."""
@@ -523,9 +536,14 @@ class NoneBeyond:
 
     def describe(self, measured: Mapping[str, Measured]) -> str:
         adjusted = self.adjusted(measured)
-        return "; ".join(
-            f"{point}: {_describe(value)}, Holm p = {adjusted[point]:.3g}"
-            for point, value in measured.items()
+        order = sorted(measured, key=lambda point: adjusted[point])
+        return _first_points(
+            [
+                f"{point}: {_describe(measured[point])}, Holm p = {adjusted[point]:.3g}"
+                for point in order
+            ],
+            self.shown,
+            "smallest Holm p first",
         )
 
     def text(self) -> str:
