@@ -15,7 +15,7 @@ import numpy as np
 from relulab.analysis import mean_ci, same_sign_fraction, sample_bias_corrected_ratio
 from relulab.experiments.base import Analysis, Results
 from relulab.experiments.claims import ClaimSpec, Reading, evaluate
-from relulab.experiments.criteria import Above, Below, Ordered, Within
+from relulab.experiments.criteria import Above, Below, Every, NoneBeyond, Ordered, Within
 from relulab.experiments.sample_variance import readings as rd
 from relulab.experiments.sample_variance.config import (
     PAPER_WIDTH,
@@ -131,37 +131,48 @@ TOTAL_PRESERVED = ClaimSpec(
 # §3.2: finite widths against the infinite-width theory.
 # ---------------------------------------------------------------------------------------------
 def _upper_bound(results: Results, config: SampleVarianceConfig) -> Reading:
-    combined, per_width = rd.upper_bound(_tables(results, config), config)
+    tables = _tables(results, config)
+    points = rd.bound_excesses(tables, config)
     raw = rd.theory_ratio(config)
     above_raw = {
         w: float(np.mean(rd.ratio_curves(results, w).mean(0)[1:] > raw[1:])) for w in config.widths
     }
+    exact = NoneBeyond(Below("excess", 0.0)).adjusted(points)
+    significant = sum(p < 0.05 for p in exact.values())
     bias = sample_bias_corrected_ratio(raw[1], config.n_samples) / raw[1] - 1
     return Reading(
-        combined,
-        detail="per width: "
-        + ", ".join(f"{w}: {e.describe()}" for w, e in per_width.items())
-        + "; fraction of layers above the uncorrected theory: "
+        points,
+        detail="largest excess of the network mean per width: "
+        + ", ".join(f"{w}: {rd.largest_excess({w: t}, config):+.4f}" for w, t in tables.items())
+        + f"; with no tolerance (the curve itself as the bound) {significant} points are "
+        f"significantly above it (smallest Holm p = {min(exact.values()):.3g}); "
+        "fraction of layers above the uncorrected theory: "
         + ", ".join(f"{w}: {f:.2f}" for w, f in above_raw.items())
         + f"; the estimator's bias (+{bias:.1%} at layer 2) is in the theory",
         scale=scale_widths(config),
+        untested="fewer than 3 networks per width: no t-test" if config.n_networks < 3 else "",
     )
 
 
 UPPER_BOUND = ClaimSpec(
     "theory-is-upper-bound",
     "The infinite-width ratio is an upper bound on the ratio r_l measured in finite networks.",
-    source=f"{SEED} §3.2, Fig. 2 left ('an upper bound on the ratio observed')",
-    criterion=lambda c: Below(
-        "largest relative excess of the network-mean r_l over the infinite-width theory as the "
-        f"{c.n_samples}-sample estimator reads it, layers ≥ 2, over widths",
-        c.bound_rtol,
-        or_equal=True,
+    source=f"{SEED} §3.2, Fig. 2 left ('It is observed to be an upper bound on the ratio "
+    "observed in finite width networks')",
+    criterion=lambda c: NoneBeyond(
+        Below(
+            "relative excess of the network-mean r_l over the infinite-width theory as the "
+            f"{c.n_samples}-sample estimator reads it",
+            c.bound_rtol,
+        ),
+        points_name="width × layer point",
     ),
     measure=_upper_bound,
-    scope="finite widths 30 … 3000, 30 nets each, depth 50, 100 i.i.d. Gaussian inputs (Fig. 2)",
-    note="tolerance [I]: the bound is tight at layer 2 for every width; the interval is the "
-    "largest lower and upper ends over widths, which issue 29 replaces",
+    scope="finite widths 30 … 3000, 30 nets each, depth 50, 100 i.i.d. Gaussian inputs (Fig. 2): "
+    "every width and every layer ≥ 2",
+    note="tolerance bound_rtol [I]: 1 % is below what Fig. 2 resolves; the bound is reached "
+    "(tight) at layer 2 for every width, so the test is that no point lies significantly "
+    "beyond it; the largest excess is a metric",
     figure="finite_width_ratio.png",
 )
 
@@ -318,9 +329,10 @@ def _relu_raises(results: Results, config: SampleVarianceConfig) -> Reading:
     curves = rd.gradient_curves(results, "kaiming")
     mean_rise = (curves["activation_ratio"] / curves["linear_ratio"]).mean(0)
     return Reading(
-        rd.relu_rise(curves["linear_ratio"], curves["activation_ratio"]),
-        detail=f"rise at layer 1: {mean_rise[0]:.3f}, layer {config.depth // 2}: "
-        f"{mean_rise[config.depth // 2 - 1]:.3f}, layer {config.depth}: {mean_rise[-1]:.3f}",
+        rd.relu_rises(curves["linear_ratio"], curves["activation_ratio"]),
+        detail=f"network-mean rise at layer 1: {mean_rise[0]:.3f}, layer {config.depth // 2}: "
+        f"{mean_rise[config.depth // 2 - 1]:.3f}, layer {config.depth}: {mean_rise[-1]:.4f}; "
+        f"smallest over layers: {mean_rise.min():.4f} (layer {mean_rise.argmin() + 1})",
         scale=scale_gradients(config),
     )
 
@@ -329,10 +341,11 @@ RELU_RAISES = ClaimSpec(
     "relu-raises-ratio",
     "Applying ReLU raises the sample mean and lowers the sample variance: the ratio rises "
     "at every layer.",
-    source=f"{SEED} §3.4, eq. 11",
-    criterion=Above("smallest over layers of the network-mean r(ReLU(u^l))/r(u^l)", 1.0),
+    source=f"{SEED} §3.4, eq. 11 ('applying the ReLU activation to any random variable (with "
+    "negative support) increases its mean and decreases its variance')",
+    criterion=Every(Above("network-mean r(ReLU(u^l))/r(u^l)", 1.0), points_name="layer"),
     measure=_relu_raises,
-    scope="the seed's informal (qualitative) explanation of §3.4",
+    scope="the seed's informal (qualitative) explanation of §3.4: every ReLU, i.e. every layer",
     figure="layer_steps.png",
 )
 
@@ -428,9 +441,21 @@ def _scale_bias_detail(results: Results, config: SampleVarianceConfig) -> str:
             "; extrapolated to the paper's width 3000 by a line in 1/width: "
             f"{rd.extrapolated_slope(trend, PAPER_WIDTH, inverse=True):.3f}, in ln width: "
             f"{rd.extrapolated_slope(trend, PAPER_WIDTH, inverse=False):.3f} (the paper measures "
-            "−0.379 there); the verdict is for the width measured, not the paper's"
+            "−0.379 there)"
         )
     return text
+
+
+def _below_paper_width(config: SampleVarianceConfig) -> str:
+    """Why a run narrower than the seed's Fig. 3 cannot decide the scale+bias slope."""
+    if config.gradient_width >= PAPER_WIDTH:
+        return ""
+    return (
+        f"the seed's −0.379 is the slope at width {PAPER_WIDTH} (Fig. 3), and the scale+bias "
+        "slope still steepens with width up to there (the committed paper run: −0.295 at 500, "
+        "−0.335 at 1000, −0.375 at 3000; this run's trend is in the detail): at width "
+        f"{config.gradient_width} the run cannot decide it — the paper preset does"
+    )
 
 
 BATCHNORM_SLOPE = ClaimSpec(
@@ -454,6 +479,7 @@ SCALE_BIAS_SLOPE = ClaimSpec(
     scope=FIG3,
     note="tolerance [I]",
     figure="gradients.png",
+    untested=_below_paper_width,
 )
 
 KAIMING_FLAT = ClaimSpec(
@@ -510,10 +536,24 @@ def _width_metrics(results: Results, config: SampleVarianceConfig) -> dict[str, 
     return metrics
 
 
+def _family_metrics(results: Results, config: SampleVarianceConfig) -> dict[str, float]:
+    """The extremes the claims used to judge (now metrics): the largest excess of the
+    network-mean r_l over the corrected theory (all widths, and per width), and the smallest
+    network-mean rise of r through a ReLU over the layers."""
+    tables = _tables(results, config)
+    values = {"bound_largest_excess": rd.largest_excess(tables, config)}
+    for width, table in tables.items():
+        values[f"bound_largest_excess_width_{width}"] = rd.largest_excess({width: table}, config)
+    curves = rd.gradient_curves(results, "kaiming")
+    rise = (curves["activation_ratio"] / curves["linear_ratio"]).mean(0)
+    values["relu_rise_smallest_over_layers"] = float(rise.min())
+    return values
+
+
 def metrics(results: Results, config: SampleVarianceConfig) -> dict[str, float]:
     """The infinite-width references, the slope of every scheme (and of scale+bias per trend
-    width), and per width the ratio's agreement with the theory, its last value, where it
-    flattens and the deep units' states."""
+    width), per width the ratio's agreement with the theory, its last value, where it
+    flattens and the deep units' states, and the extremes of the family claims."""
     theory = sample_statistics(config.depth)
     values = {
         "theory_m_over_v_last_layer": float(theory.mean_to_std_ratio[-1]),
@@ -526,6 +566,7 @@ def metrics(results: Results, config: SampleVarianceConfig) -> dict[str, float]:
     for width, slope in rd.scale_bias_trend(results, config).items():
         values[f"gradient_slope_scale_bias_width_{width}"] = float(slope)
     values.update(_width_metrics(results, config))
+    values.update(_family_metrics(results, config))
     return values
 
 

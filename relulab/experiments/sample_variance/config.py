@@ -75,7 +75,8 @@ class SampleVarianceConfig:
     bound_rtol: float = setting(
         0.01,
         "inferred",
-        note="'upper bound': mean r_l at most this fraction above the sample-corrected theory",
+        note="'upper bound': no width × layer point's network-mean r_l significantly more than "
+        "this fraction above the sample-corrected theory (one-sided t-tests, Holm)",
     )
     ratio_rtol: float = setting(
         0.05,

@@ -9,7 +9,7 @@ Every statistic is per network first; the interval is over networks: Student t f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from relulab.analysis import (
     mean_ci,
     rows_statistic_ci,
     sample_bias_corrected_ratio,
+    simultaneous_level,
     statistic_ci,
 )
 from relulab.experiments.base import Results
@@ -32,7 +33,7 @@ from relulab.store import UnitResult
 from relulab.theory import sample_statistics
 
 __all__ = [
-    "bound_excess",
+    "bound_excesses",
     "closeness",
     "corrected_theory",
     "decay",
@@ -41,10 +42,11 @@ __all__ = [
     "growths",
     "histogram_shrink",
     "histogram_spreads",
+    "largest_excess",
     "matmul_steps",
     "network_slopes",
     "ratio_curves",
-    "relu_rise",
+    "relu_rises",
     "saturation_layer",
     "scale_bias_trend",
     "share",
@@ -52,7 +54,6 @@ __all__ = [
     "slope_estimates",
     "theory_ratio",
     "total_steps",
-    "upper_bound",
     "width_result",
 ]
 
@@ -108,35 +109,30 @@ def total_steps(total: np.ndarray) -> Estimate:
     return mean_ci((total[:, 1:] / total[:, :-1]).mean(axis=1))
 
 
-def bound_excess(config: SampleVarianceConfig) -> Callable[[np.ndarray], np.ndarray]:
-    """The largest relative excess over layers ≥ 2 of the network-mean r_l over the corrected
-    theory, as a statistic of a stack of ``(S, depth)`` tables."""
-    corrected = corrected_theory(config)
-
-    def excess(tables: np.ndarray) -> np.ndarray:
-        return (tables.mean(axis=-2)[..., 1:] / corrected[1:] - 1).max(axis=-1)
-
-    return excess
-
-
-def upper_bound(
+def bound_excesses(
     tables: Mapping[int, np.ndarray], config: SampleVarianceConfig
-) -> tuple[Estimate, dict[int, Estimate]]:
-    """The excess over the theory per width (:func:`bound_excess`) and the "combined" reading
-    the claim judges: the largest value, the largest lower and the largest upper end over
-    widths — the interval of no statistic (issue 29 replaces it)."""
-    excess = bound_excess(config)
-    per_width = {w: rows_statistic_ci(table, excess) for w, table in tables.items()}
-    worst = max(per_width, key=lambda w: per_width[w].value)
-    combined = Estimate(
-        max(e.value for e in per_width.values()),
-        max(e.low for e in per_width.values()),
-        max(e.high for e in per_width.values()),
-        per_width[worst].n,
-        per_width[worst].level,
-        "max over widths of per-width jackknife intervals",
-    )
-    return combined, per_width
+) -> dict[str, Estimate | float]:
+    """Per width and layer ≥ 2, the relative excess r_l/(corrected theory) − 1 of the
+    network-mean ratio, with Student's t interval over the networks (a mean of per-network
+    excesses): the family the upper-bound claim tests point by point. Layer 1 is left out: its
+    ratio is a statistic of the ``n_samples`` inputs that every network of a width shares
+    (r_1 ≈ |x̄| / sd), which an interval over networks cannot cover. A point on which all
+    networks agree exactly (a constructed control) is a plain number."""
+    corrected = corrected_theory(config)
+    points: dict[str, Estimate | float] = {}
+    for w in sorted(tables):
+        for layer in range(1, corrected.shape[0]):
+            estimate = mean_ci(tables[w][:, layer] / corrected[layer] - 1)
+            key = f"width {w}, layer {layer + 1}"
+            points[key] = estimate if estimate.se is not None else float(estimate)
+    return points
+
+
+def largest_excess(tables: Mapping[int, np.ndarray], config: SampleVarianceConfig) -> float:
+    """The largest relative excess over the layers ≥ 2 (and the widths of ``tables``) of the
+    network-mean r_l over the corrected theory: the old criterion's statistic, now a metric."""
+    corrected = corrected_theory(config)
+    return max(float((t.mean(axis=0)[1:] / corrected[1:] - 1).max()) for t in tables.values())
 
 
 def closeness(
@@ -189,10 +185,12 @@ def matmul_steps(linear_ratio: np.ndarray, activation_ratio: np.ndarray) -> np.n
     return linear_ratio[:, 1:] / activation_ratio[:, :-1]
 
 
-def relu_rise(linear_ratio: np.ndarray, activation_ratio: np.ndarray) -> Estimate:
-    """The smallest over layers of the network-mean r(ReLU(u^l))/r(u^l)."""
+def relu_rises(linear_ratio: np.ndarray, activation_ratio: np.ndarray) -> dict[str, Estimate]:
+    """Per layer, the network-mean r(ReLU(u^l))/r(u^l) with Student's t interval at the level
+    at which all the layers' intervals hold together (:func:`simultaneous_level`)."""
     rise = activation_ratio / linear_ratio
-    return rows_statistic_ci(rise, lambda t: t.mean(axis=-2).min(axis=-1))
+    level = simultaneous_level(rise.shape[1])
+    return {f"layer {layer + 1}": mean_ci(rise[:, layer], level) for layer in range(rise.shape[1])}
 
 
 # ---------------------------------------------------------------------------------------------
