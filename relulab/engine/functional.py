@@ -264,6 +264,34 @@ class FunctionalFamily(BatchedFamily):
         return layers, activations
 
     @torch.no_grad()
+    def layer_outputs(self, x: Tensor, batch_size: int | None = None) -> Iterator[list[Tensor]]:
+        """Per batch of ``x``, every Linear/Conv call's output, features on axis 2: a
+        convolution's ``(S, B, channels, …)`` as it is, a Linear's ``(S, B, …, d)`` with its
+        feature axis moved there — without the rest of the trace, so a pass keeps one tensor per
+        layer. What :meth:`layer_statistics` accumulates; for other per-layer readings.
+
+        Args:
+            x: shared inputs ``(N, …)``.
+            batch_size: samples per forward pass (default: all).
+
+        Yields:
+            One list per batch, one ``(S, B, features, …)`` tensor per Linear/Conv call.
+
+        Example:
+            >>> family = FunctionalFamily(lambda: nn.Sequential(nn.Linear(3, 4), nn.ReLU(),
+            ...                           nn.Linear(4, 2)), n_networks=2)
+            >>> [u.shape for u in next(family.layer_outputs(torch.randn(5, 3)))]
+            [torch.Size([2, 5, 4]), torch.Size([2, 5, 2])]
+        """
+        batch_size = batch_size or len(x)
+        for start in range(0, len(x), batch_size):
+            trace, linear = self._traced(x[start : start + batch_size], False, everything=False)
+            yield [
+                u.movedim(-1, 2) if linear[k] else u  # a Linear's features: its last axis
+                for k, u in enumerate(trace.linear_outputs)
+            ]
+
+    @torch.no_grad()
     def layer_statistics(self, x: Tensor, batch_size: int | None = None) -> LayerSums:
         r"""Per copy and per Linear/Conv call, the squared sample mean and sample variance of
         its output over ``x`` (seed ``002_…`` §2.2, eq. 9), accumulated batch by batch
@@ -287,15 +315,11 @@ class FunctionalFamily(BatchedFamily):
             >>> sums.ratio().shape
             torch.Size([3, 2])
         """
-        batch_size = batch_size or len(x)
         total: list[Tensor] = []
         square: list[Tensor] = []
         count: list[int] = []
-        for start in range(0, len(x), batch_size):
-            trace, linear = self._traced(x[start : start + batch_size], False, everything=False)
-            for k, u in enumerate(trace.linear_outputs):
-                if linear[k]:  # a Linear's features are its last axis, at any rank
-                    u = u.movedim(-1, 2)
+        for outputs in self.layer_outputs(x, batch_size):
+            for k, u in enumerate(outputs):
                 dims = (1,) + tuple(range(3, u.dim()))
                 u64 = u.to(torch.float64)
                 if k == len(total):

@@ -162,10 +162,9 @@ def layer_ratios(family: FunctionalFamily, x: Tensor, batch_size: int) -> tuple[
     (channel, position), statistics over samples only (on :func:`_grid`'s positions)."""
     pooled: list[list] = [[], [], []]
     per_position: list[list] = [[], [], []]
-    for start in range(0, len(x), batch_size):
-        trace, linear = family._traced(x[start : start + batch_size], False, everything=False)
-        for k, u in enumerate(trace.linear_outputs):
-            u = (u.movedim(-1, 2) if linear[k] else u).to(torch.float64)
+    for outputs in family.layer_outputs(x, batch_size):
+        for k, u in enumerate(outputs):
+            u = u.to(torch.float64)
             grid = _grid(u)
             dims = (1,) + tuple(range(3, u.dim()))
             parts = (
