@@ -18,6 +18,7 @@ Every malformed input raises :class:`~relulab.tasks.images.errors.ImageDataError
 from __future__ import annotations
 
 import codecs
+import gzip
 import io
 import pickle
 import warnings
@@ -66,26 +67,16 @@ def _too_big(path: Path, what: str) -> ImageDataError:
 
 
 def _gunzip(path: Path, raw: bytes) -> bytes:
-    """Decompress a gzip stream, refusing one that expands beyond :data:`MAX_DATA_BYTES`."""
-    chunks, size, rest = [], 0, raw
+    """Decompress a gzip stream (every member), reading at most one byte beyond
+    :data:`MAX_DATA_BYTES` — a stream that expands further is refused."""
     try:
-        while rest:
-            stream = zlib.decompressobj(16 + zlib.MAX_WBITS)  # one gzip member
-            while True:
-                chunk = stream.decompress(rest, MAX_DATA_BYTES + 1 - size)
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > MAX_DATA_BYTES:
-                    raise _too_big(path, "its gunzipped content")
-                rest = stream.unconsumed_tail
-                if stream.eof or not rest:
-                    break
-            if not stream.eof:
-                raise EOFError("compressed file ended before the end-of-stream marker")
-            rest = stream.unused_data
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as stream:
+            data = stream.read(MAX_DATA_BYTES + 1)
     except (OSError, EOFError, zlib.error) as error:
         raise ImageDataError(f"{path}: broken gzip stream ({error})") from None
-    return b"".join(chunks)
+    if len(data) > MAX_DATA_BYTES:
+        raise _too_big(path, "its gunzipped content")
+    return data
 
 
 def _read_bytes(path: Path) -> bytes:
