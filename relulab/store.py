@@ -55,6 +55,7 @@ __all__ = [
     "STORE_FILENAME",
     "SCHEMA_VERSION",
     "SWEEP_FILENAME",
+    "read_sweep_record",
     "load",
     "load_sweep",
 ]
@@ -649,6 +650,45 @@ def load(run_dir: str | Path) -> pd.DataFrame:
         return store.networks()
 
 
+def read_sweep_record(sweep_dir: str | Path) -> dict[str, Any]:
+    """A sweep directory's ``sweep.json``, checked for the shape every reader relies on: an
+    ``experiment`` name and ``points`` whose names are each one directory name inside the sweep
+    (never ``..``, a path, or empty).
+
+    Args:
+        sweep_dir: a directory written by ``relulab sweep``.
+
+    Returns:
+        The record as written.
+
+    Raises:
+        StoreError: no ``sweep.json``, or one that is unreadable or of another shape.
+
+    Example:
+        >>> read_sweep_record("runs/aniso-sweep")["experiment"]  # doctest: +SKIP
+        'anisotropy'
+    """
+    path = Path(sweep_dir) / SWEEP_FILENAME
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        names = [point["name"] for point in record["points"]]
+        if not isinstance(record["experiment"], str):
+            raise TypeError("the experiment is not a name")
+    except FileNotFoundError:
+        raise StoreError(
+            f"{Path(sweep_dir)} is not a relulab sweep (no {SWEEP_FILENAME})"
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise StoreError(
+            f"{path} is not a readable sweep record ({type(error).__name__}: "
+            f"{' '.join(str(error).split())}); re-run the sweep to rebuild it"
+        ) from None
+    for name in names:
+        if not isinstance(name, str) or name in ("", ".", "..") or Path(name).name != name:
+            raise StoreError(f"{path}: point {name!r} is not a directory name of the sweep")
+    return record
+
+
 def load_sweep(sweep_dir: str | Path) -> pd.DataFrame:
     """All networks of a sweep directory as one DataFrame: one row per network, with the
     ``point`` (its directory) and the point's swept settings as columns.
@@ -668,12 +708,10 @@ def load_sweep(sweep_dir: str | Path) -> pd.DataFrame:
         >>> frame.groupby("d")["final_sigma1_over_sigma2"].mean()   # doctest: +SKIP
     """
     directory = Path(sweep_dir)
+    record = read_sweep_record(directory)
     try:
-        record = json.loads((directory / SWEEP_FILENAME).read_text(encoding="utf-8"))
         points = [(point["name"], dict(point["settings"])) for point in record["points"]]
-    except FileNotFoundError:
-        raise StoreError(f"{directory} is not a relulab sweep (no {SWEEP_FILENAME})") from None
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (KeyError, TypeError, ValueError) as error:
         raise StoreError(f"{directory / SWEEP_FILENAME} is unreadable ({error})") from None
     frames = []
     for name, settings in points:

@@ -42,7 +42,7 @@ from relulab.runner.execute import (
     rebuild_outputs,
 )
 from relulab.runner.rundir import check_not_in_use, is_scaffolding, locked
-from relulab.store import SWEEP_FILENAME
+from relulab.store import SWEEP_FILENAME, StoreError, read_sweep_record
 
 __all__ = [
     "MAX_POINTS",
@@ -53,7 +53,7 @@ __all__ = [
     "parse_grid",
     "point_name",
     "prepare_sweep",
-    "read_sweep_record",
+    "checked_sweep",
     "rebuild_sweep",
 ]
 
@@ -139,12 +139,11 @@ def _check_sweep_dir(out: Path, experiment: str) -> None:
     if not out.is_dir():
         return
     check_not_in_use(out)
-    record = out / SWEEP_FILENAME
-    if record.is_file():
+    if (out / SWEEP_FILENAME).is_file():
         try:
-            stored = json.loads(record.read_text(encoding="utf-8"))["experiment"]
-        except (OSError, ValueError, KeyError, TypeError):
-            raise ValueError(f"--out {out}: its {SWEEP_FILENAME} is unreadable") from None
+            stored = read_sweep_record(out)["experiment"]
+        except StoreError as error:
+            raise ValueError(f"--out {out}: {error}") from None
         if stored != experiment:
             raise ValueError(
                 f"--out {out} holds a sweep of {stored!r}, not {experiment!r}; choose another"
@@ -299,47 +298,40 @@ def execute_sweep(
     return record
 
 
-def read_sweep_record(directory: Path) -> dict[str, Any]:
-    """The ``sweep.json`` of a sweep directory, checked: its experiment, and its points as
-    one-component directory names that hold a finished run each — so that :func:`rebuild_sweep`
-    refuses before it writes anything.
+def checked_sweep(directory: Path) -> dict[str, Any]:
+    """The sweep's record (:func:`relulab.store.read_sweep_record`) for an experiment this
+    relulab knows, with every point a finished run nobody is writing — so that
+    :func:`rebuild_sweep` refuses before it writes anything.
 
     Raises:
-        ValueError: an unreadable or malformed ``sweep.json``, or a point that is not a
-            directory of its sweep.
-        StoreError: a point whose run is unfinished or unreadable.
+        StoreError: an unreadable or malformed ``sweep.json``, a point name outside the sweep,
+            or a point whose run is unfinished or unreadable.
+        ValueError: an unknown experiment, or no points.
         DirectoryInUseError: a live process writes the sweep or one of its points.
     """
-    path = directory / SWEEP_FILENAME
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        get_experiment(record["experiment"])
-        names = [point["name"] for point in record["points"]]
-        if not isinstance(record["grid"], dict) or not all(isinstance(n, str) for n in names):
-            raise TypeError("grid or point names of the wrong type")
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ValueError(
-            f"{path} is not a readable sweep record ({describe_error(error)}); re-run the sweep "
-            "to rebuild it"
-        ) from None
+    record = read_sweep_record(directory)
+    if not isinstance(record.get("grid"), dict):  # the sweep page is drawn from it
+        raise StoreError(
+            f"{directory / SWEEP_FILENAME} is not a readable sweep record (no grid); re-run "
+            "the sweep to rebuild it"
+        )
+    get_experiment(record["experiment"])
     check_not_in_use(directory)
-    if not names:
-        raise ValueError(f"{path} lists no points; re-run the sweep")
-    for name in names:
-        if name in ("", ".", "..") or Path(name).name != name:
-            raise ValueError(f"{path}: point {name!r} is not a directory name of the sweep")
-        check_rebuildable(directory / name)  # unfinished → "re-run it to resume"
+    if not record["points"]:
+        raise ValueError(f"{directory / SWEEP_FILENAME} lists no points; re-run the sweep")
+    for point in record["points"]:
+        check_rebuildable(directory / point["name"])  # unfinished → "re-run it to resume"
     return record
 
 
 def rebuild_sweep(directory: Path) -> dict[str, Any]:
     """Rebuild every point's outputs, then ``sweep.json`` and ``sweep.html`` from them — after
-    :func:`read_sweep_record` has checked everything, so a refusal writes nothing.
+    :func:`checked_sweep` has checked everything, so a refusal writes nothing.
 
     Returns:
         The rebuilt ``sweep.json`` content.
     """
-    record = read_sweep_record(directory)
+    record = checked_sweep(directory)
     with locked(directory):
         remove_temporaries(directory)
         for point in record["points"]:
