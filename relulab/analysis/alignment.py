@@ -4,10 +4,11 @@ features explains (seed ``004_…`` §4, fig. 2B/2D and appendix D).
 * :func:`early_window` — the end of a reference run's early phase: the first recorded step at
   which its loss has made a given share of its total drop;
 * :func:`loss_alignment` — the largest gap in log-loss between two runs over a window, after
-  the best time shift within a bound: :math:`\min_\delta \max_t |\ln L(t) - \ln L_{ref}(t -
-  \delta)|`, with the shift :math:`\delta` that attains it;
+  the best time shift and time rescaling within bounds: :math:`\min_{\delta,\kappa} \max_t
+  |\ln L(t) - \ln L_{ref}((t - \delta)/\kappa)|`, with the :math:`\delta` and
+  :math:`\kappa` that attain it;
 * :func:`paired_alignments` — :func:`loss_alignment` of each run against its paired reference
-  (same seed) over the reference's own early window, as an ``(n, 3)`` table;
+  (same seed) over the reference's own early window, as an ``(n, 4)`` table;
 * :func:`variance_explained` — the share of a representation's variance across inputs that a
   least-squares fit from features explains (seed 004 appendix D).
 """
@@ -55,14 +56,18 @@ class LossAlignment:
     """Result of :func:`loss_alignment`.
 
     Attributes:
-        gap: the largest :math:`|\\ln L - \\ln L_{ref}|` over the window after the best shift.
+        gap: the largest :math:`|\\ln L - \\ln L_{ref}|` over the window after the best shift
+            and rescaling.
         shift: the best shift :math:`\\delta` in steps (positive: the run lags the reference).
-        unshifted: the same gap with :math:`\\delta = 0`.
+        unshifted: the same gap with :math:`\\delta = 0` and :math:`\\kappa = 1`.
+        rescale: the best time rescaling :math:`\\kappa` (above 1: the run is slower than the
+            reference by that factor; 1 when no rescaling was allowed).
     """
 
     gap: float
     shift: float
     unshifted: float
+    rescale: float = 1.0
 
 
 def loss_alignment(
@@ -72,17 +77,23 @@ def loss_alignment(
     window_end: float,
     max_shift: float = 0.0,
     n_shifts: int = 81,
+    max_rescale: float = 0.0,
+    n_rescales: int = 41,
 ) -> LossAlignment:
     r"""Alignment of a run's loss with a reference run's over the early window.
 
     .. math::
-        g = \min_{|\delta| \le \delta_{max}} \max_{t \le t_w} \bigl|\ln L(t) - \ln
-        L_{ref}(t - \delta)\bigr|,
+        g = \min_{|\delta| \le \delta_{max},\ |\ln\kappa| \le \ln(1 + r)}\ \max_{t \le t_w}
+        \bigl|\ln L(t) - \ln L_{ref}\bigl((t - \delta)/\kappa\bigr)\bigr|,
 
     the reference interpolated linearly in log-loss between recordings and held at its first
     value before step 0; ``t`` runs over the recorded steps up to ``window_end``. The seed's
-    "closely aligned (with a slight time shift)" reads as a small :math:`g` with a small
-    :math:`\delta`; "the curves part" as a large :math:`g` (seed 004 §4, fig. 2B, 2D).
+    "closely aligned (with a slight time shift)" reads as a small :math:`g` (seed 004 §4, fig.
+    2B, 2D). Its mechanism is a *mode-wise* shift — each mode of the ReLU net lags the linear
+    net's by a share of that mode's own learning time (§5, eq. 14: the delay scales with
+    :math:`1/s_\alpha`) — which a time rescaling :math:`t \to \kappa t` captures and one additive
+    shift for all modes does not. With ``max_rescale = 0`` only the shift is searched; with
+    ``max_shift = 0`` only the rescaling.
 
     Args:
         steps: recording steps ``(T,)``, ascending.
@@ -91,6 +102,8 @@ def loss_alignment(
         window_end: last step of the window (e.g. :func:`early_window`).
         max_shift: :math:`\delta_{max}` in steps.
         n_shifts: shifts tried on an even grid over :math:`[-\delta_{max}, \delta_{max}]`.
+        max_rescale: :math:`r`: rescalings :math:`\kappa \in [1/(1+r), 1+r]` are tried.
+        n_rescales: rescalings tried, evenly spaced in :math:`\ln\kappa`.
 
     Returns:
         :class:`LossAlignment`.
@@ -102,21 +115,44 @@ def loss_alignment(
         >>> a = loss_alignment(t, late, ref, window_end=60, max_shift=10, n_shifts=21)
         >>> round(a.gap, 9), a.shift, round(a.unshifted, 3)
         (0.0, 5.0, 0.5)
+        >>> slow = np.exp(-t / 12)
+        >>> b = loss_alignment(t, slow, ref, window_end=60, max_rescale=0.44, n_rescales=41)
+        >>> round(b.gap, 9), round(b.rescale, 6)
+        (0.0, 1.2)
     """
     steps = np.asarray(steps, dtype=np.float64)
     log_loss = np.log(np.maximum(np.asarray(loss, dtype=np.float64), np.finfo(float).tiny))
     log_ref = np.log(np.maximum(np.asarray(reference, dtype=np.float64), np.finfo(float).tiny))
     inside = steps <= window_end
     shifts = np.linspace(-max_shift, max_shift, n_shifts) if max_shift > 0 else np.zeros(1)
+    rescales = _rescale_grid(max_rescale, n_rescales)
     gaps = np.array(
         [
-            np.max(np.abs(log_loss[inside] - np.interp(steps[inside] - d, steps, log_ref)))
-            for d in shifts
+            [
+                np.max(
+                    np.abs(log_loss[inside] - np.interp((steps[inside] - d) / k, steps, log_ref))
+                )
+                for d in shifts
+            ]
+            for k in rescales
         ]
     )
-    best = int(np.argmin(np.where(np.isfinite(gaps), gaps, np.inf)))
+    best_k, best_d = np.unravel_index(
+        int(np.argmin(np.where(np.isfinite(gaps), gaps, np.inf))), gaps.shape
+    )
     unshifted = float(np.max(np.abs(log_loss[inside] - log_ref[inside])))
-    return LossAlignment(float(gaps[best]), float(shifts[best]), unshifted)
+    return LossAlignment(
+        float(gaps[best_k, best_d]), float(shifts[best_d]), unshifted, float(rescales[best_k])
+    )
+
+
+def _rescale_grid(max_rescale: float, n_rescales: int) -> np.ndarray:
+    r"""Rescalings :math:`\kappa` evenly spaced in :math:`\ln\kappa` over
+    :math:`[1/(1+r), 1+r]`, with :math:`\kappa = 1` exactly on the grid (odd count)."""
+    if max_rescale <= 0:
+        return np.ones(1)
+    half = max(n_rescales // 2, 1)
+    return np.exp(np.linspace(-1.0, 1.0, 2 * half + 1) * np.log1p(max_rescale))
 
 
 def paired_alignments(
@@ -125,14 +161,17 @@ def paired_alignments(
     references: np.ndarray,
     window_fraction: float = 0.95,
     max_shift: float = 0.0,
+    max_rescale: float = 0.0,
+    window_ends: np.ndarray | None = None,
 ) -> np.ndarray:
     r"""Alignment of each run with its paired reference run (e.g. the ReLU and linear network
     of one seed), each over the reference's early window.
 
     For pair ``i``: :math:`t_w` = :func:`early_window` of ``references[i]`` at
-    ``window_fraction``, then :func:`loss_alignment` of ``losses[i]`` against ``references[i]``
-    up to :math:`t_w` with shifts up to ``max_shift`` · :math:`t_w` — the alignment measure of
-    seed ``004_…`` (§4, fig. 1A, 2B, 2D) as relulab reads it.
+    ``window_fraction`` (or ``window_ends[i]`` when given), then :func:`loss_alignment` of
+    ``losses[i]`` against ``references[i]`` up to :math:`t_w` with shifts up to ``max_shift`` ·
+    :math:`t_w` and rescalings up to ``max_rescale`` — the alignment measure of seed ``004_…``
+    (§4, fig. 1A, 2B, 2D) as relulab reads it.
 
     Args:
         steps: recording steps ``(T,)``, shared by every run.
@@ -140,13 +179,17 @@ def paired_alignments(
         references: the paired references' losses ``(n, T)``.
         window_fraction: share of the reference's drop that ends its early window.
         max_shift: largest time shift as a share of the window.
+        max_rescale: :math:`r` of :func:`loss_alignment` (0: no rescaling).
+        window_ends: per pair the window's last step ``(n,)``, replacing the reference's early
+            window (e.g. a window tied to the run's own first drop).
 
     Returns:
-        ``(n, 3)``: per pair the gap, the best shift (steps) and the unshifted gap.
+        ``(n, 4)``: per pair the gap, the best shift (steps), the unshifted gap and the best
+        rescaling :math:`\kappa`.
 
     Raises:
         ValueError: ``losses`` and ``references`` hold different numbers of runs (rows), so
-            they cannot be paired.
+            they cannot be paired, or ``window_ends`` another number.
 
     Example:
         >>> t = np.arange(0.0, 100.0)
@@ -155,12 +198,21 @@ def paired_alignments(
         >>> rows[:, 0].round(3).tolist()
         [0.0, 3.0]
     """
+    losses, references = np.asarray(losses), np.asarray(references)
+    if window_ends is None:
+        window_ends = [early_window(steps, r, window_fraction) for r in references]
     rows = []
-    for loss, reference in zip(np.asarray(losses), np.asarray(references), strict=True):
-        window = early_window(steps, reference, window_fraction)
-        result = loss_alignment(steps, loss, reference, window, max_shift * window)
-        rows.append((result.gap, result.shift, result.unshifted))
-    return np.array(rows, dtype=np.float64).reshape(-1, 3)
+    for loss, reference, window in zip(losses, references, window_ends, strict=True):
+        result = loss_alignment(
+            steps,
+            loss,
+            reference,
+            float(window),
+            max_shift * float(window),
+            max_rescale=max_rescale,
+        )
+        rows.append((result.gap, result.shift, result.unshifted, result.rescale))
+    return np.array(rows, dtype=np.float64).reshape(-1, 4)
 
 
 def variance_explained(representation: np.ndarray, features: np.ndarray) -> float:

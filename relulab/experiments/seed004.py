@@ -13,7 +13,8 @@ Measure and tolerance are inferred [I] (the seed prints no number for "aligned")
 * :func:`alignment_reading` — the per-seed ``(gap, shift, unshifted gap)`` rows as a
   :class:`~relulab.experiments.claims.Reading`;
 * :func:`alignment_spec` — a :class:`~relulab.experiments.claims.ClaimSpec` of either kind;
-* :func:`alignment_tolerance`, :func:`window_fraction`, :func:`max_shift` — the config fields,
+* :func:`alignment_tolerance`, :func:`window_fraction`, :func:`max_shift`, :func:`max_rescale`
+  — the config fields,
   declared once with their ranges;
 * :func:`finite_mean_ci` — the mean over the finite per-seed values with its t interval.
 """
@@ -39,6 +40,7 @@ __all__ = [
     "alignment_spec",
     "alignment_tolerance",
     "finite_mean_ci",
+    "max_rescale",
     "max_shift",
     "parted",
     "window_fraction",
@@ -66,6 +68,19 @@ def window_fraction() -> Any:
         greater_than=0.0,
         less_than=1.0,
         note="early window: until the linear net made this share of its drop",
+    )
+
+
+def max_rescale() -> Any:
+    """``max_rescale``: the largest time rescaling :math:`r` (the ReLU curve may run up to
+    :math:`1 + r` times slower or faster than the linear one) — the seed's "small, mode-wise time
+    shift" (§5; eq. 14's delay scales with each mode's own time :math:`1/s_\\alpha`)."""
+    return setting(
+        0.25,
+        "inferred",
+        at_least=0.0,
+        less_than=1.0,
+        note="time rescaling t → κt allowed in the alignment, |ln κ| ≤ ln(1 + r)",
     )
 
 
@@ -119,6 +134,8 @@ def alignment_reading(rows: np.ndarray, scale: str) -> Reading:
         f"per seed: {np.round(gaps, 3).tolist()}; best shifts (steps) "
         f"{np.round(rows[:, 1]).tolist()}; unshifted gaps {np.round(rows[:, 2], 3).tolist()}"
     )
+    if rows.shape[1] > 3 and np.any(rows[:, 3] != 1.0):
+        detail += f"; best rescalings κ {np.round(rows[:, 3], 3).tolist()}"
     return Reading(finite_mean_ci(gaps), detail=detail, scale=scale)
 
 
