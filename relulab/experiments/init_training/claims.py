@@ -38,7 +38,7 @@ from relulab.experiments.init_training.readings import (
     at_init_ratios,
     at_init_ratios_per_position,
     excess_from,
-    fall_from_peak,
+    fall_from_layer,
     last_layer_ratio,
     layer_steps,
     mlp_theory_ratio,
@@ -237,23 +237,26 @@ UNET_PEAK = ClaimSpec(
 
 def _unet_falls(results: Results, config: InitTrainingConfig) -> Reading:
     r = _checked(at_init_ratios(results, "isbi2012"), "isbi2012")
+    fall = fall_from_layer(r, config.peak_layer)
+    below = "yes" if fall.high < config.fall_fraction else "no"
     return Reading(
-        fall_from_peak(r),
-        detail=f"peak at layer {peak_layer(r)}",
+        fall,
+        detail=f"largest mean ratio at layer {peak_layer(r)}; below fall_fraction = "
+        f"{config.fall_fraction:g} of layer {config.peak_layer}'s ratio [I, a metric]: {below}",
         scale=_at_init_scale(config, "isbi2012", r),
     )
 
 
 UNET_FALLS = ClaimSpec(
     "unet-ratio-falls",
-    "After its peak the UNet ratio decreases significantly (skip connections).",
+    "After layer 12 the UNet ratio decreases significantly (skip connections).",
     source=f"{SOURCE} §3.3, Fig. 2 (right)",
-    criterion=lambda c: Below(
-        "r at the last layer / r at the peak layer (per network)", c.fall_fraction
-    ),
+    criterion=Below("r at the last layer / r at layer peak_layer (per network)", 1.0),
     measure=_unet_falls,
-    scope=AT_INIT_SCOPE + " (ISBI 2012 slices), from the peak to the last layer",
-    note="'significantly' = below fall_fraction of the peak [I]",
+    scope=AT_INIT_SCOPE + " (ISBI 2012 slices), from layer peak_layer = 12 [S] to the last layer",
+    note="'decreasing significantly' = the fall resolved at the seed's 30 inits (95 % t "
+    "interval below 1) from the stated layer 12, fixed before the run; its size against "
+    "fall_fraction [I] is reported, not judged",
     figure="ratios_at_init.png",
     untested=_below_seed_width("isbi2012"),
 )

@@ -164,7 +164,10 @@ class InitTrainingConfig:
     peak_layer: int = setting(12, "stated", note="§3.3: the UNet ratio rises up to around layer 12")
     peak_tolerance: int = setting(2, "inferred", note="'around': ± layers")
     fall_fraction: float = setting(
-        0.5, "inferred", note="'decreasing significantly': last layer below this × the peak"
+        0.5,
+        "inferred",
+        note="a size for the UNet's fall, reported beside unet-ratio-falls (not judged: the "
+        "seed gives no magnitude)",
     )
 
     def validate(self) -> None:

@@ -45,7 +45,7 @@ __all__ = [
     "overall_rise",
     "best_lr_runs",
     "excess_over_mlp",
-    "fall_from_peak",
+    "fall_from_layer",
     "last_layer_ratio",
     "late_loss",
     "mean_log_loss",
@@ -124,10 +124,17 @@ def peak_layer(r: np.ndarray) -> int:
     return int(np.argmax(r.mean(axis=0))) + 1
 
 
-def fall_from_peak(r: np.ndarray) -> Estimate:
-    """r at the last layer / r at the peak layer (:func:`peak_layer`), per network, mean over
-    networks (Student t)."""
-    return mean_ci(r[:, -1] / r[:, peak_layer(r) - 1])
+def fall_from_layer(r: np.ndarray, layer: int) -> Estimate:
+    """r at the last layer / r at ``layer`` (from 1), per network, mean over networks (Student
+    t). ``layer`` is fixed before the run (the seed's stated peak), not chosen from ``r``: a peak
+    picked as the argmax of the same nets would bias the fall towards 'decreasing'.
+
+    Example:
+        >>> r = np.array([[1.0, 2.0, 1.0], [1.0, 2.0, 1.2], [1.0, 2.0, 0.8]])
+        >>> round(fall_from_layer(r, 2).value, 6)
+        0.5
+    """
+    return mean_ci(r[:, -1] / r[:, layer - 1])
 
 
 def excess_over_mlp(r: np.ndarray, upto: int) -> tuple[int, Estimate]:
