@@ -43,10 +43,13 @@ __all__ = [
     "apply_overrides",
     "check_fields",
     "config_to_dict",
+    "override_text",
     "parse_value",
     "Provenance",
+    "alternatives",
     "provenance",
     "setting",
+    "undeclared_alternatives",
     "validate",
 ]
 
@@ -75,6 +78,8 @@ def setting(
     *,
     seed_value: Any = None,
     note: str = "",
+    alternatives: tuple[Any, ...] = (),
+    no_alternative: str = "",
     **checks: Any,
 ) -> Any:
     """A config field with its provenance (module docstring).
@@ -84,6 +89,10 @@ def setting(
         provenance: ``stated``, ``derived``, ``inferred`` or ``choice``.
         seed_value: the seed's value where the default departs from it (a reduced size, say).
         note: one line on where the value comes from or what it means.
+        alternatives: for an ``inferred`` field, the other values a careful reader of the seed
+            could pick (``relulab robustness`` runs the experiment at each); the note says where
+            they come from.
+        no_alternative: for an ``inferred`` field without alternatives, why none is plausible.
         **checks: metadata for the generic field checks (:func:`check_fields`): ``sweep=False``,
             ``max_abs=…``, ``seed=True``, and the field's range: ``positive=True``,
             ``at_least=…``, ``at_most=…``, ``greater_than=…``, ``less_than=…``,
@@ -102,8 +111,62 @@ def setting(
     unknown = sorted(set(checks) - set(_CHECKS))
     if unknown:
         raise ValueError(f"unknown field checks {unknown}; use {', '.join(_CHECKS)}")
-    metadata = {"provenance": provenance, "seed_value": seed_value, "note": note, **checks}
+    if (alternatives or no_alternative) and provenance != "inferred":
+        raise ValueError(f"only an inferred setting has alternatives, not a {provenance} one")
+    if alternatives and no_alternative:
+        raise ValueError("give alternatives or say why there is none, not both")
+    if default in tuple(alternatives):
+        raise ValueError(f"the default {default!r} is not an alternative to itself")
+    metadata = {
+        "provenance": provenance,
+        "seed_value": seed_value,
+        "note": note,
+        "alternatives": tuple(alternatives),
+        "no_alternative": no_alternative,
+        **checks,
+    }
     return dataclasses.field(default=default, metadata=metadata)
+
+
+def alternatives(config: Any) -> dict[str, tuple[Any, ...]]:
+    """Per inferred field of ``config`` that declares them, its alternative values (other
+    readings of the seed; :func:`setting`), in field order.
+
+    Example:
+        >>> import dataclasses
+        >>> @dataclasses.dataclass(frozen=True)
+        ... class C:
+        ...     levels: str = setting("centred", "inferred", alternatives=("zero_one",))
+        ...     steps: int = setting(300, "stated")
+        >>> alternatives(C())
+        {'levels': ('zero_one',)}
+    """
+    return {
+        f.name: f.metadata["alternatives"]
+        for f in dataclasses.fields(config)
+        if f.metadata.get("alternatives")
+    }
+
+
+def undeclared_alternatives(config: Any) -> list[str]:
+    """The inferred fields of ``config`` that neither declare alternatives nor say why none is
+    plausible (``relulab robustness`` cannot vary them, and nobody said why).
+
+    Example:
+        >>> import dataclasses
+        >>> @dataclasses.dataclass(frozen=True)
+        ... class C:
+        ...     tol: float = setting(0.1, "inferred")
+        >>> undeclared_alternatives(C())
+        ['tol']
+    """
+    return [
+        f.name
+        for f in dataclasses.fields(config)
+        if f.metadata.get("provenance") == "inferred"
+        and not f.metadata.get("alternatives")
+        and not f.metadata.get("no_alternative")
+    ]
 
 
 def provenance(config: Any) -> dict[str, dict[str, Any]]:
@@ -122,8 +185,34 @@ def provenance(config: Any) -> dict[str, dict[str, Any]]:
             "seed_value": list(seed_value) if isinstance(seed_value, tuple) else seed_value,
             "note": f.metadata.get("note", ""),
             "departs": seed_value is not None and value != seed_value,
+            "alternatives": [_json_ready(a) for a in f.metadata.get("alternatives", ())],
         }
     return rows
+
+
+def override_text(key: str, value: Any) -> str:
+    """``key=value`` as ``--set`` reads it back: tuples comma-joined, booleans ``true`` /
+    ``false``, numbers by ``repr`` (exact for floats).
+
+    Example:
+        >>> override_text("levels", (-1.0, 1.0)), override_text("centre", False)
+        ('levels=-1.0,1.0', 'centre=false')
+    """
+
+    def text(item: Any) -> str:
+        if isinstance(item, bool):
+            return "true" if item else "false"
+        if isinstance(item, float):
+            return repr(item)
+        return str(item)
+
+    if isinstance(value, tuple | list):
+        return f"{key}={','.join(text(item) for item in value)}"
+    return f"{key}={text(value)}"
+
+
+def _json_ready(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 class ConfigError(ValueError):

@@ -1,7 +1,7 @@
 """The ``relulab`` command line.
 
 ``list``, ``run``, ``reproduce``, ``report`` (:mod:`relulab.cli.runs`), ``sweep``
-(:mod:`relulab.cli.sweep`), ``bench``
+(:mod:`relulab.cli.sweep`), ``robustness`` (:mod:`relulab.cli.robustness`), ``bench``
 (:mod:`relulab.cli.bench`), ``theory`` (:mod:`relulab.cli.theory`), ``diagnose``
 (:mod:`relulab.cli.diagnose`) and ``export`` (:mod:`relulab.cli.export`). Every bad request
 (unknown experiment, preset, config key or value, device, an output path that cannot be written
@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Sequence
 
 from relulab import __version__
-from relulab.cli import bench, diagnose, export, runs, sweep, theory
+from relulab.cli import bench, diagnose, export, robustness, runs, sweep, theory
 from relulab.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -47,6 +47,7 @@ def build_parser() -> OneLineParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     runs.add_parsers(commands)
     sweep.add_parser(commands)
+    robustness.add_parser(commands)
     bench.add_parser(commands)
     theory.add_parser(commands)
     diagnose.add_parser(commands)
@@ -57,6 +58,7 @@ def build_parser() -> OneLineParser:
 _COMMANDS = {
     **runs.COMMANDS,
     "sweep": sweep.command,
+    "robustness": robustness.command,
     "bench": bench.command,
     "theory": theory.command,
     "diagnose": diagnose.command,

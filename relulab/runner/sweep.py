@@ -52,6 +52,7 @@ __all__ = [
     "execute_sweep",
     "parse_grid",
     "point_name",
+    "prepare_points",
     "prepare_sweep",
     "checked_sweep",
     "rebuild_sweep",
@@ -197,17 +198,47 @@ def prepare_sweep(
         raise ConfigError(f"the grid has {size} points; at most {MAX_POINTS} are allowed")
     out = check_output_dir(out_dir)
     _check_sweep_dir(out, name)
+    point_overrides = [
+        [f"{key}={value}" for key, value in zip(grid, values, strict=True)]
+        for values in itertools.product(*grid.values())
+    ]
+    points, runs = prepare_points(name, preset, point_overrides, fixed, seed, device, out)
+    return PreparedSweep(name, preset, grid, list(fixed), points, runs, out)
+
+
+def prepare_points(
+    name: str,
+    preset: str,
+    point_overrides: Sequence[Sequence[str]],
+    fixed: Sequence[str],
+    seed: int | None,
+    device: str,
+    out: Path,
+    names: Sequence[str] | None = None,
+    record_keys: Sequence[str] | None = None,
+) -> tuple[list[SweepPoint], list[PreparedRun]]:
+    """Resolve and validate each point (its ``key=value`` overrides on top of ``fixed``) into a
+    run in ``out/<point>/``, writing nothing. A point's settings are its overridden fields' parsed
+    values (or those of ``record_keys`` when given); its directory is :func:`point_name` of them
+    unless ``names`` gives it.
+
+    Raises:
+        ConfigError: a point's overrides are invalid (naming the point), or two points are the
+            same setting; and whatever :func:`~relulab.runner.prepare_run` raises.
+    """
+    experiment = get_experiment(name)
     points, runs, seen = [], [], {}
-    for values in itertools.product(*grid.values()):
-        overrides = [f"{key}={value}" for key, value in zip(grid, values, strict=True)]
+    for index, overrides in enumerate(point_overrides):
         try:
             config = apply_overrides(
                 experiment.presets[preset], _with_seed([*fixed, *overrides], seed)
             )
         except ValueError as error:
-            raise ConfigError(f"point {', '.join(overrides)}: {error}") from None
-        settings = {key: config_to_dict(config)[key] for key in grid}
-        point = SweepPoint(point_name(settings), settings)
+            raise ConfigError(f"point {', '.join(overrides) or preset}: {error}") from None
+        values = config_to_dict(config)
+        keys = record_keys or [item.partition("=")[0].strip() for item in overrides]
+        settings = {key: values[key] for key in keys}
+        point = SweepPoint(names[index] if names else point_name(settings), settings)
         if point.name in seen:
             raise ConfigError(
                 f"--grid points {seen[point.name]} and {', '.join(overrides)} are the same "
@@ -216,7 +247,7 @@ def prepare_sweep(
         seen[point.name] = ", ".join(overrides)
         runs.append(prepare_run(name, preset, [*fixed, *overrides], seed, device, out / point.name))
         points.append(point)
-    return PreparedSweep(name, preset, grid, list(fixed), points, runs, out)
+    return points, runs
 
 
 def _record(sweep: PreparedSweep, outcomes: dict[int, RunOutcome]) -> dict[str, Any]:

@@ -27,29 +27,56 @@ class AnisotropyConfig:
     D: int = setting(400, "stated", at_least=2)
     n_samples: int = setting(10_000, "stated", at_least=2, note="N, the number of rows of X")
     init: Literal["torch_default", "kaiming_normal"] = setting(
-        "torch_default", "inferred", note="nn.Linear's default init"
+        "torch_default",
+        "inferred",
+        alternatives=("kaiming_normal",),
+        note="nn.Linear's default init (the post's code builds nn.Linear layers); alternative: "
+        "Kaiming normal, what a ReLU user would pick",
     )
     n_draws: int = setting(
         6, "choice", positive=True, note="independent draws of (X, W) behind every CI (post: one)"
     )
     slopes: int = setting(21, "choice", at_least=3, note="leaky-ReLU slopes evenly on [0, 1]")
-    stand_out_ratio: float = setting(2.0, "inferred", note="ReLU's σ1/σ2 'stands out': above it")
-    tanh_ratio: float = setting(1.5, "inferred", note="tanh's σ1/σ2 does not: below it")
+    stand_out_ratio: float = setting(
+        2.0,
+        "inferred",
+        alternatives=(1.5, 3.0),
+        note="ReLU's σ1/σ2 'stands out': above it (alternatives: a looser and a stricter reader)",
+    )
+    tanh_ratio: float = setting(
+        1.5,
+        "inferred",
+        alternatives=(1.2, 2.0),
+        note="tanh's σ1/σ2 does not: below it (alternatives: a stricter and a looser reader)",
+    )
     crossover_ratio: float = setting(
         1.1,
         "inferred",
+        no_alternative="a metric: it decides no claim",
         note="the earlier reading: the first p with σ1/σ2 below this (a metric, not the claim)",
     )
     floor_rtol: float = setting(
         0.01,
         "inferred",
         greater_than=-1.0,
-        note="σ1/σ2 has reached its floor (its linear, p = 1, value) within this fraction",
+        alternatives=(0.005, 0.02),
+        note="σ1/σ2 has reached its floor (its linear, p = 1, value) within this fraction "
+        "(alternatives: half and twice)",
     )
     reported_crossover: float = setting(0.8, "stated")
-    crossover_tolerance: float = setting(0.1, "inferred", at_least=0.0)
+    crossover_tolerance: float = setting(
+        0.1,
+        "inferred",
+        at_least=0.0,
+        alternatives=(0.05, 0.2),
+        note="'≈ 0.8' read off the post's figure: within this (alternatives: half and twice)",
+    )
     closed_form_rtol: float = setting(
-        0.02, "inferred", positive=True, note="finite-N tolerance of σ1 against the closed form"
+        0.02,
+        "inferred",
+        positive=True,
+        alternatives=(0.01, 0.05),
+        note="finite-N tolerance of σ1 against the closed form (alternatives: half, 2.5×)",
     )
     spectrum_points: int = setting(50, "choice", positive=True)
 

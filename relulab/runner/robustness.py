@@ -1,0 +1,317 @@
+"""Robustness: does each verdict survive every plausible reading of what the seed left unsaid?
+
+Every seed leaves settings unstated; relulab fills them in as ``inferred`` config fields, and
+a field may declare the values another careful reader of the seed could pick
+(``setting(..., "inferred", alternatives=(…))``). ``relulab robustness EXPERIMENT`` runs the
+preset and, one field at a time, each alternative with every other field at the preset — a
+multiverse (specification-curve) analysis of the scorecard. ``--pairs`` adds the pairwise
+combinations of the fields that flipped a verdict.
+
+Each reading is an ordinary run in ``DIR/<field>=<value>/`` (the preset itself in
+``DIR/preset/``), all units scheduled together through the sweep machinery
+(:mod:`relulab.runner.sweep`: ``sweep.json``, ``sweep.html``, resumable, locked). Then
+``DIR/robustness.json`` and ``DIR/robustness.html``: per claim its verdict in every reading,
+"holds in k of n readings", and the fields whose alternatives change it; per experiment, how
+many claims robustly hold, robustly fail, or depend on a reading.
+
+A variant that makes a claim meaningless says ``not tested`` for it (the experiment's own
+``untested``); such a reading is left out of the claim's n, never counted as a failure.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from relulab.config import ConfigError, alternatives, override_text, provenance
+from relulab.experiments import get_experiment
+from relulab.files import check_output_dir, write_atomic
+from relulab.report import scorecard
+from relulab.runner.sweep import (
+    PreparedSweep,
+    _check_sweep_dir,
+    execute_sweep,
+    point_name,
+    prepare_points,
+)
+
+__all__ = [
+    "BASELINE",
+    "ROBUSTNESS_FILENAME",
+    "ROBUSTNESS_PAGE",
+    "Variant",
+    "classify",
+    "flipping_fields",
+    "pair_variants",
+    "prepare_robustness",
+    "robustness_record",
+    "run_robustness",
+    "single_variants",
+]
+
+BASELINE = "preset"
+ROBUSTNESS_FILENAME = "robustness.json"
+ROBUSTNESS_PAGE = "robustness.html"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One reading: its directory name and the ``key=value`` overrides it puts on the preset."""
+
+    name: str
+    overrides: tuple[str, ...]
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(item.partition("=")[0] for item in self.overrides)
+
+
+def _declared(name: str, preset: str, fields: Sequence[str] | None) -> dict[str, tuple]:
+    experiment = get_experiment(name)
+    if preset not in experiment.presets:
+        raise ConfigError(
+            f"unknown preset {preset!r} for {name}; choose one of {', '.join(experiment.presets)}"
+        )
+    declared = alternatives(experiment.presets[preset])
+    if fields:
+        unknown = [field for field in fields if field not in declared]
+        if unknown:
+            raise ConfigError(
+                f"{unknown[0]} declares no alternatives in {name}; choose among "
+                f"{', '.join(declared) or '(none)'}"
+            )
+        declared = {field: declared[field] for field in fields}
+    if not declared:
+        raise ConfigError(f"{name} declares no alternative readings of its inferred settings")
+    return declared
+
+
+def single_variants(name: str, preset: str, fields: Sequence[str] | None = None) -> list[Variant]:
+    """The preset, then each declared alternative of each inferred field alone (field order).
+
+    Raises:
+        ConfigError: an unknown preset, a field in ``fields`` without alternatives, or an
+            experiment that declares none.
+    """
+    variants = [Variant(BASELINE, ())]
+    for field, values in _declared(name, preset, fields).items():
+        for value in values:
+            variants.append(Variant(point_name({field: value}), (override_text(field, value),)))
+    return variants
+
+
+def pair_variants(name: str, preset: str, fields: Sequence[str]) -> list[Variant]:
+    """Every combination of two alternatives of two different fields among ``fields``."""
+    declared = _declared(name, preset, fields)
+    variants = []
+    for first, second in itertools.combinations(declared, 2):
+        for a, b in itertools.product(declared[first], declared[second]):
+            variants.append(
+                Variant(
+                    point_name({first: a, second: b}),
+                    (override_text(first, a), override_text(second, b)),
+                )
+            )
+    return variants
+
+
+def prepare_robustness(
+    name: str,
+    preset: str,
+    variants: Sequence[Variant],
+    fixed: Sequence[str],
+    seed: int | None,
+    device: str,
+    out_dir: str | Path,
+) -> PreparedSweep:
+    """Resolve and validate every reading into a run in ``out_dir/<variant>/``, writing
+    nothing. Each point's settings hold every varied field's value at that reading, so the
+    sweep page can show them side by side.
+
+    Raises:
+        ValueError (``ConfigError``, ``OutputPathError``), ``StoreError`` or
+        ``DirectoryInUseError``, as :func:`relulab.runner.sweep.prepare_sweep` does.
+    """
+    out = check_output_dir(out_dir)
+    _check_sweep_dir(out, name)
+    keys = list(dict.fromkeys(field for v in variants for field in v.fields))
+    fixed_keys = {item.partition("=")[0].strip() for item in fixed}
+    both = [key for key in keys if key in fixed_keys]
+    if both:
+        raise ConfigError(f"{both[0]} is varied by robustness and fixed by --set; give it once")
+    points, runs = prepare_points(
+        name,
+        preset,
+        [list(v.overrides) for v in variants],
+        fixed,
+        seed,
+        device,
+        out,
+        names=[v.name for v in variants],
+        record_keys=keys,
+    )
+    grid = {key: [] for key in keys}
+    for v in variants:
+        for item in v.overrides:
+            field, _, text = item.partition("=")
+            grid[field].append(text)
+    return PreparedSweep(name, preset, grid, list(fixed), points, runs, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the runs.
+# ---------------------------------------------------------------------------------------------
+def _verdicts(point: Mapping[str, Any]) -> dict[str, str]:
+    return {claim["id"]: scorecard.verdict(claim) for claim in point.get("claims") or []}
+
+
+def classify(verdicts: Sequence[str]) -> str:
+    """A claim's standing over readings: ``robust holds`` / ``robust fails`` / ``robust
+    inconclusive`` when every reading that tests it agrees, ``depends`` when they differ,
+    ``not tested`` when none tests it.
+
+    Example:
+        >>> classify(["holds", "not tested", "holds"]), classify(["holds", "fails"])
+        ('robust holds', 'depends')
+    """
+    tested = {v for v in verdicts if v != "not tested"}
+    if not tested:
+        return "not tested"
+    return f"robust {tested.pop()}" if len(tested) == 1 else "depends"
+
+
+def _point_fields(point: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+    """The fields a reading changes from the preset."""
+    settings, base = point.get("settings") or {}, baseline.get("settings") or {}
+    return [key for key, value in settings.items() if base.get(key) != value]
+
+
+def robustness_record(sweep_record: Mapping[str, Any]) -> dict[str, Any]:
+    """``robustness.json`` from a robustness run's ``sweep.json``.
+
+    Returns:
+        ``experiment``, ``preset``, ``readings`` (per reading: ``name``, ``fields`` changed,
+        ``settings``, ``finished``), ``claims`` (per claim: ``id``, ``statement``,
+        ``beyond_seed``, ``preset`` verdict, ``verdicts`` by reading, ``holds``, ``tested``
+        (n), ``standing`` (:func:`classify`), ``flipped_by`` (fields whose alternatives give
+        another tested verdict than the preset)) and ``summary`` (claims per standing, and
+        ``depends_on``: field → claims it flips).
+    """
+    points = list(sweep_record.get("points") or [])
+    baseline = next((p for p in points if p["name"] == BASELINE), None)
+    if baseline is None:
+        raise ValueError("a robustness run needs its preset reading (DIR/preset/)")
+    base = _verdicts(baseline)
+    by_point = {p["name"]: _verdicts(p) for p in points}
+    claim_ids = list(dict.fromkeys(c for p in points for c in by_point[p["name"]]))
+    first = {c["id"]: c for p in points for c in p.get("claims") or []}
+    claims, depends_on = [], {}
+    for claim_id in claim_ids:
+        verdicts = {name: v[claim_id] for name, v in by_point.items() if claim_id in v}
+        tested = [v for v in verdicts.values() if v != "not tested"]
+        flipped = sorted(
+            {
+                field
+                for p in points
+                if p["name"] != BASELINE
+                and verdicts.get(p["name"], "not tested") != "not tested"
+                and base.get(claim_id, "not tested") != "not tested"
+                and verdicts[p["name"]] != base[claim_id]
+                for field in _point_fields(p, baseline)
+            }
+        )
+        for field in flipped:
+            depends_on.setdefault(field, []).append(claim_id)
+        claims.append(
+            {
+                "id": claim_id,
+                "statement": first[claim_id].get("statement", ""),
+                "beyond_seed": scorecard.is_beyond_seed(first[claim_id]),
+                "preset": base.get(claim_id, "missing"),
+                "verdicts": verdicts,
+                "holds": tested.count("holds"),
+                "tested": len(tested),
+                "standing": classify(list(verdicts.values())),
+                "flipped_by": flipped,
+            }
+        )
+    standings = [c["standing"] for c in claims]
+    return {
+        "experiment": sweep_record.get("experiment", ""),
+        "preset": sweep_record.get("preset", ""),
+        "readings": [
+            {
+                "name": p["name"],
+                "fields": _point_fields(p, baseline),
+                "settings": p.get("settings") or {},
+                "finished": bool(p.get("finished")),
+            }
+            for p in points
+        ],
+        "claims": claims,
+        "summary": {
+            "readings": len(points),
+            "claims": len(claims),
+            **{s: standings.count(s) for s in sorted(set(standings))},
+            "depends_on": depends_on,
+        },
+    }
+
+
+def flipping_fields(record: Mapping[str, Any]) -> list[str]:
+    """The fields whose alternatives changed at least one tested verdict (for ``--pairs``)."""
+    return list((record.get("summary") or {}).get("depends_on") or {})
+
+
+def _field_notes(name: str, preset: str, fields: Sequence[str]) -> dict[str, dict[str, Any]]:
+    rows = provenance(get_experiment(name).presets[preset])
+    return {field: rows[field] for field in fields if field in rows}
+
+
+def write_robustness(out: Path, sweep_record: Mapping[str, Any]) -> dict[str, Any]:
+    """Write ``robustness.json`` and ``robustness.html`` into ``out``; return the record."""
+    from relulab.report.robustness import write_robustness_page
+
+    record = robustness_record(sweep_record)
+    fields = list(dict.fromkeys(f for r in record["readings"] for f in r["fields"]))
+    record["fields"] = _field_notes(record["experiment"], record["preset"], fields)
+    write_robustness_page(out / ROBUSTNESS_PAGE, record)
+    write_atomic(out / ROBUSTNESS_FILENAME, json.dumps(record, indent=2, allow_nan=False))
+    return record
+
+
+def run_robustness(
+    name: str,
+    preset: str,
+    fields: Sequence[str] | None,
+    pairs: bool,
+    fixed: Sequence[str],
+    seed: int | None,
+    device: str,
+    out_dir: str | Path,
+    executor: Any,
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """Run the preset and every single-field reading (then, with ``pairs``, the pairwise
+    readings of the fields that flipped a verdict) and write ``robustness.json`` / ``.html``.
+
+    Everything is validated before the first run starts; a re-run of the same command resumes.
+
+    Returns:
+        The content of ``robustness.json``.
+    """
+    singles = single_variants(name, preset, fields)
+    prepared = prepare_robustness(name, preset, singles, fixed, seed, device, out_dir)
+    sweep_record = execute_sweep(prepared, executor, quiet=quiet)
+    record = write_robustness(prepared.out_dir, sweep_record)
+    flipped = flipping_fields(record)
+    if pairs and len(flipped) >= 2:
+        both = [*singles, *pair_variants(name, preset, flipped)]
+        prepared = prepare_robustness(name, preset, both, fixed, seed, device, out_dir)
+        sweep_record = execute_sweep(prepared, executor, quiet=quiet)
+        record = write_robustness(prepared.out_dir, sweep_record)
+    return record
