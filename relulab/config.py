@@ -80,6 +80,7 @@ def setting(
     note: str = "",
     alternatives: tuple[Any, ...] = (),
     no_alternative: str = "",
+    judging: bool = False,
     **checks: Any,
 ) -> Any:
     """A config field with its provenance (module docstring).
@@ -93,6 +94,9 @@ def setting(
             could pick (``relulab robustness`` runs the experiment at each); the note says where
             they come from.
         no_alternative: for an ``inferred`` field without alternatives, why none is plausible.
+        judging: only the claims (criteria, readings, metrics) read this field — never the
+            units — so another value is judged on the stored results without recomputing them
+            (``relulab robustness`` does; a test checks the units' modules never read it).
         **checks: metadata for the generic field checks (:func:`check_fields`): ``sweep=False``,
             ``max_abs=…``, ``seed=True``, and the field's range: ``positive=True``,
             ``at_least=…``, ``at_most=…``, ``greater_than=…``, ``less_than=…``,
@@ -123,6 +127,7 @@ def setting(
         "note": note,
         "alternatives": tuple(alternatives),
         "no_alternative": no_alternative,
+        "judging": judging,
         **checks,
     }
     return dataclasses.field(default=default, metadata=metadata)

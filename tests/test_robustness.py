@@ -141,12 +141,12 @@ def test_the_record_names_the_fields_that_flip_a_verdict():
 
 
 # --- the command ------------------------------------------------------------------------------
-def _robustness(out, *extra):
+def _robustness(out, *extra, fields="crossover_tolerance"):
     return [
         "robustness",
         "anisotropy",
         "--fields",
-        "crossover_tolerance",
+        fields,
         *TINY,
         "--out",
         str(out),
@@ -168,8 +168,11 @@ def test_robustness_runs_resumes_and_writes_its_page(tmp_path):
         "leaky-crossover-near-0.8",
         "mean-shift-explains-sigma1",
     }
-    for reading in record["readings"]:
-        assert (out / reading["name"] / "summary.json").is_file()
+    # crossover_tolerance is read by the claims only: its readings are judged on the preset's
+    # stored units, not run again
+    assert [r["judged_on"] for r in record["readings"]] == [None, BASELINE, BASELINE]
+    assert (out / BASELINE / "summary.json").is_file()
+    assert not (out / "crossover_tolerance=0.05").exists()
     page = (out / "robustness.html").read_text()
     assert "crossover_tolerance" in page and "holds in" in page.lower()
     first = (out / "robustness.json").read_text()
@@ -179,10 +182,11 @@ def test_robustness_runs_resumes_and_writes_its_page(tmp_path):
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
 def test_kill_9_then_resume_equals_an_uninterrupted_robustness_run(tmp_path):
+    fields = "init,crossover_tolerance"  # one reading run, two judged on the preset's units
     reference = tmp_path / "reference"
-    assert cli.main(_robustness(reference)) == 0
+    assert cli.main(_robustness(reference, fields=fields)) == 0
     out = tmp_path / "killed"
-    command = [sys.executable, "-m", "relulab", *_robustness(out)]
+    command = [sys.executable, "-m", "relulab", *_robustness(out, fields=fields)]
     import os
 
     done = subprocess.run(
@@ -194,8 +198,15 @@ def test_kill_9_then_resume_equals_an_uninterrupted_robustness_run(tmp_path):
     )
     assert done.returncode == -signal.SIGKILL, done.stderr
     assert not (out / "robustness.json").exists()
-    assert cli.main(_robustness(out)) == 0
+    assert cli.main(_robustness(out, fields=fields)) == 0
     resumed = json.loads((out / "robustness.json").read_text())
+    assert [r["name"] for r in resumed["readings"]] == [
+        BASELINE,
+        "init=kaiming_normal",
+        "crossover_tolerance=0.05",
+        "crossover_tolerance=0.2",
+    ]
+    assert (out / "init=kaiming_normal" / "summary.json").is_file()
     uninterrupted = json.loads((reference / "robustness.json").read_text())
     assert resumed["claims"] == uninterrupted["claims"]
 
@@ -224,3 +235,55 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys, ar
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and err.startswith("relulab:")
     assert not out.exists()
+
+
+# --- readings judged on the preset's units ----------------------------------------------------
+def _unit_sources(experiment) -> str:
+    """The source of the module that plans the experiment's units and of every module of the
+    same study it imports (claims, readings and figures aside)."""
+    import importlib
+    import inspect
+    import re
+
+    module = inspect.getmodule(experiment.plan)
+    package = module.__name__.rpartition(".")[0]
+    seen, todo, text = set(), [module.__name__], []
+    while todo:
+        name = todo.pop()
+        if name in seen or re.search(r"\.(claims\w*|readings|figures)$", name):
+            continue
+        seen.add(name)
+        source = inspect.getsource(importlib.import_module(name))
+        text.append(source)
+        todo += [m for m in re.findall(rf"from ({re.escape(package)}[\w.]*) import", source)]
+    return "\n".join(text)
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_judging_fields_are_never_read_by_the_units(name):
+    """A ``judging`` field is judged on stored units (robustness re-judges instead of re-running),
+    so the modules that compute the units must not read it."""
+    import re
+
+    experiment = get_experiment(name)
+    config = next(iter(experiment.presets.values()))
+    judging = [f.name for f in dataclasses.fields(config) if f.metadata.get("judging")]
+    source = _unit_sources(experiment)
+    read = [field for field in judging if re.search(rf"\.{field}\b", source)]
+    assert read == [], f"{name}: the units read {read}"
+
+
+def test_a_judged_reading_equals_the_run_reading(tmp_path):
+    """Judging the preset's stored units under ``crossover_tolerance=0.05`` gives the claims a
+    full run at that setting gives."""
+    from relulab.runner.execute import rejudge
+
+    assert cli.main(["run", "anisotropy", *TINY, "--out", str(tmp_path / "preset")]) == 0
+    changed = "--set=crossover_tolerance=0.05"
+    assert cli.main(["run", "anisotropy", *TINY, changed, "--out", str(tmp_path / "run")]) == 0
+    judged = rejudge(tmp_path / "preset", ["crossover_tolerance=0.05"])
+    ran = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert judged["claims"] == ran["claims"]
+    assert judged["metrics"] == ran["metrics"]
+    with pytest.raises(ValueError, match="changes what the units compute"):
+        rejudge(tmp_path / "preset", ["init=kaiming_normal"])

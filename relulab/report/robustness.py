@@ -30,11 +30,14 @@ _STANDING_VERDICT = {
 }
 
 
-def _cell(out_dir: Path, reading: str, claim_id: str, verdict: str | None) -> dict[str, Any] | None:
+def _cell(
+    out_dir: Path, reading: Mapping[str, Any], claim_id: str, verdict: str | None
+) -> dict[str, Any] | None:
     if verdict is None:
         return None
-    report = f"{quote(reading, safe='=,+')}/{REPORT_FILENAME}"
-    linked = (out_dir / reading / REPORT_FILENAME).is_file()
+    directory = reading.get("judged_on") or reading["name"]  # judged on the preset's units
+    report = f"{quote(directory, safe='=,+')}/{REPORT_FILENAME}"
+    linked = (out_dir / directory / REPORT_FILENAME).is_file()
     return {
         "verdict": verdict,
         "href": f"{report}#{scorecard.anchor('claim', claim_id)}" if linked else None,
@@ -63,7 +66,7 @@ def write_robustness_page(path: Path, record: Mapping[str, Any]) -> Path:
                 **claim,
                 "standing_class": _STANDING_VERDICT.get(claim["standing"], "not tested"),
                 "cells": [
-                    _cell(path.parent, r["name"], claim["id"], claim["verdicts"].get(r["name"]))
+                    _cell(path.parent, r, claim["id"], claim["verdicts"].get(r["name"]))
                     for r in readings
                 ],
             }

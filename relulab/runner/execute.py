@@ -12,6 +12,7 @@ atomically, and removed when a rebuild starts: it exists exactly when the output
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import json
 import math
@@ -485,6 +486,49 @@ def _about(experiment: Experiment) -> str:
     return experiment.summary
 
 
+def claim_rows(claims: Sequence[Any], preset: str) -> list[dict[str, Any]]:
+    """The claims of an analysis as ``summary.json`` lists them (JSON-ready, non-finite
+    numbers as ``None``)."""
+    return [
+        {
+            **asdict(c),
+            "measured": _finite_or_none(c.measured),
+            "passed": bool(c.passed),
+            "ci_low": None if c.ci_low is None else _finite_or_none(c.ci_low),
+            "ci_high": None if c.ci_high is None else _finite_or_none(c.ci_high),
+            "preset": preset,
+        }
+        for c in claims
+    ]
+
+
+def rejudge(out_dir: str | Path, overrides: Sequence[str]) -> dict[str, Any]:
+    """The claims and metrics of the finished run in ``out_dir`` judged again under its config
+    with ``overrides`` — fields that only the claims read (``setting(..., judging=True)``), so
+    the stored units are the ones the changed config would compute. Writes nothing.
+
+    Raises:
+        StoreError: no usable store, or an unfinished run.
+        ValueError: an override of a field that is not ``judging``, or an invalid value.
+    """
+    out_dir = Path(out_dir)
+    meta, experiment, config, results, _ = _stored_run(out_dir)
+    changed = apply_overrides(config, list(overrides))
+    kinds = {f.name: f.metadata.get("judging", False) for f in dataclasses.fields(changed)}
+    computed = [
+        key
+        for key, value in config_to_dict(changed).items()
+        if value != config_to_dict(config)[key] and not kinds.get(key)
+    ]
+    if computed:
+        raise ValueError(f"{computed[0]} changes what the units compute; run it, do not rejudge")
+    analysis = experiment.analyse(results, changed)
+    return {
+        "claims": claim_rows(analysis.claims, meta["preset"]),
+        "metrics": {k: _finite_or_none(v) for k, v in analysis.metrics.items()},
+    }
+
+
 def _write_outputs(
     out_dir: Path,
     meta: dict[str, Any],
@@ -505,17 +549,7 @@ def _write_outputs(
         "config": meta["config"],
         "config_provenance": provenance(config),
         "overrides": {k: v for k, v in meta["config"].items() if preset.get(k) != v},
-        "claims": [
-            {
-                **asdict(c),
-                "measured": _finite_or_none(c.measured),
-                "passed": bool(c.passed),
-                "ci_low": None if c.ci_low is None else _finite_or_none(c.ci_low),
-                "ci_high": None if c.ci_high is None else _finite_or_none(c.ci_high),
-                "preset": meta["preset"],
-            }
-            for c in analysis.claims
-        ],
+        "claims": claim_rows(analysis.claims, meta["preset"]),
         "metrics": {k: _finite_or_none(v) for k, v in analysis.metrics.items()},
         "units": {
             name: {

@@ -8,7 +8,10 @@ multiverse (specification-curve) analysis of the scorecard. ``--pairs`` adds the
 combinations of the fields that flipped a verdict.
 
 Each reading is an ordinary run in ``DIR/<field>=<value>/`` (the preset itself in
-``DIR/preset/``), all units scheduled together through the sweep machinery
+``DIR/preset/``) — except a reading that changes only ``judging`` fields (read by the claims,
+never by the units: a tolerance, a threshold), which is judged on the preset's stored units
+(:func:`relulab.runner.execute.rejudge`) and links the preset's report — all units scheduled
+together through the sweep machinery
 (:mod:`relulab.runner.sweep`: ``sweep.json``, ``sweep.html``, resumable, locked). Then
 ``DIR/robustness.json`` and ``DIR/robustness.html``: per claim its verdict in every reading,
 "holds in k of n readings", and the fields whose alternatives change it; per experiment, how
@@ -20,6 +23,7 @@ A variant that makes a claim meaningless says ``not tested`` for it (the experim
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections.abc import Mapping, Sequence
@@ -31,8 +35,10 @@ from relulab.config import ConfigError, alternatives, override_text, provenance
 from relulab.experiments import get_experiment
 from relulab.files import check_output_dir, write_atomic
 from relulab.report import scorecard
+from relulab.runner.execute import rejudge
 from relulab.runner.sweep import (
     PreparedSweep,
+    SweepPoint,
     _check_sweep_dir,
     execute_sweep,
     point_name,
@@ -60,10 +66,13 @@ ROBUSTNESS_PAGE = "robustness.html"
 
 @dataclass(frozen=True)
 class Variant:
-    """One reading: its directory name and the ``key=value`` overrides it puts on the preset."""
+    """One reading: its directory name, the ``key=value`` overrides it puts on the preset, and
+    whether every field it changes is ``judging`` (only the claims read it: the reading is
+    judged on the preset's stored units instead of being run)."""
 
     name: str
     overrides: tuple[str, ...]
+    judging: bool = False
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -90,6 +99,11 @@ def _declared(name: str, preset: str, fields: Sequence[str] | None) -> dict[str,
     return declared
 
 
+def _judging_fields(name: str, preset: str) -> set[str]:
+    config = get_experiment(name).presets[preset]
+    return {f.name for f in dataclasses.fields(config) if f.metadata.get("judging")}
+
+
 def single_variants(name: str, preset: str, fields: Sequence[str] | None = None) -> list[Variant]:
     """The preset, then each declared alternative of each inferred field alone (field order).
 
@@ -97,16 +111,23 @@ def single_variants(name: str, preset: str, fields: Sequence[str] | None = None)
         ConfigError: an unknown preset, a field in ``fields`` without alternatives, or an
             experiment that declares none.
     """
+    declared = _declared(name, preset, fields)
+    judging = _judging_fields(name, preset)
     variants = [Variant(BASELINE, ())]
-    for field, values in _declared(name, preset, fields).items():
+    for field, values in declared.items():
         for value in values:
-            variants.append(Variant(point_name({field: value}), (override_text(field, value),)))
+            variants.append(
+                Variant(
+                    point_name({field: value}), (override_text(field, value),), field in judging
+                )
+            )
     return variants
 
 
 def pair_variants(name: str, preset: str, fields: Sequence[str]) -> list[Variant]:
     """Every combination of two alternatives of two different fields among ``fields``."""
     declared = _declared(name, preset, fields)
+    judging = _judging_fields(name, preset)
     variants = []
     for first, second in itertools.combinations(declared, 2):
         for a, b in itertools.product(declared[first], declared[second]):
@@ -114,6 +135,7 @@ def pair_variants(name: str, preset: str, fields: Sequence[str]) -> list[Variant
                 Variant(
                     point_name({first: a, second: b}),
                     (override_text(first, a), override_text(second, b)),
+                    first in judging and second in judging,
                 )
             )
     return variants
@@ -127,10 +149,11 @@ def prepare_robustness(
     seed: int | None,
     device: str,
     out_dir: str | Path,
-) -> PreparedSweep:
-    """Resolve and validate every reading into a run in ``out_dir/<variant>/``, writing
-    nothing. Each point's settings hold every varied field's value at that reading, so the
-    sweep page can show them side by side.
+) -> tuple[PreparedSweep, list[tuple[Variant, SweepPoint]]]:
+    """Resolve and validate every reading, writing nothing: the readings to run (the preset and
+    every reading that changes a field the units read), each into ``out_dir/<variant>/``, and
+    the readings to judge on the preset's stored units. Each point's settings hold every varied
+    field's value at that reading, so the pages can show them side by side.
 
     Raises:
         ValueError (``ConfigError``, ``OutputPathError``), ``StoreError`` or
@@ -159,7 +182,10 @@ def prepare_robustness(
         for item in v.overrides:
             field, _, text = item.partition("=")
             grid[field].append(text)
-    return PreparedSweep(name, preset, grid, list(fixed), points, runs, out)
+    run = [k for k, v in enumerate(variants) if not v.judging]
+    return PreparedSweep(
+        name, preset, grid, list(fixed), [points[k] for k in run], [runs[k] for k in run], out
+    ), [(v, points[k]) for k, v in enumerate(variants) if v.judging]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,6 +275,7 @@ def robustness_record(sweep_record: Mapping[str, Any]) -> dict[str, Any]:
                 "fields": _point_fields(p, baseline),
                 "settings": p.get("settings") or {},
                 "finished": bool(p.get("finished")),
+                "judged_on": p.get("judged_on"),
             }
             for p in points
         ],
@@ -305,13 +332,42 @@ def run_robustness(
         The content of ``robustness.json``.
     """
     singles = single_variants(name, preset, fields)
-    prepared = prepare_robustness(name, preset, singles, fixed, seed, device, out_dir)
-    sweep_record = execute_sweep(prepared, executor, quiet=quiet)
-    record = write_robustness(prepared.out_dir, sweep_record)
+    record = _run_readings(name, preset, singles, fixed, seed, device, out_dir, executor, quiet)
     flipped = flipping_fields(record)
     if pairs and len(flipped) >= 2:
         both = [*singles, *pair_variants(name, preset, flipped)]
-        prepared = prepare_robustness(name, preset, both, fixed, seed, device, out_dir)
-        sweep_record = execute_sweep(prepared, executor, quiet=quiet)
-        record = write_robustness(prepared.out_dir, sweep_record)
+        record = _run_readings(name, preset, both, fixed, seed, device, out_dir, executor, quiet)
     return record
+
+
+def _run_readings(
+    name: str,
+    preset: str,
+    variants: Sequence[Variant],
+    fixed: Sequence[str],
+    seed: int | None,
+    device: str,
+    out_dir: str | Path,
+    executor: Any,
+    quiet: bool,
+) -> dict[str, Any]:
+    prepared, judged = prepare_robustness(name, preset, variants, fixed, seed, device, out_dir)
+    sweep_record = execute_sweep(prepared, executor, quiet=quiet)
+    baseline = prepared.out_dir / BASELINE
+    points = list(sweep_record["points"])
+    for variant, point in judged:
+        outcome = rejudge(baseline, variant.overrides)
+        points.append(
+            {
+                "name": point.name,
+                "settings": point.settings,
+                "claims": outcome["claims"],
+                "metrics": outcome["metrics"],
+                "error": None,
+                "finished": True,
+                "judged_on": BASELINE,
+            }
+        )
+    order = {v.name: k for k, v in enumerate(variants)}
+    points.sort(key=lambda p: order.get(p["name"], len(order)))
+    return write_robustness(prepared.out_dir, {**sweep_record, "points": points})

@@ -40,24 +40,28 @@ class AnisotropyConfig:
     stand_out_ratio: float = setting(
         2.0,
         "inferred",
+        judging=True,
         alternatives=(1.5, 3.0),
         note="ReLU's σ1/σ2 'stands out': above it (alternatives: a looser and a stricter reader)",
     )
     tanh_ratio: float = setting(
         1.5,
         "inferred",
+        judging=True,
         alternatives=(1.2, 2.0),
         note="tanh's σ1/σ2 does not: below it (alternatives: a stricter and a looser reader)",
     )
     crossover_ratio: float = setting(
         1.1,
         "inferred",
+        judging=True,
         no_alternative="a metric: it decides no claim",
         note="the earlier reading: the first p with σ1/σ2 below this (a metric, not the claim)",
     )
     floor_rtol: float = setting(
         0.01,
         "inferred",
+        judging=True,
         greater_than=-1.0,
         alternatives=(0.005, 0.02),
         note="σ1/σ2 has reached its floor (its linear, p = 1, value) within this fraction "
@@ -67,6 +71,7 @@ class AnisotropyConfig:
     crossover_tolerance: float = setting(
         0.1,
         "inferred",
+        judging=True,
         at_least=0.0,
         alternatives=(0.05, 0.2),
         note="'≈ 0.8' read off the post's figure: within this (alternatives: half and twice)",
@@ -74,6 +79,7 @@ class AnisotropyConfig:
     closed_form_rtol: float = setting(
         0.02,
         "inferred",
+        judging=True,
         positive=True,
         alternatives=(0.01, 0.05),
         note="finite-N tolerance of σ1 against the closed form (alternatives: half, 2.5×)",
