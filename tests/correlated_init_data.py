@@ -3,7 +3,7 @@ three kinds of unit the study reads, built from the mean field (or from a per-ep
 that a test can make a behaviour of the seed present or absent.
 
 The network-to-network spreads are the ones the quick run measured (width 500, depth 30, 12
-networks per probe point; width 500, depth 10, 64 inputs, 8 networks per init), so that a
+networks per probe point; width 500, depth 10, 64 inputs, 16 networks per init), so that a
 control built on them carries the noise the scorecard's intervals see.
 """
 
@@ -25,7 +25,10 @@ from relulab.experiments.correlated_init.units import (
     OPTIMISERS,
     TEACHERS,
     Key,
+    asymmetric_points,
+    bias_inits,
     deep_inits,
+    deep_key,
     plane_inits,
     probe_points,
     trained_on,
@@ -34,29 +37,33 @@ from relulab.store import UnitResult
 
 QUICK = PRESETS["quick"]
 
-# sd over networks of each probe point's per-network reading in the quick run: the length's
-# growth rate per layer, the near pair's c_L, the far pair's c_L, the gradient's growth rate
+# sd over networks of each probe point's per-network reading in the quick run (issue 31: 8 far
+# and 8 near input pairs per network, averaged): the length's growth rate per layer, the near
+# pairs' c_L, the far pairs' c_L, the gradient's growth rate
 SPREAD = {
-    (0.0, 1.6): (0.011, 2e-5, 8e-5, 0.0075),
-    (0.0, 2.0): (0.027, 0.0021, 0.0034, 0.015),
-    (0.0, 2.4): (0.027, 0.0051, 0.0080, 0.013),
-    (-1.0, 1.6): (0.0053, 4e-5, 1.4e-4, 0.016),
-    (-1.0, 2.4): (0.010, 0.058, 0.059, 0.0082),
-    (-1.0, 3.4): (0.015, 0.10, 0.074, 0.0085),
-    (-1.0, 1.8): (0.0093, 7e-4, 0.0024, 0.015),
-    (-1.0, 2.0): (0.0079, 0.0073, 0.011, 0.015),
-    (-1.0, 2.2): (0.0076, 0.030, 0.032, 0.0084),
-    (-1.0, 2.6): (0.016, 0.081, 0.085, 0.014),
-    (-1.0, 2.8): (0.015, 0.078, 0.072, 0.0099),
-    (1.0, 1.2): (0.018, 2e-8, 6e-8, 0.022),
-    (1.0, 1.8): (0.024, 3e-6, 1e-5, 0.042),
+    (0.0, 1.6): (0.014, 2e-5, 5e-5, 0.011),
+    (0.0, 2.0): (0.025, 0.0010, 0.0036, 0.0070),
+    (0.0, 2.4): (0.023, 0.0043, 0.0069, 0.011),
+    (-1.0, 1.6): (0.0062, 3e-5, 1e-4, 0.0092),
+    (-1.0, 2.4): (0.012, 0.028, 0.027, 0.0081),
+    (-1.0, 3.4): (0.0045, 0.020, 0.032, 0.0038),
+    (-1.0, 1.8): (0.0074, 2.3e-4, 9e-4, 0.0085),
+    (-1.0, 2.0): (0.0070, 0.0033, 0.0047, 0.0092),
+    (-1.0, 2.2): (0.0082, 0.011, 0.012, 0.0054),
+    (-1.0, 2.6): (0.0064, 0.038, 0.048, 0.0067),
+    (-1.0, 2.8): (0.0092, 0.034, 0.033, 0.0058),
+    (1.0, 1.2): (0.014, 1e-8, 1e-8, 0.014),
+    (1.0, 1.8): (0.018, 3e-6, 1e-5, 0.025),
 }
 GROWTH, NEAR, FAR, GRADIENT = range(4)
+# networks per point the far pairs' spread (up to 0.048 at width 500) needs to decide the
+# correlation map on simultaneous intervals: the paper preset's 30
+CORRELATION_NETWORKS = PRESETS["paper"].correlation_networks
 SMALL = (1e-3, 1e-4, 1e-4, 1e-3)  # the noise of an "ideal" run
 
 # sd over networks of the per-network P(h ≤ 0) (layers averaged) and of the mean pairwise
 # correlation (layers averaged) in the quick run
-INACTIVE_SPREAD = {"he": 0.0034, "aci": 0.0012, "rai": 0.0049, "raai": 0.0024, "positive": 0.0078}
+INACTIVE_SPREAD = {"he": 0.0050, "aci": 0.0052, "rai": 0.0072, "raai": 0.0034, "positive": 0.0068}
 CORRELATION_SPREAD = {"rai": 0.0155, "raai": 0.0084}
 INPUTS = np.random.default_rng(7).standard_normal((6, 40))
 
@@ -88,6 +95,36 @@ def propagation(config, spread=None, seed=0, change=None) -> dict:
             conditions.append({"k": k, "sigma_w2": w2, "network": net})
     curves = {name: np.array([row[name] for row in rows]) for name in rows[0]}
     return {Key.PROPAGATION: UnitResult.forward_only(conditions, layers, curves, {})}
+
+
+def asymmetric(config, near_of=None, growth_of=None, seed=3) -> dict:
+    """``{Key.ASYMMETRIC: result}``: per (scheme, σ_w²) networks whose near pairs move from
+    c_0 by ``near_of(scheme, sigma_w2)`` over the layers (default: the seed's Figs. 4–5 — RAI
+    correlates, +0.04; RAAI decorrelates, −0.2) and whose length grows by
+    ``growth_of(scheme, sigma_w2)`` per layer (default: 0, bounded, except RAAI above its
+    second σ_w², 0.1), each network off by ± 0.005."""
+    near_of = near_of or (lambda scheme, w2: 0.04 if scheme == "rai" else -0.2)
+    second = sorted(config.raai_sweep_sigma_w2)[1]
+    growth_of = growth_of or (lambda scheme, w2: 0.1 if scheme == "raai" and w2 > second else 0.0)
+    rng = np.random.default_rng(seed)
+    depth = config.correlation_depth
+    layers = np.arange(1, depth + 1)
+    conditions, rows = [], []
+    for scheme, w2 in asymmetric_points(config):
+        for net in range(config.asymmetric_networks):
+            noise = 0.005 * rng.standard_normal(2)
+            near = config.near_c0 + (near_of(scheme, w2) + noise[0]) * layers / depth
+            rows.append(
+                {
+                    "length": np.exp((growth_of(scheme, w2) + noise[1]) * layers),
+                    "correlation": np.full(depth, config.correlation_c0),
+                    "correlation_near": near,
+                    "gradient": np.ones(depth),
+                }
+            )
+            conditions.append({"scheme": scheme, "sigma_w2": w2, "network": net})
+    curves = {name: np.array([row[name] for row in rows]) for name in rows[0]}
+    return {Key.ASYMMETRIC: UnitResult.forward_only(conditions, layers, curves, {})}
 
 
 @functools.lru_cache(maxsize=32)
@@ -146,16 +183,18 @@ def _unit(inits, teacher, optimiser, level_of, epochs, seeds, rng):
 
 def training(config, level_of, epochs=10, seeds=10) -> dict:
     """Validation curves at log10 level ``level_of(init, teacher, optimiser, epoch)`` (± 0.01
-    decades per student and epoch) for every training unit; the deep unit under the teacher
-    name "deep", the plane under "plane"."""
+    decades per student and epoch) for every training unit; the deep units under the teacher
+    name "deep", the plane under "plane", the σ_b² sweep under "bias"."""
     rng = np.random.default_rng(2)
     results = {
         trained_on(t, o): _unit(student_inits(config), t, o, level_of, epochs, seeds, rng)
         for t in TEACHERS
         for o in OPTIMISERS
     }
-    results[Key.DEEP] = _unit(deep_inits(config), "deep", "adam", level_of, epochs, seeds, rng)
+    for o in config.deep_optimisers:
+        results[deep_key(o)] = _unit(deep_inits(config), "deep", o, level_of, epochs, seeds, rng)
     results[Key.PLANE] = _unit(plane_inits(config), "plane", "adam", level_of, epochs, 3, rng)
+    results[Key.BIAS] = _unit(bias_inits(config), "bias", "sgd", level_of, epochs, 3, rng)
     return results
 
 

@@ -10,7 +10,15 @@ import math
 import numpy as np
 import pytest
 import torch
-from correlated_init_data import QUICK, dead_nodes, exact_law, in_window, propagation, training
+from correlated_init_data import (
+    QUICK,
+    asymmetric,
+    dead_nodes,
+    exact_law,
+    in_window,
+    propagation,
+    training,
+)
 
 from relulab import cli
 from relulab.analysis import Estimate
@@ -24,13 +32,20 @@ from relulab.experiments.correlated_init.claims import (
     TRAINING_CLAIMS,
 )
 from relulab.experiments.correlated_init.claims_training import oriented
-from relulab.experiments.correlated_init.config import student_inits
+from relulab.experiments.correlated_init.config import (
+    aci_operating_sigma_b2,
+    student_inits,
+    table1_inits,
+)
+from relulab.experiments.correlated_init.theory import point_theory
 from relulab.experiments.correlated_init.units import (
     TEACHERS,
     dead_node_statistics,
+    plane_inits,
     unit_keys,
 )
 from relulab.init import correlated_, kaiming_normal_
+from relulab.theory.correlated import covariance_coefficients
 
 TINY = [
     f"--set={kv}"
@@ -73,6 +88,8 @@ def test_correlated_init_run_writes_claims_with_numbers(tmp_path):
     names = {p.name for p in out.iterdir()}
     assert {"phase_probes.png", "fig3_sweep.png", "dead_nodes.png"} <= names
     assert {f"training_{t}.png" for t in (*TEACHERS, "deep")} | {"plane.png"} <= names
+    metrics = summary["metrics"]
+    assert "initial_variance_standard_sgd_aci" in metrics and "bias_score_sb2=0" in metrics
 
 
 def test_config_rejects_an_unknown_reading_and_an_invalid_strength():
@@ -93,6 +110,8 @@ def test_config_rejects_an_unknown_reading_and_an_invalid_strength():
         {"near_c0": 1.0},
         {"sigma_b2": 0.0},
         {"aci_train_sigma_b2": -1.0},
+        {"plane_sigma_b2": 0.0},
+        {"early_fraction": 1.0},
         {"on_par_ratio": 0.9},
         {"adam_epochs": 0},
         {"sweep_sigma_w2": (2.0, -1.0)},
@@ -185,11 +204,10 @@ def test_propagation_claims_hold_on_theory_and_fail_without_the_phases():
 
 def test_dead_node_claims_follow_theory_and_fail_when_rai_is_symmetric():
     def verdicts(results):  # at the quick preset: its exact laws are shared with the controls
-        return _verdicts(DEAD_NODE_CLAIMS, results, QUICK)
+        return _verdicts(DEAD_NODE_CLAIMS, {**asymmetric(QUICK), **results}, QUICK)
 
     theory = verdicts(dead_nodes(QUICK, exact_law(QUICK)))
-    assert theory["symmetric-inits-dead-half"] == "holds"
-    assert theory["asymmetric-inits-fewer-inactive"] == "holds"
+    assert theory["table1-asymmetric-value"] == "holds"  # layer 2 of the exact law
     assert theory["dead-theory-matches-simulation"] == "holds"
     assert theory["rai-fewer-dead-on-all"] == "holds"
     assert theory["asymmetric-correlation-map-matches-simulation"] == "holds"
@@ -198,8 +216,6 @@ def test_dead_node_claims_follow_theory_and_fail_when_rai_is_symmetric():
     more_dead = dead_nodes(QUICK, lambda n: 0.3, dead_of=lambda n: 0.3 if n == "rai" else 0.2)
     assert verdicts(more_dead)["rai-fewer-dead-on-all"] == "fails"
     half = verdicts(dead_nodes(QUICK, lambda n: np.full(QUICK.dead_depth, 0.55)))
-    assert half["symmetric-inits-dead-half"] == "fails"
-    assert half["asymmetric-inits-fewer-inactive"] == "fails"
     assert half["table1-asymmetric-value"] == "fails"
     assert half["dead-theory-matches-simulation"] == "fails"
 
@@ -208,7 +224,40 @@ def test_dead_node_claims_follow_theory_and_fail_when_rai_is_symmetric():
 
     at_table = verdicts(dead_nodes(QUICK, table1))
     assert at_table["table1-asymmetric-value"] == "holds"
-    assert at_table["symmetric-inits-dead-half"] == "holds"
+
+
+# --- symmetry and construction: tests, not claims (issue 31) ----------------------------------
+
+
+def _inactive(name: str, networks: int = 4) -> np.ndarray:
+    """P(h ≤ 0) per input, layers 2…6, in width-200 nets on 16 inputs, per network."""
+    scheme, options = table1_inits(QUICK)[name]
+    x = torch.randn(16, 200, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    return np.array(
+        [
+            dead_node_statistics(scheme, options, x, 6, torch.Generator().manual_seed(n))[0][
+                1:
+            ].mean()
+            for n in range(networks)
+        ]
+    )
+
+
+@pytest.mark.parametrize("name", ["he", "aci", "positive"])
+def test_symmetric_inits_are_off_half_the_time(name):
+    """Seed 003 §3: 'for ReLU networks with symmetric distributions for weights and biases, the
+    dead node probability is half' (Table 1: He, ACI 0.5). It holds by symmetry (w → −w maps a
+    row to one of the same law), so it tests the sampler: a row law that is not symmetric, or a
+    bias drawn with a non-zero mean, would fail it."""
+    assert abs(_inactive(name).mean() - 0.5) < 0.02
+
+
+@pytest.mark.parametrize("name", ["rai", "raai"])
+def test_asymmetric_inits_are_off_less_than_half_the_time(name):
+    """§3: RAI (and RAAI) lower the dead node probability below ½ — by construction (the Beta
+    entry is positive and shifts the pre-activation's mean up); a Beta entry with the wrong
+    sign or dropped would fail it."""
+    assert _inactive(name).mean() < 0.45
 
 
 RANK = {"raai": -0.5, "aci": -0.3, "rai": -0.2, "he": 0.0, "positive": 0.3}
@@ -236,8 +285,9 @@ def test_training_claims_hold_as_the_seed_says_and_fail_on_a_counter_example():
     reverse = {"raai": 0.5, "rai": 0.4, "aci": 0.2, "he": 0.0, "positive": -0.3}
 
     def reversed_ranking(name, teacher, optimiser, epoch):  # every statement turned around
-        if teacher == "deep":  # RAAI overfits, ACI does not
-            return -0.5 + (0.05 * epoch if name == "raai" and epoch > 5 else 0.0)
+        if teacher == "deep":  # RAAI and the weaker ACI overfit, ACI does not
+            rises = name in ("raai", "weak-aci") and epoch > 5
+            return -0.5 + (0.05 * epoch if rises else 0.0)
         if teacher == "plane":
             return 0.0 if in_window(name) else -0.5
         return reverse.get(name, 0.0)
@@ -248,20 +298,48 @@ def test_training_claims_hold_as_the_seed_says_and_fail_on_a_counter_example():
 
 def test_every_claim_holds_on_ideal_results():
     """The three kinds of unit together, every behaviour present: ``analyse`` holds throughout
-    and gives the metrics — except Table 1's 0.36, which the exact law reaches at layer 2 but
-    not averaged over layers 2…L (its positive control is xfail'd for it)."""
+    (Table 1's 0.36 read at layer 2, where the exact law gives RAI 0.351, RAAI 0.369) and gives
+    the metrics."""
     results = {
         **propagation(QUICK),
+        **asymmetric(QUICK),
         **dead_nodes(QUICK, exact_law(QUICK)),
         **training(QUICK, _as_the_seed_says),
     }
     analysis = EXPERIMENT.analyse(results, QUICK)
     assert [c.id for c in analysis.claims] == [spec.id for spec in CLAIMS]
     verdicts = {c.id: c.verdict for c in analysis.claims}
-    assert verdicts.pop("table1-asymmetric-value") == "fails"
     assert set(verdicts.values()) == {"holds"}, verdicts
     assert set(results) == set(unit_keys(QUICK))
     assert "plane_score_w2=1,k=0" in analysis.metrics
+    assert "deep_overfitting_sgd_aci" in analysis.metrics
+    assert "initial_loss_complex_adam_raai" in analysis.metrics
+
+
+def test_aci_trains_at_the_seeds_operating_point():
+    """§2: ACI at the order-to-chaos boundary needs χ1 = σ_w² a/2 = 1 at a finite q* — with
+    σ_b² > 0; the default σ_b² puts q* at He's length 2, and so does a mean-field iteration of
+    the length map at the students' width."""
+    sigma_b2 = aci_operating_sigma_b2(QUICK)
+    assert QUICK.aci_train_sigma_b2 == pytest.approx(sigma_b2, abs=0.005)
+    a, b = covariance_coefficients(QUICK.train_aci_k, QUICK.parameterisation, QUICK.train_width)
+    assert QUICK.aci_train_sigma_w2 * a / 2 == pytest.approx(1.0)
+    q = 2.0 + sigma_b2
+    for _ in range(200):
+        q = QUICK.aci_train_sigma_w2 * (a / 2 + b / (2 * math.pi)) * q + sigma_b2
+    assert q == pytest.approx(2.0, rel=1e-6)
+    assert table1_inits(QUICK)["aci"][1]["sigma_b2"] == QUICK.aci_train_sigma_b2
+    assert all(options["sigma_b2"] > 0 for _, options in plane_inits(QUICK).values())
+
+
+def test_the_theory_uses_the_networks_width():
+    """No fan-in is hard-coded: the 'pairwise' reading's coefficients (which depend on N) follow
+    the width the networks are drawn with."""
+    config = dataclasses.replace(
+        QUICK, parameterisation="pairwise", aci_k=-0.9, correlation_width=50
+    )
+    theory = point_theory(config.aci_k, 2.0, config)
+    assert (theory.a, theory.b) == covariance_coefficients(-0.9, "pairwise", 50)
 
 
 def test_the_optimiser_order_is_signed_by_the_farther_optimiser():

@@ -4,9 +4,9 @@ window, the correlation map across the Fig. 3 sweep, the stability change at χ1
 the backward growth of gradients by χ1 (beyond the seed).
 
 Each measurement is one :class:`~relulab.analysis.Estimate` per probe point over the
-``correlation_networks`` networks (Student t); where a claim covers several points, today's
-criterion judges the one least favourable to it and lists all in the detail (issue 31 fixes
-the evaluation points).
+``correlation_networks`` networks (Student t). A claim that covers several points judges every
+point (:class:`~relulab.experiments.criteria.Every`) on intervals simultaneous over the points
+it keeps — fixed by the config before the run — never the raw worst of K.
 """
 
 from __future__ import annotations
@@ -16,14 +16,21 @@ from collections.abc import Callable
 
 import numpy as np
 
-from relulab.analysis import Estimate, fit_log_slope, interpolated_crossing, mean_ci, statistic_ci
+from relulab.analysis import (
+    Estimate,
+    fit_log_slope,
+    interpolated_crossing,
+    mean_ci,
+    simultaneous_level,
+    statistic_ci,
+)
 from relulab.analysis import where as rows_of
 from relulab.experiments.claims import ClaimSpec, Reading, Results
 from relulab.experiments.correlated_init.config import SOURCE, CorrelatedInitConfig, scale
-from relulab.experiments.correlated_init.readings import highest, label, listing, lowest, worst
+from relulab.experiments.correlated_init.readings import label
 from relulab.experiments.correlated_init.theory import PointTheory, growth_window, point_theory
 from relulab.experiments.correlated_init.units import Key, probe_points
-from relulab.experiments.criteria import Above, Below, Within
+from relulab.experiments.criteria import Above, AllOf, Below, Every, Within
 
 __all__ = [
     "CHAOS_ONSET",
@@ -44,6 +51,14 @@ def _scale(config: CorrelatedInitConfig) -> str:
     return scale(f"width {config.correlation_width}, depth {config.correlation_depth}")
 
 
+def kept_points(
+    config: CorrelatedInitConfig, keep: Callable[[PointTheory], bool] = lambda theory: True
+) -> list[tuple[float, float]]:
+    """The probe points whose mean-field theory passes ``keep`` — fixed by the config before
+    the run (they set the simultaneous level of :func:`per_point`)."""
+    return [p for p in probe_points(config) if keep(point_theory(*p, config))]
+
+
 def per_point(
     results: Results,
     config: CorrelatedInitConfig,
@@ -51,14 +66,17 @@ def per_point(
     keep: Callable[[PointTheory], bool] = lambda theory: True,
 ) -> dict[str, Estimate]:
     """``mean_ci`` over the networks of ``per_network(curves, rows, theory, config)`` at every
-    probe point whose mean-field ``theory`` passes ``keep``, by the point's :func:`label`."""
+    probe point whose mean-field ``theory`` passes ``keep``, by the point's :func:`label`; the
+    intervals simultaneous over those K points (:func:`~relulab.analysis.simultaneous_level`,
+    level :math:`1 - 0.05/K` each) for :class:`~relulab.experiments.criteria.Every`."""
     result = results[Key.PROPAGATION]
+    points = kept_points(config, keep)
+    level = simultaneous_level(len(points)) if points else 0.95
     estimates = {}
-    for p in probe_points(config):
-        theory = point_theory(*p, config)
-        if keep(theory):
-            rows = rows_of(result.conditions, k=float(p[0]), sigma_w2=float(p[1]))
-            estimates[label(*p)] = mean_ci(per_network(result.curves, rows, theory, config))
+    for p in points:
+        rows = rows_of(result.conditions, k=float(p[0]), sigma_w2=float(p[1]))
+        values = per_network(result.curves, rows, point_theory(*p, config), config)
+        estimates[label(*p)] = mean_ci(values, level)
     return estimates
 
 
@@ -69,23 +87,31 @@ def _phases(config: CorrelatedInitConfig) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------
 # length-phase-matches-theory
 # ---------------------------------------------------------------------------------------------
+def _growth(curves, rows, theory: PointTheory, config: CorrelatedInitConfig) -> np.ndarray:
+    """Simulated growth rate of the length per layer, second half of the layers, per network."""
+    window = growth_window(config.correlation_depth)
+    return np.array([fit_log_slope(window, row[window - 1]) for row in curves["length"][rows]])
+
+
 def _growth_error(curves, rows, theory: PointTheory, config: CorrelatedInitConfig) -> np.ndarray:
     """Simulated − mean-field growth rate of the length per layer, second half of the layers."""
-    window = growth_window(config.correlation_depth)
-    rates = [fit_log_slope(window, row[window - 1]) for row in curves["length"][rows]]
-    return np.array(rates) - theory.growth
+    return _growth(curves, rows, theory, config) - theory.growth
+
+
+def _bounded(theory: PointTheory) -> bool:
+    return theory.bounded
+
+
+def _unbounded(theory: PointTheory) -> bool:
+    return not theory.bounded
 
 
 def _length_phase(results: Results, config: CorrelatedInitConfig) -> Reading:
-    growth_error = per_point(results, config, _growth_error)
-    phases = _phases(config)
-    name, estimate = worst(growth_error)
     return Reading(
-        estimate,
-        detail=f"worst point {name} ({phases[name]}); "
-        + "; ".join(
-            f"{lab} ({phases[lab]}): {est.describe()}" for lab, est in growth_error.items()
-        ),
+        {
+            "bounded": per_point(results, config, _growth_error, keep=_bounded),
+            "unbounded": per_point(results, config, _growth, keep=_unbounded),
+        },
         scale=_scale(config),
     )
 
@@ -96,11 +122,23 @@ LENGTH_PHASE = ClaimSpec(
     "σ_w² = 2π/(aπ + b): anti-correlation moves the boundary up, positive correlation "
     "down; simulated lengths grow (or stay) as predicted on both sides of it.",
     source=f"{SOURCE} §2 ('The length is bounded if …'), Figs. 1–3",
-    criterion=lambda c: Within(
-        "simulated − mean-field growth rate of the length per layer (second half of the "
-        "layers), at the probe point farthest from theory",
-        0.0,
-        c.growth_atol,
+    criterion=lambda c: AllOf(
+        {
+            "bounded": Every(
+                Within(
+                    "simulated − mean-field growth rate of the length per layer (second half "
+                    "of the layers)",
+                    0.0,
+                    c.growth_atol,
+                ),
+                points_name="probe point theory puts in the bounded phase",
+            ),
+            "unbounded": Every(
+                Above("simulated growth rate of the length per layer", 0.0),
+                points_name="probe point theory puts in the unbounded phase (σ_w² ≥ 2π/(aπ + b))",
+            ),
+        },
+        headline_part="bounded",
     ),
     measure=_length_phase,
     scope="σ_b² > 0 (the length's fixed point is finite only with a bias), both sides of the "
@@ -120,11 +158,12 @@ def _near_change(curves, rows, theory: PointTheory, config: CorrelatedInitConfig
 
 def _no_chaos(results: Results, config: CorrelatedInitConfig) -> Reading:
     # uncorrelated or positively correlated: no chaotic phase at any σ_w²
-    not_chaotic = per_point(results, config, _near_change, keep=lambda theory: theory.b >= 0)
-    name, estimate = lowest(not_chaotic)
-    return Reading(
-        estimate, detail=f"smallest at {name}; {listing(not_chaotic)}", scale=_scale(config)
-    )
+    not_chaotic = per_point(results, config, _near_change, keep=_not_anti)
+    return Reading(not_chaotic, scale=_scale(config))
+
+
+def _not_anti(theory: PointTheory) -> bool:
+    return theory.b >= 0
 
 
 NO_CHAOS_UNCORRELATED = ClaimSpec(
@@ -133,10 +172,9 @@ NO_CHAOS_UNCORRELATED = ClaimSpec(
     "chaotic phase: two close signals become more correlated at every σ_w², also in the "
     "unbounded phase.",
     source=f"{SOURCE} §2 ('ReLU networks with uncorrelated weights'), Figs. 1a, 2",
-    criterion=lambda c: Above(
-        f"c_L − c_0 of the near pair (c_0 = {c.near_c0}), b ≥ 0 (no anti-correlation), at the "
-        "probe point with the smallest rise",
-        0.0,
+    criterion=lambda c: Every(
+        Above(f"c_L − c_0 of the near pair (c_0 = {c.near_c0}), b ≥ 0 (no anti-correlation)", 0.0),
+        points_name="probe point with b ≥ 0",
     ),
     measure=_no_chaos,
     scope="asymptotically ('become asymptotically correlated for all σ_w²'); the unbounded "
@@ -154,14 +192,9 @@ def _in_window(theory: PointTheory) -> bool:
 
 def _window_chaos(results: Results, config: CorrelatedInitConfig) -> Reading:
     window_points = per_point(results, config, _near_change, keep=_in_window)
-    name, estimate = (
-        highest(window_points)
-        if window_points
-        else ("none", Estimate(math.nan, math.nan, math.nan, 0))
-    )
-    return Reading(
-        estimate, detail=f"largest at {name}; {listing(window_points)}", scale=_scale(config)
-    )
+    if not window_points:
+        return Reading({"none": Estimate(math.nan, math.nan, math.nan, 0)}, scale=_scale(config))
+    return Reading(window_points, scale=_scale(config))
 
 
 WINDOW_CHAOS = ClaimSpec(
@@ -169,10 +202,9 @@ WINDOW_CHAOS = ClaimSpec(
     "Anti-correlated weights open a bounded chaotic phase 2/a < σ_w² < 2π/(aπ + b): "
     "close signals decorrelate there while the length stays bounded.",
     source=f"{SOURCE} §2 ('anti-correlations induce a bounded chaotic phase'), Figs. 1b, 3",
-    criterion=lambda c: Below(
-        f"c_L − c_0 of the near pair (c_0 = {c.near_c0}) at the k = {c.aci_k:g} points theory "
-        "puts in the bounded chaotic window, largest",
-        0.0,
+    criterion=lambda c: Every(
+        Below(f"c_L − c_0 of the near pair (c_0 = {c.near_c0})", 0.0),
+        points_name=f"k = {c.aci_k:g} point theory puts in the bounded chaotic window",
     ),
     measure=_window_chaos,
     scope="anti-correlated weights (b < 0) in the window; 'two closely related signals will "
@@ -190,11 +222,7 @@ def _far_error(curves, rows, theory: PointTheory, config: CorrelatedInitConfig) 
 
 
 def _correlation_map(results: Results, config: CorrelatedInitConfig) -> Reading:
-    far_error = per_point(results, config, _far_error)
-    name, estimate = worst(far_error)
-    return Reading(
-        estimate, detail=f"worst point {name}; {listing(far_error)}", scale=_scale(config)
-    )
+    return Reading(per_point(results, config, _far_error), scale=_scale(config))
 
 
 CORRELATION_MAP = ClaimSpec(
@@ -202,11 +230,13 @@ CORRELATION_MAP = ClaimSpec(
     "The mean-field correlation map describes finite-width networks: the correlation of "
     "two signals after many layers matches theory across the σ_w² sweep (Fig. 3).",
     source=f"{SOURCE} §2, Fig. 3",
-    criterion=lambda c: Within(
-        f"simulated − mean-field c_L of the far pair (c_0 = {c.correlation_c0}), at the point "
-        "farthest from theory",
-        0.0,
-        c.correlation_atol,
+    criterion=lambda c: Every(
+        Within(
+            f"simulated − mean-field c_L of the far pairs (c_0 = {c.correlation_c0})",
+            0.0,
+            c.correlation_atol,
+        ),
+        points_name="probe point",
     ),
     measure=_correlation_map,
     scope="large width (the mean field's limit), after many layers; Fig. 3 shows one "
@@ -302,17 +332,30 @@ def _gradient_error(curves, rows, theory: PointTheory, config: CorrelatedInitCon
     return np.array(backward) - math.log(theory.chi1)
 
 
+def _not_positive(theory: PointTheory) -> bool:
+    return theory.b <= 0
+
+
 def _gradient_growth(results: Results, config: CorrelatedInitConfig) -> Reading:
-    gradient_error = per_point(results, config, _gradient_error)
-    name, estimate = worst(gradient_error)
-    non_positive = per_point(results, config, _gradient_error, keep=lambda theory: theory.b <= 0)
-    worst_name, worst_estimate = worst(non_positive)
+    non_positive = per_point(results, config, _gradient_error, keep=_not_positive)
+    positive = {
+        label(*p): float(np.mean(_gradient_error(*_rows(results, p, config), config)))
+        for p in probe_points(config)
+        if not _not_positive(point_theory(*p, config))
+    }
     return Reading(
-        estimate,
-        detail=f"worst point {name}; b ≤ 0 only: worst {worst_name} {worst_estimate.describe()}; "
-        f"{listing(gradient_error)}",
+        non_positive,
+        detail="outside the scope (b > 0, where the rows' common component correlates the "
+        "masks with the weights and gradient independence breaks), mean error: "
+        + "; ".join(f"{name}: {value:+.3f}" for name, value in positive.items()),
         scale=_scale(config),
     )
+
+
+def _rows(results: Results, p: tuple[float, float], config: CorrelatedInitConfig) -> tuple:
+    result = results[Key.PROPAGATION]
+    rows = rows_of(result.conditions, k=float(p[0]), sigma_w2=float(p[1]))
+    return result.curves, rows, point_theory(*p, config)
 
 
 GRADIENT_GROWTH = ClaimSpec(
@@ -320,15 +363,17 @@ GRADIENT_GROWTH = ClaimSpec(
     "Backpropagated gradients grow by χ1 = σ_w² a/2 per layer (shrink in the ordered "
     "phase, grow in the chaotic one).",
     source=f"{SOURCE} §2 (χ1, after its ref. [38])",
-    criterion=lambda c: Within(
-        "simulated backward growth rate of the mean squared gradient per layer − ln χ1, at the "
-        "point farthest from theory",
-        0.0,
-        c.gradient_atol,
+    criterion=lambda c: Every(
+        Within(
+            "simulated backward growth rate of the mean squared gradient per layer − ln χ1",
+            0.0,
+            c.gradient_atol,
+        ),
+        points_name="probe point with b ≤ 0",
     ),
     measure=_gradient_growth,
-    scope="the mean field of its ref. [38] (gradient independence); the seed itself never "
-    "ties χ1 to gradients",
+    scope="b ≤ 0 (uncorrelated and anti-correlated rows), where the mean field of its ref. "
+    "[38] (gradient independence) applies; the seed itself never ties χ1 to gradients",
     note="tolerance [I]",
     figure="fig3_sweep.png",
     beyond_seed=True,

@@ -7,13 +7,22 @@ configurable parameter); sizes, grids and beyond-the-seed settings are relulab's
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from relulab.config import ConfigError, setting
 from relulab.theory.correlated import PARAMETERISATIONS, covariance_coefficients
 
-__all__ = ["PRESETS", "SOURCE", "CorrelatedInitConfig", "scale", "student_inits", "table1_inits"]
+__all__ = [
+    "PRESETS",
+    "SOURCE",
+    "CorrelatedInitConfig",
+    "aci_operating_sigma_b2",
+    "scale",
+    "student_inits",
+    "table1_inits",
+]
 
 SOURCE = "seed 003"
 
@@ -76,7 +85,12 @@ class CorrelatedInitConfig:
     )
     correlation_depth: int = setting(30, "choice", at_least=3)
     correlation_width: int = setting(500, "choice", at_least=3)
-    correlation_networks: int = setting(12, "choice", at_least=3)
+    correlation_networks: int = setting(
+        16, "choice", at_least=3, note="16: the length's growth at He's boundary point needs it"
+    )
+    input_pairs: int = setting(
+        8, "choice", positive=True, note="far and near input pairs per network, averaged"
+    )
     correlation_atol: float = setting(
         0.05, "inferred", positive=True, note="simulation vs theory, c_L"
     )
@@ -87,11 +101,19 @@ class CorrelatedInitConfig:
         0.05, "inferred", positive=True, note="gradient growth per layer vs ln χ1"
     )
     grid_points: int = setting(200, "choice", at_least=3, note="phase-diagram grid (figures)")
+    # --- RAI / RAAI phases (§3, Figs. 4–5) ---
+    rai_sweep_sigma_w2: tuple[float, ...] = setting(
+        (0.36, 1.0, 2.0, 3.0), "choice", positive=True, note="RAI's Gaussian part, σ_w² = std²"
+    )
+    raai_sweep_sigma_w2: tuple[float, ...] = setting(
+        (0.92, 1.2, 1.5, 2.0), "choice", positive=True, note="RAAI at train_aci_k"
+    )
+    asymmetric_networks: int = setting(8, "choice", at_least=3, note="networks per point")
     # --- dead nodes (Table 1) ---
     dead_width: int = setting(500, "choice", at_least=3)
     dead_depth: int = setting(10, "choice", at_least=3)
     dead_inputs: int = setting(64, "choice", at_least=3)
-    dead_networks: int = setting(8, "choice", at_least=3)
+    dead_networks: int = setting(16, "choice", at_least=3)
     dead_atol: float = setting(
         0.01, "inferred", positive=True, note="symmetric inits: |P(h ≤ 0) − 1/2|"
     )
@@ -102,10 +124,12 @@ class CorrelatedInitConfig:
     )
     aci_train_sigma_w2: float = setting(2.0, "stated", note="Table 1: ACI σ_w² = 2")
     aci_train_sigma_b2: float = setting(
-        0.0,
+        0.63,
         "inferred",
         at_least=0.0,
-        note="Table 1's second column read as k; read as σ_b² it would be 100",
+        note="§2: χ1 = σ_w² a/2 = 1 at σ_w² = 2 needs a finite q* = σ_b²/(1 − σ_w²(a/2 + "
+        "b/2π)), so σ_b² > 0 (derived); the seed gives no q*: 0.63 = σ_w²(1 − σ_w²(a/2 + "
+        "b/2π)) puts q* = 2, He's length (aci_operating_sigma_b2) [I]",
     )
     raai_sigma_w2: float = setting(0.92, "stated", note="Table 1: RAAI σ_w² = 0.92")
     correlation_sweep: tuple[float, ...] = setting(
@@ -144,6 +168,23 @@ class CorrelatedInitConfig:
         (1.0, 1.5, 1.8, 2.2, 2.6, 3.0), "choice", positive=True, note="beyond the seed"
     )
     plane_k: tuple[float, ...] = setting((-0.99, -0.5, 0.0, 0.5), "choice", note="beyond the seed")
+    plane_sigma_b2: float = setting(
+        0.63, "choice", positive=True, note="σ_b² > 0: the mean-field phase labels need it (§2)"
+    )
+    bias_sweep: tuple[float, ...] = setting(
+        (0.0, 0.2, 0.63, 2.0), "choice", note="ACI's σ_b² as a metric (standard teacher, SGD)"
+    )
+    bias_sweep_seeds: int = setting(4, "choice", positive=True, note="students per σ_b²")
+    deep_optimisers: tuple[str, ...] = setting(
+        ("sgd", "adam"), "choice", note="§5 names no optimiser: both"
+    )
+    early_fraction: float = setting(
+        0.2,
+        "inferred",
+        greater_than=0.0,
+        less_than=1.0,
+        note="§6's 'early training epochs': the first 20 % of the SGD epochs",
+    )
     plane_seeds: int = setting(3, "choice", positive=True, note="students per plane point")
     on_par_ratio: float = setting(
         1.1, "inferred", at_least=1.0, note="'on par': within 10 % in loss"
@@ -161,16 +202,26 @@ class CorrelatedInitConfig:
                 f"parameterisation must be one of {', '.join(PARAMETERISATIONS)}, "
                 f"got {self.parameterisation!r}"
             )
-        for name in ("aci_k", "positive_k", "train_aci_k", "positive_train_k", "weak_aci_k"):
-            try:
-                covariance_coefficients(getattr(self, name), self.parameterisation, 1000)
-            except ValueError as error:
-                raise ConfigError(f"{name}: {error}") from None
+        if any(o not in ("sgd", "adam") for o in self.deep_optimisers) or not self.deep_optimisers:
+            raise ConfigError("deep_optimisers must name sgd and/or adam")
+        if any(not (math.isfinite(v) and v >= 0) for v in self.bias_sweep):
+            raise ConfigError("bias_sweep: every σ_b² must be a number ≥ 0")
+        for name, width in (
+            ("aci_k", self.correlation_width),
+            ("positive_k", self.correlation_width),
+        ):
+            self._check_k(name, getattr(self, name), width)
+        for name in ("train_aci_k", "positive_train_k", "weak_aci_k"):
+            self._check_k(name, getattr(self, name), self.train_width)
         for k in (*self.correlation_sweep, *self.plane_k):
-            try:
-                covariance_coefficients(k, self.parameterisation, 1000)
-            except ValueError as error:
-                raise ConfigError(f"correlation_sweep/plane_k: {error}") from None
+            self._check_k("correlation_sweep/plane_k", k, self.train_width)
+
+    def _check_k(self, name: str, k: float, fan_in: int) -> None:
+        """``k`` must give a valid covariance at the fan-in it is drawn with."""
+        try:
+            covariance_coefficients(k, self.parameterisation, fan_in)
+        except ValueError as error:
+            raise ConfigError(f"{name}: {error}") from None
 
 
 PRESETS = {
@@ -197,10 +248,37 @@ PRESETS = {
 }
 
 
+def aci_operating_sigma_b2(config: CorrelatedInitConfig, length: float = 2.0) -> float:
+    r"""The bias variance that puts ACI at seed 003's operating point with length fixed point
+    ``length``: :math:`\sigma_b^2 = q^*(1 - \sigma_w^2(a/2 + b/2\pi))`.
+
+    Seed 003 §2: the length map is :math:`q' = \sigma_w^2(a/2 + b/2\pi)q + \sigma_b^2`, so
+    :math:`q^* = \sigma_b^2/(1 - \sigma_w^2(a/2 + b/2\pi))` is finite and non-zero only with
+    :math:`\sigma_b^2 > 0` (at :math:`\sigma_b^2 = 0` the length shrinks to 0, the unbounded
+    phase); there :math:`\chi_1 = \sigma_w^2 a/2 = 1` at :math:`\sigma_w^2 = 2, a = 1`, the
+    order-to-chaos boundary the seed proposes. The default ``length = 2`` is He's length on
+    unit-variance inputs (:math:`q = \sigma_w^2 = 2` at every layer).
+
+    Args:
+        config: the study's settings (ACI's σ_w², k, the reading of k, the students' width).
+        length: the fixed point :math:`q^*` to reach.
+
+    Returns:
+        :math:`\sigma_b^2`.
+
+    Example:
+        >>> round(aci_operating_sigma_b2(CorrelatedInitConfig()), 2)
+        0.63
+    """
+    a, b = covariance_coefficients(config.train_aci_k, config.parameterisation, config.train_width)
+    slope = config.aci_train_sigma_w2 * (a / 2.0 + b / (2.0 * math.pi))
+    return length * (1.0 - slope)
+
+
 def table1_inits(config: CorrelatedInitConfig) -> dict[str, tuple[str, dict[str, Any]]]:
     """The schemes of seed 003's Table 1 (plus the positive control) as engine schemes with
-    their options: He, ACI (σ_w² = 2, anti-correlated, no bias), RAI (Lu et al.), RAAI
-    (σ_w² = 0.92, anti-correlated rows [w, b] then RAI's Beta entry)."""
+    their options: He, ACI (σ_w² = 2, anti-correlated, σ_b² = ``aci_train_sigma_b2``), RAI
+    (Lu et al.), RAAI (σ_w² = 0.92, anti-correlated rows [w, b] then RAI's Beta entry)."""
     reading = config.parameterisation
     return {
         "he": ("kaiming_normal", {}),
@@ -228,13 +306,15 @@ def table1_inits(config: CorrelatedInitConfig) -> dict[str, tuple[str, dict[str,
                 "sigma_w2": config.aci_train_sigma_w2,
                 "k": config.positive_train_k,
                 "parameterisation": reading,
+                "sigma_b2": config.aci_train_sigma_b2,
             },
         ),
     }
 
 
 def student_inits(config: CorrelatedInitConfig) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Table 1's schemes plus appendix B's correlation-strength sweep at σ_w² = 2 (``k=…``)."""
+    """Table 1's schemes plus appendix B's correlation-strength sweep at σ_w² = 2 (``k=…``),
+    every correlated student at ACI's σ_b² (only k differs)."""
     inits = table1_inits(config)
     known = {config.train_aci_k, config.positive_train_k, 0.0}
     for k in config.correlation_sweep:
@@ -245,6 +325,7 @@ def student_inits(config: CorrelatedInitConfig) -> dict[str, tuple[str, dict[str
                     "sigma_w2": config.aci_train_sigma_w2,
                     "k": k,
                     "parameterisation": config.parameterisation,
+                    "sigma_b2": config.aci_train_sigma_b2,
                 },
             )
     return inits

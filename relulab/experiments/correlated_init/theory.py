@@ -37,7 +37,9 @@ class PointTheory:
     :func:`growth_window`, :math:`\\chi_1 = \\sigma_w^2 a/2` and the phase."""
 
     def __init__(self, k: float, sigma_w2: float, config: CorrelatedInitConfig) -> None:
-        self.a, self.b = covariance_coefficients(k, config.parameterisation, 1000)
+        self.a, self.b = covariance_coefficients(
+            k, config.parameterisation, config.correlation_width
+        )
         args = (config.correlation_depth, sigma_w2, config.sigma_b2, self.a, self.b)
         self.length, self.correlation = correlation_trajectory(
             RELU, config.correlation_c0, 1.0, *args
@@ -68,7 +70,7 @@ def row_scheme(name: str, config: CorrelatedInitConfig) -> RowScheme:
         return RowScheme(2.0)
     if scheme == "rai":
         return RowScheme(RAI_SIGMA_W2, asymmetric=True)
-    a, b = covariance_coefficients(options["k"], options["parameterisation"], 1000)
+    a, b = covariance_coefficients(options["k"], options["parameterisation"], config.dead_width)
     sigma_b2 = options.get("sigma_b2", 0.0)
     return RowScheme(options["sigma_w2"], a=a, b=b, sigma_b2=sigma_b2, asymmetric=scheme == "raai")
 

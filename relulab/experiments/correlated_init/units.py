@@ -4,13 +4,17 @@ and teacher–student training, each one resumable batched computation.
 * ``propagation`` — for every probed (k, σ_w²): random width-N ReLU nets with correlated rows
   (:func:`relulab.init.correlated_`), two input pairs (far, near), per layer the length, both
   pairs' correlations and the backward gradient's second moment (seed 003 §2, Figs. 1–3).
+* ``asymmetric-phases`` — the same random nets under RAI and RAAI over σ_w² sweeps (seed 003
+  §3, Figs. 4–5, Table 1's "chaotic phase" column);
 * ``dead-nodes`` — wide deep nets under He, ACI, RAI, RAAI and a positive control on many
   inputs: per layer the inactive probability and the fraction of units dead on every input
   (Table 1).
 * ``train-<teacher>-<optimiser>`` — every student init × seed of one teacher and optimiser as
   one :class:`relulab.engine.BatchedMLP` (§4–5, appendix B);
-* ``train-deep`` — deeper students on the complex teacher (§5's overfitting remark);
-* ``train-plane`` — correlated students over the (σ_w², k) grid (beyond the seed).
+* ``train-deep`` (Adam), ``train-deep-sgd`` — deeper students on the complex teacher (§5's
+  overfitting remark; the seed names no optimiser);
+* ``train-plane`` — correlated students over the (σ_w², k) grid at σ_b² > 0 (beyond the seed);
+* ``train-bias`` — ACI at every σ_b² of ``bias_sweep`` and He (standard teacher, SGD; a metric).
 
 Every reader reaches a unit through :class:`Key` or :func:`trained_on`.
 """
@@ -18,6 +22,7 @@ Every reader reaches a unit through :class:`Key` or :func:`trained_on`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
@@ -40,11 +45,16 @@ __all__ = [
     "OPTIMISERS",
     "TEACHERS",
     "Key",
+    "asymmetric_layer",
+    "asymmetric_points",
+    "bias_inits",
     "deep_inits",
+    "deep_key",
     "estimate_bytes",
     "plan",
     "plane_inits",
     "probe_points",
+    "scheme_layer",
     "simulate_network",
     "train_students",
     "trained_on",
@@ -59,9 +69,11 @@ class Key(StrEnum):
     """The study's units with fixed names."""
 
     PROPAGATION = "propagation"
+    ASYMMETRIC = "asymmetric-phases"
     DEAD_NODES = "dead-nodes"
     DEEP = "train-deep"
     PLANE = "train-plane"
+    BIAS = "train-bias"
 
 
 def trained_on(teacher: str, optimiser: str) -> str:
@@ -77,7 +89,10 @@ def trained_on(teacher: str, optimiser: str) -> str:
 def unit_keys(config: CorrelatedInitConfig) -> list[str]:
     """Every unit name a reader of this study may use."""
     trained = [trained_on(t, o) for t in TEACHERS for o in OPTIMISERS]
-    return [Key.PROPAGATION, Key.DEAD_NODES, *trained, Key.DEEP, Key.PLANE]
+    deep = [deep_key(o) for o in config.deep_optimisers]
+    bias = [Key.BIAS] if config.bias_sweep else []
+    fixed = [Key.PROPAGATION, Key.ASYMMETRIC, Key.DEAD_NODES]
+    return [*fixed, *trained, *deep, Key.PLANE, *bias]
 
 
 def probe_points(config: CorrelatedInitConfig) -> list[tuple[float, float]]:
@@ -92,34 +107,22 @@ def probe_points(config: CorrelatedInitConfig) -> list[tuple[float, float]]:
     return unique
 
 
-def _correlation(u: torch.Tensor, i: int, j: int) -> float:
-    return float((u[i] * u[j]).mean() / torch.sqrt(u[i].square().mean() * u[j].square().mean()))
+def _pair_correlation(u: torch.Tensor, first: slice, second: slice) -> float:
+    """The mean over pairs of the correlation of rows ``u[first][p]`` and ``u[second][p]``."""
+    a, b = u[first], u[second]
+    per_pair = (a * b).mean(dim=1) / torch.sqrt(a.square().mean(dim=1) * b.square().mean(dim=1))
+    return float(per_pair.mean())
 
 
-def simulate_network(
-    k: float, sigma_w2: float, config: CorrelatedInitConfig, generator: torch.Generator
-) -> dict[str, np.ndarray]:
-    r"""One random net of ``correlation_depth`` layers of width N on four inputs (a far pair
-    of correlation ``correlation_c0``, a near pair of ``near_c0``), float64.
+Layer = Callable[[torch.Generator], tuple[torch.Tensor, torch.Tensor]]
 
-    Layer l: :math:`u^l = W^l \phi(u^{l-1}) + b^l` (:math:`\phi` = identity on the inputs),
-    rows of :math:`W^l` drawn by :func:`~relulab.init.correlated_`, :math:`b \sim
-    N(0, \sigma_b^2)`. Backward: :math:`g^l = \partial (v\cdot u^L)/\partial u^l` for a
-    Gaussian :math:`v`.
 
-    Returns:
-        Per layer: ``length`` (mean square of u over inputs and units), ``correlation`` (far
-        pair), ``correlation_near`` and ``gradient`` (mean square of :math:`g^l`).
-    """
+def correlated_layer(k: float, sigma_w2: float, config: CorrelatedInitConfig) -> Layer:
+    r"""Draws one layer of the propagation nets: rows by :func:`~relulab.init.correlated_`,
+    bias :math:`N(0, \sigma_b^2)` with the config's ``sigma_b2``."""
     width = config.correlation_width
-    x = torch.cat(
-        [
-            two_inputs_with_correlation(width, config.correlation_c0, generator),
-            two_inputs_with_correlation(width, config.near_c0, generator),
-        ]
-    )
-    h, preactivations = x, []
-    for layer in range(config.correlation_depth):
+
+    def draw(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         weight = correlated_(
             torch.empty(width, width, dtype=torch.float64),
             sigma_w2=sigma_w2,
@@ -128,7 +131,58 @@ def simulate_network(
             generator=generator,
         )
         bias = torch.randn(width, generator=generator, dtype=torch.float64)
-        u = (torch.relu(h) if layer else h) @ weight.T + bias * math.sqrt(config.sigma_b2)
+        return weight, bias * math.sqrt(config.sigma_b2)
+
+    return draw
+
+
+def scheme_layer(scheme: str, options: dict[str, Any], width: int) -> Layer:
+    """Draws one ``width × width`` layer and its bias by the registry's fill of ``scheme``."""
+
+    def draw(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        weight = torch.empty(width, width, dtype=torch.float64)
+        bias = torch.zeros(width, dtype=torch.float64)
+        get_scheme(scheme).fill(weight, bias, generator, **options)
+        return weight, bias
+
+    return draw
+
+
+def simulate_network(
+    k: float,
+    sigma_w2: float,
+    config: CorrelatedInitConfig,
+    generator: torch.Generator,
+    layer: Layer | None = None,
+) -> dict[str, np.ndarray]:
+    r"""One random net of ``correlation_depth`` layers of width N on ``input_pairs`` far pairs
+    of inputs (correlation ``correlation_c0``) and as many near pairs (``near_c0``), float64;
+    each pair's correlation is averaged over the pairs (the network's reading: the average
+    cuts the finite-width scatter of one pair's correlation in the chaotic phase).
+
+    Layer l: :math:`u^l = W^l \phi(u^{l-1}) + b^l` (:math:`\phi` = identity on the inputs),
+    rows of :math:`W^l` drawn by :func:`~relulab.init.correlated_`, :math:`b \sim
+    N(0, \sigma_b^2)` (or by ``layer``, e.g. :func:`scheme_layer` for RAI/RAAI). Backward:
+    :math:`g^l = \partial (v\cdot u^L)/\partial u^l` for a Gaussian :math:`v`.
+
+    Returns:
+        Per layer: ``length`` (mean square of u over inputs and units), ``correlation`` (far
+        pair), ``correlation_near`` and ``gradient`` (mean square of :math:`g^l`).
+    """
+    width, pairs = config.correlation_width, config.input_pairs
+    far = [
+        two_inputs_with_correlation(width, config.correlation_c0, generator) for _ in range(pairs)
+    ]
+    near = [two_inputs_with_correlation(width, config.near_c0, generator) for _ in range(pairs)]
+    # rows: far firsts, far seconds, near firsts, near seconds
+    x = torch.cat([torch.stack([p[i] for p in group]) for group in (far, near) for i in (0, 1)])
+    far_pair = (slice(0, pairs), slice(pairs, 2 * pairs))
+    near_pair = (slice(2 * pairs, 3 * pairs), slice(3 * pairs, 4 * pairs))
+    draw = correlated_layer(k, sigma_w2, config) if layer is None else layer
+    h, preactivations = x, []
+    for index in range(config.correlation_depth):
+        weight, bias = draw(generator)
+        u = (torch.relu(h) if index else h) @ weight.T + bias
         u.requires_grad_(True)
         u.retain_grad()
         preactivations.append(u)
@@ -138,8 +192,10 @@ def simulate_network(
     with torch.no_grad():
         return {
             "length": np.array([float(u.square().mean()) for u in preactivations]),
-            "correlation": np.array([_correlation(u, 0, 1) for u in preactivations]),
-            "correlation_near": np.array([_correlation(u, 2, 3) for u in preactivations]),
+            "correlation": np.array([_pair_correlation(u, *far_pair) for u in preactivations]),
+            "correlation_near": np.array(
+                [_pair_correlation(u, *near_pair) for u in preactivations]
+            ),
             "gradient": np.array([float(u.grad.square().mean()) for u in preactivations]),
         }
 
@@ -164,6 +220,49 @@ def _propagation_unit(config: CorrelatedInitConfig) -> Unit:
     return Unit(Key.PROPAGATION, run)
 
 
+def asymmetric_points(config: CorrelatedInitConfig) -> list[tuple[str, float]]:
+    """Every (scheme, σ_w²) the asymmetric-phases unit simulates: RAI (its Gaussian part's
+    variance σ_w² = std²) and RAAI (anti-correlated rows at ``train_aci_k``) over their sweeps."""
+    return [("rai", w2) for w2 in config.rai_sweep_sigma_w2] + [
+        ("raai", w2) for w2 in config.raai_sweep_sigma_w2
+    ]
+
+
+def asymmetric_layer(scheme: str, sigma_w2: float, config: CorrelatedInitConfig) -> Layer:
+    """One layer of RAI (``std = √σ_w²``) or RAAI (σ_w², ``train_aci_k``) at the propagation
+    nets' width."""
+    if scheme == "rai":
+        options: dict[str, Any] = {"std": math.sqrt(sigma_w2)}
+    else:
+        options = {
+            "sigma_w2": sigma_w2,
+            "k": config.train_aci_k,
+            "parameterisation": config.parameterisation,
+        }
+    return scheme_layer(scheme, options, config.correlation_width)
+
+
+def _asymmetric_unit(config: CorrelatedInitConfig) -> Unit:
+    def run(context: RunContext) -> UnitResult:
+        points = asymmetric_points(config)
+        conditions, rows = [], []
+        with context.progress(len(points) * config.asymmetric_networks, "RAI/RAAI phases") as done:
+            for scheme, sigma_w2 in points:
+                layer = asymmetric_layer(scheme, sigma_w2, config)
+                for net in range(config.asymmetric_networks):
+                    generator = context.generator(f"asymmetric-{scheme}-{sigma_w2:g}-{net}")
+                    rows.append(simulate_network(0.0, sigma_w2, config, generator, layer))
+                    conditions.append({"scheme": scheme, "sigma_w2": sigma_w2, "network": net})
+                    done(1)
+        curves = {name: np.array([row[name] for row in rows]) for name in rows[0]}
+        final = {name: curve[:, -1] for name, curve in curves.items()}
+        return UnitResult.forward_only(
+            conditions, np.arange(1, config.correlation_depth + 1), curves, final
+        )
+
+    return Unit(Key.ASYMMETRIC, run)
+
+
 def dead_node_statistics(
     scheme: str, options: dict[str, Any], x: torch.Tensor, depth: int, generator: torch.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -171,13 +270,11 @@ def dead_node_statistics(
     fraction of (unit, input) pairs with :math:`h \\le 0`, the fraction of units with
     :math:`h \\le 0` on every input, and the mean pairwise correlation of the inputs'
     pre-activations. Layers drawn by the registry's fill of ``scheme`` with ``options``."""
-    width = x.shape[1]
+    draw = scheme_layer(scheme, options, x.shape[1])
     h = x
     inactive, dead, correlation = [], [], []
     for layer in range(depth):
-        weight = torch.empty(width, width, dtype=torch.float64)
-        bias = torch.zeros(width, dtype=torch.float64)
-        get_scheme(scheme).fill(weight, bias, generator, **options)
+        weight, bias = draw(generator)
         u = (torch.relu(h) if layer else h) @ weight.T + bias
         off = u <= 0
         inactive.append(float(off.double().mean()))
@@ -282,7 +379,8 @@ def train_students(
 ) -> UnitResult:
     """Every init × seed as one :class:`~relulab.engine.BatchedMLP` of ``depth`` hidden layers
     trained on one teacher with one optimiser (TensorFlow's defaults [I]); validation loss per
-    epoch."""
+    epoch, and each student's output variance on the validation inputs at initialisation
+    (``arrays["initial_output_variance"]``)."""
     x, y, x_val, y_val = teacher_data(teacher, config, context, depth)
     conditions = [
         {"init": init, "seed": s, "teacher": teacher, "optimiser": optimiser, **inits[init][1]}
@@ -309,6 +407,8 @@ def train_students(
         context.generator(f"batches-{name}"),
         validation=(x_val.to(device), y_val.to(device)),
     )
+    with torch.no_grad():
+        initial_variance = model.forward(x_val.to(device))[..., 0].var(dim=1)
     steps_per_epoch = config.train_samples // config.batch_size
     if optimiser == "sgd":
         epochs, step = config.sgd_epochs, BatchedSGD(problem.params, config.sgd_lr)
@@ -318,7 +418,8 @@ def train_students(
     steps = epochs * steps_per_epoch
     with context.progress(steps, name) as advance:
         result = train(problem, step, steps, steps_per_epoch, advance)
-    return UnitResult.from_training(result, conditions)
+    arrays = {"initial_output_variance": initial_variance.double().cpu().numpy()}
+    return UnitResult.from_training(result, conditions, arrays)
 
 
 def _training_unit(config: CorrelatedInitConfig, teacher: str, optimiser: str) -> Unit:
@@ -339,11 +440,17 @@ def _training_unit(config: CorrelatedInitConfig, teacher: str, optimiser: str) -
 
 
 def plane_inits(config: CorrelatedInitConfig) -> Inits:
-    """Correlated students on the (σ_w², k) grid of the beyond-the-seed plane."""
+    """Correlated students on the (σ_w², k) grid of the beyond-the-seed plane, at
+    ``plane_sigma_b2`` > 0 (the mean-field phases need a bias, seed 003 §2)."""
     return {
         f"w2={w2:g},k={k:g}": (
             "correlated",
-            {"sigma_w2": w2, "k": k, "parameterisation": config.parameterisation},
+            {
+                "sigma_w2": w2,
+                "k": k,
+                "parameterisation": config.parameterisation,
+                "sigma_b2": config.plane_sigma_b2,
+            },
         )
         for w2 in config.plane_sigma_w2
         for k in config.plane_k
@@ -373,28 +480,66 @@ def deep_inits(config: CorrelatedInitConfig) -> Inits:
     return {"he": inits["he"], "aci": inits["aci"], "weak-aci": weak, "raai": inits["raai"]}
 
 
-def _deep_unit(config: CorrelatedInitConfig) -> Unit:
+def deep_key(optimiser: str) -> str:
+    """The unit of the deeper students trained with ``optimiser`` (Adam keeps the old name).
+
+    Example:
+        >>> deep_key("sgd")
+        'train-deep-sgd'
+    """
+    return str(Key.DEEP) if optimiser == "adam" else f"{Key.DEEP}-{optimiser}"
+
+
+def _deep_unit(config: CorrelatedInitConfig, optimiser: str) -> Unit:
+    name = deep_key(optimiser)
     return Unit(
-        Key.DEEP,
+        name,
         lambda context: train_students(
             context,
             config,
             "complex",
-            "adam",
+            optimiser,
             deep_inits(config),
             config.train_seeds,
             config.deep_depth,
-            Key.DEEP,
+            name,
+        ),
+    )
+
+
+def bias_inits(config: CorrelatedInitConfig) -> Inits:
+    """ACI (σ_w², k of Table 1) at every σ_b² of ``bias_sweep`` (``sb2=…``), and He."""
+    scheme, options = table1_inits(config)["aci"]
+    inits: Inits = {"he": table1_inits(config)["he"]}
+    for sigma_b2 in config.bias_sweep:
+        inits[f"sb2={sigma_b2:g}"] = (scheme, {**options, "sigma_b2": sigma_b2})
+    return inits
+
+
+def _bias_unit(config: CorrelatedInitConfig) -> Unit:
+    return Unit(
+        Key.BIAS,
+        lambda context: train_students(
+            context,
+            config,
+            "standard",
+            "sgd",
+            bias_inits(config),
+            config.bias_sweep_seeds,
+            config.train_depth,
+            Key.BIAS,
         ),
     )
 
 
 def plan(config: CorrelatedInitConfig) -> list[Unit]:
     """The propagation and dead-node units, a training unit per teacher × optimiser, the deeper
-    students and the plane (named by :func:`unit_keys`)."""
-    units = [_propagation_unit(config), _dead_nodes_unit(config)]
+    students per optimiser, the plane and the σ_b² sweep (named by :func:`unit_keys`)."""
+    units = [_propagation_unit(config), _asymmetric_unit(config), _dead_nodes_unit(config)]
     units += [_training_unit(config, t, o) for t in TEACHERS for o in OPTIMISERS]
-    return [*units, _deep_unit(config), _plane_unit(config)]
+    units += [_deep_unit(config, o) for o in config.deep_optimisers]
+    units.append(_plane_unit(config))
+    return [*units, _bias_unit(config)] if config.bias_sweep else units
 
 
 def estimate_bytes(config: CorrelatedInitConfig) -> int:
