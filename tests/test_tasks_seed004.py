@@ -88,13 +88,24 @@ def test_input_output_spectrum_with_the_constant(n_items, c):
 
 
 def test_xor_task_is_xor_ordered_by_class():
-    X, Y = xor_task()
+    X, Y = xor_task(levels=(0.0, 1.0))
     assert X.shape == (4, 2) and Y.shape == (4, 2)
     np.testing.assert_array_equal(Y.argmax(1), np.logical_xor(X[:, 0], X[:, 1]).astype(int))
     np.testing.assert_array_equal(Y, [[1, 0], [1, 0], [0, 1], [0, 1]])  # seed appendix E
     assert not linearly_separable(X, Y[:, 1])
-    Xc, _ = xor_task(levels=(-1.0, 1.0))
+    Xc, Yc = xor_task()
     np.testing.assert_array_equal(Xc, 2 * X - 1)
+    np.testing.assert_array_equal(Yc, Y)
+
+
+def test_xor_tasks_are_centred_by_default():
+    """Issue 30: the default levels ±1 leave no input constant (§3), on XOR and on XOR +
+    linear; (0, 1) keeps the mean (½, ½)."""
+    np.testing.assert_array_equal(xor_task()[0].mean(axis=0), [0.0, 0.0])
+    np.testing.assert_array_equal(xor_linear_task(0.5)[0].mean(axis=0), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(xor_task(levels=(0, 1))[0].mean(axis=0), [0.5, 0.5])
+    X, _ = xor_linear_task(0.5, levels=(-0.5, 0.5))
+    assert np.ptp(X[:, 0]) == np.ptp(X[:, 2]) == 1.0  # the cube: XOR : x3 scale 1
 
 
 @pytest.mark.parametrize("delta", [0.05, 0.5, 2.0])
@@ -119,8 +130,8 @@ def test_xor_linear_task_without_margin_is_not_separable():
     assert not linearly_separable(X, Y[:, 1])
     with pytest.raises(ValueError):
         xor_linear_task(-0.1)
-    X, _ = xor_linear_task(0.5, center=0.5)
-    np.testing.assert_array_equal(X[:, 2], [0, 0, 1, 1])  # the unit-cube variant
+    X, _ = xor_linear_task(0.5, center=0.5, levels=(0, 1))
+    np.testing.assert_array_equal(X, [[0, 0, 0], [1, 1, 0], [0, 1, 1], [1, 0, 1]])  # unit cube
 
 
 # ---------------------------------------------------------------- parallel task

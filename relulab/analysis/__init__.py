@@ -25,6 +25,7 @@ from relulab.analysis.curves import (
     longest_plateau,
     plateau_level,
     power_law_exponent,
+    running_mean,
     tail_range,
 )
 from relulab.analysis.estimators import same_sign_fraction, sample_bias_corrected_ratio
@@ -56,6 +57,7 @@ __all__ = [
     "mean_ci",
     "plateau_level",
     "power_law_exponent",
+    "running_mean",
     "proportion_ci",
     "sample_bias_corrected_ratio",
     "statistic_ci",

@@ -10,7 +10,9 @@ Pure NumPy/SciPy functions of 1-D arrays, shared by every experiment's analysis:
 * :func:`locate_boundary` — where a sweep's outcome first flips, and how often it flips;
 * :func:`fit_log_slope` — the least-squares slope of :math:`\ln y` against :math:`x`
   (exponential growth or decay per unit of x);
-* :func:`power_law_exponent` — the least-squares slope of :math:`\ln y` against :math:`\ln x`.
+* :func:`power_law_exponent` — the least-squares slope of :math:`\ln y` against :math:`\ln x`;
+* :func:`running_mean` — a centred running mean over a window in steps (so that one noisy
+  recording does not decide an argmax).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "longest_plateau",
     "plateau_level",
     "power_law_exponent",
+    "running_mean",
     "tail_range",
     "boundary_bracket",
 ]
@@ -277,3 +280,27 @@ def boundary_bracket(values: np.ndarray, outcome: np.ndarray) -> tuple[float, fl
     flips = np.flatnonzero(outcome[1:] != outcome[:-1])
     ends = values[flips[0]], values[flips[-1] + 1]
     return midpoint, float(min(ends)), float(max(ends)), changes
+
+
+def running_mean(steps: np.ndarray, curve: np.ndarray, window_steps: float) -> np.ndarray:
+    """Centred running mean of ``curve`` over ``window_steps`` on the (evenly spaced) recording
+    grid ``steps``: at least one recording, an odd number of them, the ends padded with the end
+    values.
+
+    Args:
+        steps: recording steps ``(T,)``, evenly spaced.
+        curve: the recorded values ``(T,)``.
+        window_steps: the window's length in steps.
+
+    Returns:
+        ``(T,)`` the smoothed curve.
+
+    Example:
+        >>> running_mean(np.arange(5.0), np.array([0, 1, 0, 1, 0.0]), 3).round(3).tolist()
+        [0.333, 0.333, 0.667, 0.333, 0.333]
+    """
+    spacing = float(steps[1] - steps[0]) if len(steps) > 1 else 1.0
+    width = max(1, int(round(window_steps / spacing)))
+    width += 1 - width % 2  # odd: centred
+    padded = np.pad(np.asarray(curve, np.float64), width // 2, mode="edge")
+    return np.convolve(padded, np.ones(width) / width, mode="valid")

@@ -6,11 +6,12 @@ All arrays are NumPy float64, sample-major: ``X`` is ``(4, n_in)``, ``Y`` is ``(
 as the seed's appendix E states for these tasks ("[1, 0], [1, 0], [0, 1], [0, 1]").
 
 The seed's figures, which define the coordinates, were lost; the choices below are ours and
-are tagged [I]. One consequence to keep in mind: with inputs on :math:`\{0, 1\}^2` the point
+are tagged [I]. The XOR coordinates default to the **centred** levels :math:`\pm 1`: on
+:math:`\{0, 1\}^2` the inputs' mean :math:`(\tfrac12, \tfrac12)` acts as an input constant —
+a bias in disguise, the very effect the seed removes by mean-centring (§3) — and the point
 :math:`(0, 0)` is the origin, where a *bias-free* ReLU network outputs exactly 0 whatever its
-weights, so it can never fit that point's label (its loss stays :math:`\ge \frac12`).
-:func:`xor_linear_task` keeps its points off the origin for :math:`\Delta > 0`, and
-:func:`parallel_task` uses the centred square.
+weights. ``levels=(0, 1)`` gives the uncentred square. :func:`xor_linear_task` keeps its points
+off the origin for :math:`\Delta > 0`, and :func:`parallel_task` uses the centred square.
 """
 
 from __future__ import annotations
@@ -43,13 +44,17 @@ def _xor_points(levels: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
     return points, np.array([0.0, 0.0, 1.0, 1.0])
 
 
-def xor_task(levels: tuple[float, float] = (0.0, 1.0)) -> tuple[np.ndarray, np.ndarray]:
+def xor_task(levels: tuple[float, float] = (-1.0, 1.0)) -> tuple[np.ndarray, np.ndarray]:
     r"""XOR on the square (seed 004 fig. 2C, 2D, 9B), inputs ordered by class.
 
-    ``X`` rows :math:`(0,0), (1,1), (0,1), (1,0)` — class 0 (:math:`x_1 = x_2`) first — and
-    ``Y`` the one-hot labels :math:`[1,0], [1,0], [0,1], [0,1]` (appendix E). Ordering the
-    inputs by class is what makes the seed's label list an XOR [I]. ``levels`` replaces 0 and
-    1 (e.g. ``(-1, 1)`` for centred inputs).
+    With ``levels = (lo, hi)``, ``X`` rows :math:`(lo,lo), (hi,hi), (lo,hi), (hi,lo)` — class 0
+    (:math:`x_1 = x_2`) first — and ``Y`` the one-hot labels :math:`[1,0], [1,0], [0,1],
+    [0,1]` (appendix E). Ordering the inputs by class is what makes the seed's label list an
+    XOR [I]. The default :math:`\pm 1` is centred (no input constant, §3) [I]; ``(0, 1)`` is
+    the uncentred square.
+
+    Args:
+        levels: the two values of each coordinate; they set the XOR's scale.
 
     Returns:
         ``X`` ``(4, 2)``, ``Y`` ``(4, 2)``.
@@ -57,7 +62,9 @@ def xor_task(levels: tuple[float, float] = (0.0, 1.0)) -> tuple[np.ndarray, np.n
     Example:
         >>> X, Y = xor_task()
         >>> X.tolist(), Y[:, 1].tolist()
-        ([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]], [0.0, 0.0, 1.0, 1.0])
+        ([[-1.0, -1.0], [1.0, 1.0], [-1.0, 1.0], [1.0, -1.0]], [0.0, 0.0, 1.0, 1.0])
+        >>> xor_task(levels=(0, 1))[0].mean(axis=0).tolist()
+        [0.5, 0.5]
     """
     points, labels = _xor_points(levels)
     return points, _one_hot(labels)
@@ -66,22 +73,23 @@ def xor_task(levels: tuple[float, float] = (0.0, 1.0)) -> tuple[np.ndarray, np.n
 def xor_linear_task(
     margin_delta: float = 0.5,
     center: float = 0.0,
-    levels: tuple[float, float] = (0.0, 1.0),
+    levels: tuple[float, float] = (-1.0, 1.0),
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""XOR plus a third, linearly separating coordinate (seed 004 fig. 5A, §6.1, fig. 11).
 
     The first two coordinates are :func:`xor_task`'s; the third is :math:`\text{center} - \Delta`
     for class 0 and :math:`\text{center} + \Delta` for class 1 [I]. The classes are then split
     by the plane :math:`x_3 = \text{center}` with a gap of :math:`2\Delta` between them (the
-    seed's "margin 2Δ"), and are linearly separable iff :math:`\Delta > 0` (seed §6.1). With
-    the default ``center = 0`` and :math:`\Delta = 0.5` the data span the unit-width box
-    :math:`[0,1]^2 \times [-\tfrac12, \tfrac12]`, the "cube" of fig. 5C, and no point sits at
-    the origin.
+    seed's "margin 2Δ"), and are linearly separable iff :math:`\Delta > 0` (seed §6.1). No
+    point sits at the origin. The XOR : x3 scale, :math:`(hi - lo)/(2\Delta)`, decides which
+    feature a bias-free ReLU network uses (issue 30): 2 with the default centred levels
+    :math:`\pm 1` and :math:`\Delta = 0.5`; ``levels=(0, 1)`` gives the unit box
+    :math:`[0,1]^2 \times [-\tfrac12, \tfrac12]` (ratio 1).
 
     Args:
         margin_delta: :math:`\Delta \ge 0` (seed default 0.5; fig. 11 sweeps it).
         center: where the third coordinate's two values are centred.
-        levels: the XOR coordinates' two values.
+        levels: the XOR coordinates' two values (default centred, [I]).
 
     Returns:
         ``X`` ``(4, 3)``, ``Y`` ``(4, 2)`` (one-hot by class, as :func:`xor_task`).

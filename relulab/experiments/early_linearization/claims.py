@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from relulab.analysis import where
 from relulab.experiments.base import Analysis, Results
 from relulab.experiments.claims import evaluate
 from relulab.experiments.early_linearization import measure
@@ -26,13 +27,14 @@ from relulab.experiments.early_linearization.sections import (
     mechanism,
 )
 from relulab.experiments.early_linearization.sections.alignment import alignment_rows
-from relulab.experiments.early_linearization.units import Family, pair
+from relulab.experiments.early_linearization.units import UNCENTRED, Family, Key, pair
 
 __all__ = ["CLAIMS", "analyse", "metrics"]
 
 CLAIMS = (
     alignment.HIERARCHY_ALIGNED,
     alignment.HIERARCHY_PARTS,
+    alignment.HIERARCHY_EXACT,
     alignment.XOR_ALIGNED,
     alignment.XOR_PARTS,
     alignment.BOTH_LAYERS_HIERARCHY,
@@ -44,12 +46,14 @@ CLAIMS = (
     mechanism.DRIFT_BACK,
     mechanism.MEAN_TARGET,
     mechanism.KINKS_NEGATIVE,
+    mechanism.FEW_DEAD,
     mechanism.GATED_MODEL,
     mechanism.MODES_LAG,
     mechanism.DELAY_PREDICTED,
     consequences.TRACKS_LINEAR,
     consequences.BIAS_RELU_USES_LINEAR,
     consequences.BIAS_FREE_USES_XOR,
+    alignment.PARALLEL_ALIGNED,
     consequences.WAITS_AT_LINEAR_LOSS,
     consequences.LOWER_RANK,
     consequences.SIMPLE_OVERREPRESENTED,
@@ -62,31 +66,69 @@ Config = EarlyLinearizationConfig
 
 
 def _alignment_metrics(results: Results, config: Config) -> dict[str, float]:
-    """Mean gap and mean best shift of every alignment claim's pairs."""
-    c = config.constant
-    rows = {
-        "hierarchy_bias": alignment_rows(results, config, Family.HIERARCHY, c=c),
-        "hierarchy_free": alignment_rows(results, config, Family.HIERARCHY, c=0.0),
-        "xor_bias": alignment_rows(results, config, Family.XOR, c=c),
-        "xor_free": alignment_rows(results, config, Family.XOR, c=0.0),
-        "hierarchy_both": alignment_rows(results, config, Family.HIERARCHY_BOTH),
-        "xor_both": alignment_rows(results, config, Family.XOR_BOTH),
-        "xor_linear": alignment_rows(
-            results, config, Family.XOR_PLUS_LINEAR, c=c, delta=config.margin_delta
-        ),
+    """Per alignment pair: the claims' gap (best rescaling) and κ, and the additive-shift gap
+    (one shift for all modes, no rescaling) with its shift — the old measure, a metric."""
+    c, d = config.constant, config.margin_delta
+    pairs = {
+        "hierarchy_bias": (Family.HIERARCHY, {"c": c}),
+        "hierarchy_free": (Family.HIERARCHY, {"c": 0.0}),
+        "xor_bias": (Family.XOR, {"c": c}),
+        "xor_free": (Family.XOR, {"c": 0.0}),
+        "xor_uncentred_bias": (Family.XOR_UNCENTRED, {"c": c}),
+        "xor_uncentred_free": (Family.XOR_UNCENTRED, {"c": 0.0}),
+        "hierarchy_both": (Family.HIERARCHY_BOTH, {}),
+        "xor_both": (Family.XOR_BOTH, {}),
+        "xor_linear": (Family.XOR_PLUS_LINEAR, {"c": c, "delta": d}),
+        "xor_linear_uncentred": (Family.XOR_PLUS_LINEAR_UNCENTRED, {"c": c}),
     }
-    values = {f"alignment_gap_{k}": float(np.mean(v[:, 0])) for k, v in rows.items()}
-    values.update({f"alignment_shift_{k}": float(np.mean(v[:, 1])) for k, v in rows.items()})
+    values = {}
+    for name, (family, match) in pairs.items():
+        rows = alignment_rows(results, config, family, **match)
+        shifted = alignment_rows(results, config, family, additive=True, **match)
+        values[f"alignment_gap_{name}"] = float(np.mean(rows[:, 0]))
+        values[f"alignment_rescale_{name}"] = float(np.mean(rows[:, 3]))
+        values[f"alignment_shift_gap_{name}"] = float(np.mean(shifted[:, 0]))
+        values[f"alignment_shift_{name}"] = float(np.mean(shifted[:, 1]))
+    return values
+
+
+def _reliance_metrics(results: Results, config: Config) -> dict[str, float]:
+    """The share of conflict points classified by x3 (bias and bias-free ReLU) at every Δ of
+    the sweep — the XOR : x3 scale ratio (hi − lo)/(2Δ) — and in the uncentred encoding."""
+    values = {}
+    for delta in config.all_deltas:
+        ratio = measure.xor_x3_ratio(config.xor_levels, delta)
+        values[f"xor_x3_ratio_delta{delta:g}"] = ratio
+        for label, c in (("bias", config.constant), ("free", 0.0)):
+            share = consequences.reliance(results, config, c, delta)
+            values[f"xor_linear_reliance_{label}_delta{delta:g}"] = float(np.mean(share))
+    key = Key.XOR_PLUS_LINEAR_UNCENTRED_RELU
+    values["xor_x3_ratio_uncentred"] = measure.xor_x3_ratio(UNCENTRED, config.margin_delta)
+    for label, c in (("bias", config.constant), ("free", 0.0)):
+        share = consequences.reliance(results, config, c, key=key)
+        values[f"xor_linear_reliance_{label}_uncentred"] = float(np.mean(share))
     return values
 
 
 def _mechanism_metrics(results: Results, config: Config) -> dict[str, float]:
-    """t*, the peak always-on share, the gated gap, the linear-task loss and the reliance on x3."""
+    """t* (smoothed), the always-on peaks, the gated log gap, eq. 14 at ḡ = f_on(t*), the
+    dead share at init and at t*, the linear-task loss and the reliance on x3."""
     mech = measure.hierarchy_mechanism(results, config)
+    on_ratio = measure.delay_ratio(
+        mech.half_times_relu, mech.half_times_linear, mech.predicted_delay_on
+    )
+    relu = results[Key.HIERARCHY_RELU]
+    dead0 = relu.curves["dead_fraction"][where(relu.conditions, c=config.constant), 0]
     return {
         "t_star_mean": float(np.mean(mech.t_star)),
         "peak_always_on_mean": float(np.mean(mech.peak_on)),
+        "raw_peak_always_on_mean": float(np.mean(mech.raw_peak_on)),
         "gated_gap_mean": float(np.nanmean(mech.gated_gap)),
+        "gated_linear_gap_mean": float(np.nanmean(mech.gated_linear_gap)),
+        "delay_ratio_f_on_mean": float(np.nanmean(on_ratio)),
+        "dead_at_init_mean": float(np.mean(dead0)),
+        "dead_at_t_star_mean": float(np.mean(mech.dead_at_t_star)),
+        "negative_kinks_all_units_mean": float(np.mean(mech.all_negative_kinks)),
         "linear_task_loss": measure.linear_task_loss(config),
         "xor_linear_reliance_bias": float(
             np.mean(consequences.reliance(results, config, config.constant))
@@ -100,7 +142,7 @@ def _parallel_metrics(results: Results, config: Config) -> dict[str, float]:
     return {
         f"parallel_{field}_{label}": float(np.mean(getattr(values, field)))
         for label, values in (("bias", bias), ("free", free))
-        for field in ("rank", "r2_simple", "r2_complex", "r2_both", "waiting")
+        for field in ("rank", "centred_rank", "r2_simple", "r2_complex", "r2_both", "waiting")
     }
 
 
@@ -119,6 +161,7 @@ def _c_sweep_metrics(results: Results, config: Config) -> dict[str, float]:
             )
             if np.isfinite(ratio).any():
                 values[f"c_sweep_delay_ratio_c{c_value:g}"] = float(np.nanmean(ratio))
+            values[f"c_sweep_dead_at_t_star_c{c_value:g}"] = float(np.mean(mech.dead_at_t_star))
     return values
 
 
@@ -147,6 +190,7 @@ def metrics(results: Results, config: Config) -> dict[str, float]:
     values: dict[str, float] = {}
     for part in (
         _alignment_metrics,
+        _reliance_metrics,
         _mechanism_metrics,
         _parallel_metrics,
         _c_sweep_metrics,

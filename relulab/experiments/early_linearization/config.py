@@ -40,6 +40,12 @@ class EarlyLinearizationConfig:
         4, "inferred", note="hierarchy tree: 4-item (default) or 8-item; fig. 2A not recoverable"
     )  # [I]
     margin_delta: float = setting(0.5, "stated", note="XOR + linear feature margin 2Δ, §6.1")  # [S]
+    xor_levels: tuple[float, ...] = setting(
+        (-1.0, 1.0),
+        "inferred",
+        note="the XOR coordinates' two values: centred, so that their mean is no input constant "
+        "(§3 removes it by mean-centring); (0, 1) is the uncentred alternative (a metric)",
+    )  # [I]
     seeds: int = setting(
         10, "stated", at_least=3, note="networks per variant; fig. 6 uses 10 seeds"
     )  # [S]
@@ -87,9 +93,27 @@ class EarlyLinearizationConfig:
         "largest |Δ ln L| still called aligned ('almost perfect match')"
     )  # [I]
     window_fraction: float = seed004.window_fraction()  # [I]
-    max_shift: float = seed004.max_shift()  # [I]
+    max_shift: float = seed004.max_shift()  # [I] (the additive-shift gap, a metric)
+    max_rescale: float = seed004.max_rescale()  # [I] (the claims' alignment)
     majority: float = setting(0.5, "derived", note="'most units': a share above one half")  # [D]
-    vast_majority: float = setting(0.8, "inferred", note="'vast majority' of kinks")  # [I]
+    vast_majority: float = setting(
+        0.8, "inferred", note="'vast majority' of the live units' kinks"
+    )  # [I]
+    small_subset: float = setting(
+        0.25,
+        "inferred",
+        greater_than=0.0,
+        less_than=1.0,
+        note="'a small subset' of units dead at t*: at most a quarter (F.4's mechanism: "
+        "1/(P+1) = 0.2 dead at init at c = 1)",
+    )  # [I]
+    smooth_steps: int = setting(
+        1000,
+        "inferred",
+        positive=True,
+        note="running-mean window (GD steps) of the always-on share before t* and the plateau "
+        "are read off it",
+    )  # [I]
     near_loss: float = setting(
         0.1, "inferred", note="relative band around the linear-task loss counted as waiting"
     )  # [I]
@@ -110,6 +134,8 @@ class EarlyLinearizationConfig:
         steps = (self.hierarchy_steps, self.xor_steps, self.xor_linear_steps, self.parallel_steps)
         if self.record_every > min(steps) // 10:
             raise ConfigError("every horizon needs ≥ 10 steps and ≥ 10 recordings")
+        if len(self.xor_levels) != 2 or self.xor_levels[0] == self.xor_levels[1]:
+            raise ConfigError("xor_levels must be two different values")
 
     @property
     def all_constants(self) -> tuple[float, ...]:

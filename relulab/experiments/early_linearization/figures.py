@@ -132,13 +132,14 @@ def _mechanism(results: Results, config, out_dir) -> Figure:
     axes[3].set(title="kinks −b_j/‖w_j‖ (seed 0, clipped to ±5)", xlabel="GD step")
     X, Y = measure.augmented_task("hierarchy", config, c)
     mean_target = Y.mean(axis=0)
-    k = measure.mean_target_step(relu.curves["loss"][i], Y)
+    plateau = measure.hierarchy_mechanism(results, config).plateau_step[0]
+    k = int(np.flatnonzero(relu.steps == plateau)[0])
     _, outputs = measure.forward(W1[k], relu.arrays["param_1"][i, k], X, relu=True)
     axes[4].plot(mean_target, "ko-", lw=2, label="ȳ")
     for item in range(X.shape[0]):
         axes[4].plot(outputs[:, item], ".--", label=f"ŷ item {item}")
     axes[4].set(
-        title=f"outputs at step {relu.steps[k]} (loss ≈ that of ŷ ≡ ȳ)", xlabel="output unit"
+        title=f"outputs at step {relu.steps[k]} (the bias-mode plateau)", xlabel="output unit"
     )
     axes[4].legend(fontsize=7)
     caption = "Mechanism on the hierarchy, bias-ReLU (seed 004 fig. 3A–D and 12)."
@@ -151,7 +152,8 @@ def _gated(results: Results, config, out_dir) -> Figure:
     tau = learning_time_constant(X.shape[0], config.lr)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for n, i in enumerate(where(relu.conditions, c=config.constant)[:3]):
-        j = int(np.argmax(relu.curves["always_on_fraction"][i]))
+        on = relu.curves["always_on_fraction"][i]
+        j = measure.linearization_index(relu.steps, on, config.smooth_steps)
         W1, W2 = relu.arrays["param_0"][i, j], relu.arrays["param_1"][i, j]
         gate = np.all(W1.astype(np.float64) @ X.T > 0, axis=1)
         times = relu.steps[j:] - relu.steps[j]
@@ -183,7 +185,12 @@ def _xor_linear(results: Results, config, out_dir) -> Figure:
     for ax, (unit, cv, is_relu, title) in zip(axes[1:4], panels, strict=True):
         i = int(where(unit.conditions, c=cv, delta=d)[0])
         x1, x3, f = measure.cube_function(
-            unit.arrays["param_0"][i], unit.arrays["param_1"][i], cv, d, is_relu
+            unit.arrays["param_0"][i],
+            unit.arrays["param_1"][i],
+            cv,
+            d,
+            is_relu,
+            levels=config.xor_levels,
         )
         image = ax.pcolormesh(x1, x3, f.T, cmap="coolwarm", vmin=-1, vmax=1, shading="auto")
         ax.set(title=f"{title}: ŷ₂ − ŷ₁ averaged over x2", xlabel="x1", ylabel="x3")

@@ -5,9 +5,9 @@ order, and network k of a variant starts from the same weights in both).
 Everything here reads :class:`relulab.store.UnitResult` s and calls the library —
 :mod:`relulab.theory.deep_linear` for the modes and closed forms, :mod:`relulab.analysis` for
 the alignment measure — and returns NumPy arrays; the claims are built in :mod:`.claims`.
-The small pure functions (:func:`bias_mode_ratio`, :func:`delay_ratio`,
-:func:`mean_target_step`, :func:`mean_target_deviation`) are what the claims judge, so the
-controls in ``tests/test_early_linearization.py`` can feed them closed-form data.
+The small pure functions (:func:`bias_mode_ratio`, :func:`delay_ratio`, :func:`plateau_step`,
+:func:`mean_target_deviation`, :func:`alignment_table`) are what the claims
+judge, so the controls in ``tests/test_early_linearization.py`` can feed them closed-form data.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 from relulab.analysis import (
     interpolated_crossing,
     paired_alignments,
+    running_mean,
     variance_explained,
     where,
 )
@@ -31,7 +32,7 @@ from relulab.experiments.early_linearization.units import (
 )
 from relulab.nn.statistics import effective_rank
 from relulab.store import UnitResult
-from relulab.tasks import PARALLEL_COMPLEX, PARALLEL_SIMPLE
+from relulab.tasks import PARALLEL_COMPLEX, PARALLEL_SIMPLE, xor_linear_task
 from relulab.theory.deep_linear import (
     LinearModes,
     aligned_modes,
@@ -40,6 +41,7 @@ from relulab.theory.deep_linear import (
     learning_time_constant,
     least_squares_loss,
     mode_components,
+    mode_loss,
     mode_strength_unbalanced,
     relu_hitting_delay,
 )
@@ -48,22 +50,26 @@ __all__ = [
     "Mechanism",
     "Parallel",
     "alignment_gaps",
+    "alignment_table",
     "alignments",
     "bias_mode_ratio",
     "c_sweep",
     "delay_ratio",
     "delta_gaps",
+    "exact_alignments",
     "forward",
+    "linearization_index",
     "hierarchy_mechanism",
     "hierarchy_modes",
     "map_gaps",
     "mean_target_deviation",
-    "mean_target_step",
     "mechanism",
     "mode_half_times",
     "parallel",
     "peak_always_on",
+    "plateau_step",
     "width_gaps",
+    "xor_x3_ratio",
 ]
 
 
@@ -75,27 +81,51 @@ def forward(W1: np.ndarray, W2: np.ndarray, X: np.ndarray, relu: bool):
     return H, np.asarray(W2, np.float64) @ H
 
 
-def alignments(
-    relu: UnitResult, linear: UnitResult, config: EarlyLinearizationConfig, **match
+def alignment_table(
+    steps: np.ndarray,
+    losses: np.ndarray,
+    references: np.ndarray,
+    config: EarlyLinearizationConfig,
+    additive: bool = False,
 ) -> np.ndarray:
-    """Per matched network ``(gap, shift, unshifted gap)`` of
-    :func:`relulab.analysis.paired_alignments`: the ReLU loss against the linear loss of the
-    same seed and variant over the linear net's early window, ``(n, 3)``."""
+    """Per pair ``(gap, shift, unshifted gap, κ)`` of :func:`relulab.analysis.paired_alignments`
+    for ReLU ``losses`` against linear ``references`` ``(n, T)``, each over the linear net's
+    early window.
+
+    The claims' measure rescales time, :math:`t \\to \\kappa t` with
+    :math:`|\\ln\\kappa| \\le \\ln(1 + \\text{max\\_rescale})` and no additive shift — the
+    seed's "small, mode-wise time shift" (§5; eq. 14's delay scales with each mode's
+    :math:`1/s_\\alpha`). With ``additive`` it is the one additive shift for all modes
+    (:math:`|\\delta| \\le` ``max_shift`` of the window, no rescaling), kept as a metric."""
+    shift, rescale = (config.max_shift, 0.0) if additive else (0.0, config.max_rescale)
+    return paired_alignments(steps, losses, references, config.window_fraction, shift, rescale)
+
+
+def alignments(
+    relu: UnitResult,
+    linear: UnitResult,
+    config: EarlyLinearizationConfig,
+    *,
+    additive: bool = False,
+    **match,
+) -> np.ndarray:
+    """:func:`alignment_table` of the ReLU loss against the linear loss of the same seed and
+    variant, for the networks matching ``match``, ``(n, 4)``."""
     index = list(where(relu.conditions, **match))
-    return paired_alignments(
-        relu.steps,
-        relu.curves["loss"][index],
-        linear.curves["loss"][index],
-        config.window_fraction,
-        config.max_shift,
-    )
+    loss, reference = relu.curves["loss"][index], linear.curves["loss"][index]
+    return alignment_table(relu.steps, loss, reference, config, additive)
 
 
 def alignment_gaps(
-    relu: UnitResult, linear: UnitResult, config: EarlyLinearizationConfig, **match
+    relu: UnitResult,
+    linear: UnitResult,
+    config: EarlyLinearizationConfig,
+    *,
+    additive: bool = False,
+    **match,
 ) -> np.ndarray:
     """The gaps of :func:`alignments`, one per matched network."""
-    return alignments(relu, linear, config, **match)[:, 0]
+    return alignments(relu, linear, config, additive=additive, **match)[:, 0]
 
 
 def hierarchy_modes(config: EarlyLinearizationConfig, c: float) -> tuple[np.ndarray, LinearModes]:
@@ -127,6 +157,23 @@ def theory_trajectory(unit: UnitResult, i: int, modes: LinearModes, times, tau: 
     return mode_strength_unbalanced(np.asarray(times)[:, None], modes.s, modes.d, p0, q0, tau)[0]
 
 
+def exact_alignments(
+    relu: UnitResult, config: EarlyLinearizationConfig, c: float | None = None
+) -> np.ndarray:
+    """Per bias-ReLU hierarchy network, :func:`alignment_table` of its loss against the exact
+    deep-linear solution (eq. 7, :func:`theory_trajectory` from its own initial weights — the
+    linear twin's) over that solution's early window (seed fig. 2B: "the good agreement of
+    ReLU networks with exact solutions"), ``(n, 4)``."""
+    c = config.constant if c is None else c
+    X, modes = hierarchy_modes(config, c)
+    tau = learning_time_constant(X.shape[0], config.lr)
+    index = where(relu.conditions, c=c)
+    exact = np.stack(
+        [mode_loss(modes, theory_trajectory(relu, i, modes, relu.steps, tau)) for i in index]
+    )
+    return alignment_table(relu.steps, relu.curves["loss"][index], exact, config)
+
+
 def bias_mode_index(modes: LinearModes) -> int:
     """The mode whose input direction leans most on the constant coordinate (Prop. 1)."""
     return int(np.argmax(np.abs(modes.V[-1])))
@@ -150,11 +197,22 @@ def delay_ratio(
     return measured / np.where(total > 0, total, np.nan)
 
 
-def mean_target_step(loss: np.ndarray, Y: np.ndarray) -> int:
-    """The recording whose loss is closest to the loss of predicting the mean target ȳ for
-    every input, ``½ Σ_i ‖y_i − ȳ‖²`` (``Y`` sample-major)."""
-    mean_loss = 0.5 * float(np.sum((Y - Y.mean(axis=0)) ** 2))
-    return int(np.argmin(np.abs(loss - mean_loss)))
+def plateau_step(steps: np.ndarray, loss: np.ndarray, start: float, end: float) -> int:
+    """The bias-mode plateau: the recording in ``[start, end]`` (from the bias mode's T½ to
+    the next mode's) where the loss falls slowest per step — where the bias mode is learned
+    and the other modes have not yet risen (seed 004 §5.2, fig. 3D). Outside that range (or
+    when it holds no recording) the recording nearest ``start``.
+
+    Example:
+        >>> t = np.arange(0.0, 10.0)
+        >>> plateau_step(t, np.array([9, 8, 5, 4.9, 4.8, 4.7, 2, 1, 1, 1.0]), 2, 6)
+        3
+    """
+    inside = np.flatnonzero((steps >= start) & (steps <= end) & (np.arange(len(steps)) > 0))
+    if inside.size == 0 or not (np.isfinite(start) and np.isfinite(end)):
+        return int(np.argmin(np.abs(steps - start))) if np.isfinite(start) else 0
+    rate = np.abs(loss[inside] - loss[inside - 1]) / (steps[inside] - steps[inside - 1])
+    return int(inside[np.argmin(rate)])
 
 
 def mean_target_deviation(outputs: np.ndarray, Y: np.ndarray) -> float:
@@ -165,79 +223,114 @@ def mean_target_deviation(outputs: np.ndarray, Y: np.ndarray) -> float:
     return float(np.max(deviation))
 
 
+def linearization_index(steps: np.ndarray, on: np.ndarray, window_steps: float) -> int:
+    """t* as a recording index: the first recording where the *smoothed* always-on fraction
+    (:func:`relulab.analysis.running_mean`) reaches its maximum (seed §5.4's argmin{t : f_on(t)
+    = max f_on}, read off a running mean so that one noisy recording does not decide it)."""
+    return int(np.argmax(running_mean(steps, on, window_steps)))
+
+
 @dataclass
 class Mechanism:
     """Per bias-ReLU hierarchy network (seed 004 §5.3–5.4, fig. 3, 4, 12).
 
     Attributes:
-        t_star: linearization time, first step where the always-on fraction peaks.
-        peak_on: always-on fraction at :math:`t^\\ast`.
-        final_on: always-on fraction at the end.
+        t_star: linearization time, first step where the smoothed always-on fraction peaks.
+        peak_on: smoothed always-on fraction at :math:`t^\\ast`.
+        final_on: smoothed always-on fraction at the end.
+        raw_peak_on: the raw always-on fraction's maximum (the old reading, a metric).
         growth_ratio: (‖b(t*)‖/‖b(0)‖) / (‖W1(t*)‖/‖W1(0)‖).
-        negative_kinks: share of units with kink :math:`-b_j/\\lVert w_j\\rVert < 0` at t*.
-        mean_function_gap: max over inputs of ‖ŷ_i − ȳ‖/‖ȳ‖ where the loss is closest to the
-            loss of predicting ȳ everywhere.
-        gated_gap: largest |Δ ln L| between the gated linear model from t* and the simulation.
-        item_spread: at the same step, max_i ‖ŷ_i − mean_j ŷ_j‖/‖ȳ‖ (how much the items'
-            outputs differ from each other, whatever their common level).
+        negative_kinks: share of **live** units (active on some input at t*) with kink
+            :math:`-b_j/\\lVert w_j\\rVert < 0` at t*.
+        all_negative_kinks: the same share over all units (dead ones included; a metric).
+        dead_at_t_star: share of units dead (inactive on every input) at t*.
+        mean_function_gap: max over inputs of ‖ŷ_i − ȳ‖/‖ȳ‖ on the bias-mode plateau
+            (:func:`plateau_step`).
+        gated_gap: largest |Δ ln L| between the gated linear model from t* and the simulation
+            (a metric).
+        gated_linear_gap: largest |L_gated − L_sim| / L(0) from t* on (the seed's fig. 4 scale).
+        item_spread: on the plateau, max_i ‖ŷ_i − mean_j ŷ_j‖/‖ȳ‖.
+        plateau_step: the recorded step of the bias-mode plateau (:func:`plateau_step`).
         half_times_relu, half_times_linear: per mode (T½ of :func:`mode_half_times`).
         predicted_delay: per mode, seed eq. 14 with the kept fraction 1 − dead(0).
+        predicted_delay_on: per mode, eq. 14 with ḡ = f_on(t*) (a metric).
         theory_rel_error: per mode |T½(linear sim)/T½(theory) − 1|.
     """
 
     t_star: np.ndarray
     peak_on: np.ndarray
     final_on: np.ndarray
+    raw_peak_on: np.ndarray
     growth_ratio: np.ndarray
     negative_kinks: np.ndarray
+    all_negative_kinks: np.ndarray
+    dead_at_t_star: np.ndarray
     mean_function_gap: np.ndarray
     gated_gap: np.ndarray
+    gated_linear_gap: np.ndarray
     item_spread: np.ndarray
+    plateau_step: np.ndarray
     half_times_relu: np.ndarray
     half_times_linear: np.ndarray
     predicted_delay: np.ndarray
+    predicted_delay_on: np.ndarray
     theory_rel_error: np.ndarray
     bias_mode: int
 
 
-def _gated_gap(relu, i, j, X, modes, tau, config) -> float:
+def _gated_gaps(relu, i, j, X, modes, tau, config) -> tuple[float, float]:
+    """The gated linear model from recording ``j`` against network ``i``: the largest log gap
+    down to the loss floor, and the largest gap on the linear scale over L(0)."""
     W1, W2 = relu.arrays["param_0"][i, j], relu.arrays["param_1"][i, j]
     gate = np.all(W1.astype(np.float64) @ X.T > 0, axis=1)
     times = relu.steps[j:] - relu.steps[j]
     prediction = gated_linear_prediction(W2, W1, gate, modes, times, tau, method="unbalanced")
     simulated = relu.curves["loss"][i, j:]
+    linear_gap = float(np.max(np.abs(prediction.loss - simulated)) / relu.curves["loss"][i, 0])
     keep = simulated > config.loss_floor * relu.curves["loss"][i, 0]
     if not keep.any():
-        return float("nan")
+        return float("nan"), linear_gap
     gap = np.abs(np.log(np.maximum(prediction.loss[keep], 1e-300)) - np.log(simulated[keep]))
-    return float(np.max(gap))
+    return float(np.max(gap)), linear_gap
 
 
-def _unit_row(relu: UnitResult, i: int, c: float, X: np.ndarray, Y: np.ndarray) -> dict:
-    """Norm growth, kinks, the mean-target reading and t* of bias-ReLU network ``i``."""
-    on = relu.curves["always_on_fraction"][i]
-    j = int(np.argmax(on))
+def _unit_row(relu: UnitResult, i: int, c: float, j: int, k: int, X: np.ndarray, Y) -> dict:
+    """Norm growth, kinks and dead units at t* (recording ``j``) and the function on the
+    bias-mode plateau (recording ``k``) of bias-ReLU network ``i``."""
     W1 = relu.arrays["param_0"][i].astype(np.float64)
     bias, weights = c * W1[:, :, -1], W1[:, :, :-1]
     growth_b = np.linalg.norm(bias[j]) / np.linalg.norm(bias[0])
     growth_w = np.linalg.norm(weights[j]) / np.linalg.norm(weights[0])
     kinks = -bias[j] / np.linalg.norm(weights[j], axis=1)
-    k = mean_target_step(relu.curves["loss"][i], Y)
+    live = np.any(W1[j] @ X.T > 0, axis=1)
     _, outputs = forward(W1[k], relu.arrays["param_1"][i, k], X, relu=True)
     mean_target = Y.mean(axis=0)
     spread = outputs.T - outputs.mean(axis=1)
     return {
-        "t_star": relu.steps[j],
-        "peak_on": on[j],
-        "final_on": on[-1],
         "growth_ratio": growth_b / growth_w,
-        "negative_kinks": float(np.mean(kinks < 0)),
+        "negative_kinks": float(np.mean(kinks[live] < 0)) if live.any() else float("nan"),
+        "all_negative_kinks": float(np.mean(kinks < 0)),
+        "dead_at_t_star": float(np.mean(~live)),
         "mean_function_gap": mean_target_deviation(outputs, Y),
         "item_spread": float(np.max(np.linalg.norm(spread, axis=1)) / np.linalg.norm(mean_target)),
     }
 
 
-def _mode_row(relu, linear, i, X, modes, tau, fine) -> dict:
+def _on_row(relu: UnitResult, i: int, config: EarlyLinearizationConfig) -> dict:
+    """t*, the smoothed always-on share at t* and at the end, the raw peak."""
+    on = relu.curves["always_on_fraction"][i]
+    smooth = running_mean(relu.steps, on, config.smooth_steps)
+    j = int(np.argmax(smooth))
+    return {
+        "t_star": relu.steps[j],
+        "peak_on": smooth[j],
+        "final_on": smooth[-1],
+        "raw_peak_on": float(np.max(on)),
+        "j": j,
+    }
+
+
+def _mode_row(relu, linear, i, X, modes, tau, fine, on_at_t_star) -> dict:
     """Mode half-times of ReLU and linear network ``i``, eq. 14's delays, and the closed form's
     error on the linear network."""
     t_relu = mode_half_times(relu.steps, mode_trajectories(relu, i, X, modes, relu=True), modes)
@@ -251,6 +344,9 @@ def _mode_row(relu, linear, i, X, modes, tau, fine) -> dict:
         "half_times_relu": t_relu,
         "half_times_linear": t_lin,
         "predicted_delay": relu_hitting_delay(modes.s, modes.d, p0, tau, kept),
+        "predicted_delay_on": relu_hitting_delay(
+            modes.s, modes.d, p0, tau, max(on_at_t_star, 1e-6)
+        ),
         "theory_rel_error": np.abs(t_lin / t_theory - 1.0),
     }
 
@@ -265,22 +361,31 @@ def mechanism(
     Y = augmented_task("hierarchy", config, c)[1]
     tau = learning_time_constant(X.shape[0], config.lr)
     fine = np.linspace(0.0, float(relu.steps[-1]), 4001)
+    bias = bias_mode_index(modes)
     rows: dict[str, list] = {k: [] for k in Mechanism.__dataclass_fields__ if k != "bias_mode"}
     for i in where(relu.conditions, c=c):
-        row = _unit_row(relu, i, c, X, Y) | _mode_row(relu, linear, i, X, modes, tau, fine)
-        j = int(np.argmax(relu.curves["always_on_fraction"][i]))
-        row["gated_gap"] = _gated_gap(relu, i, j, X, modes, tau, config)
+        row = _on_row(relu, i, config)
+        j = row.pop("j")
+        row |= _mode_row(relu, linear, i, X, modes, tau, fine, row["peak_on"])
+        half = row["half_times_relu"]
+        others = np.delete(half, bias)
+        k = plateau_step(relu.steps, relu.curves["loss"][i], half[bias], np.nanmin(others))
+        row |= _unit_row(relu, i, c, j, k, X, Y)
+        row["plateau_step"] = relu.steps[k]
+        row["gated_gap"], row["gated_linear_gap"] = _gated_gaps(relu, i, j, X, modes, tau, config)
         for key, value in row.items():
             rows[key].append(value)
-    return Mechanism(**{k: np.array(v) for k, v in rows.items()}, bias_mode=bias_mode_index(modes))
+    return Mechanism(**{k: np.array(v) for k, v in rows.items()}, bias_mode=bias)
 
 
 def peak_always_on(relu: UnitResult, config: EarlyLinearizationConfig) -> dict[float, np.ndarray]:
-    """Per c of the sweep, the peak always-on fraction of every ReLU network (its value at
-    t*), in seed order."""
+    """Per c of the sweep, the peak of the smoothed always-on fraction of every ReLU network
+    (its value at t*, :func:`linearization_index`), in seed order."""
+    on = relu.curves["always_on_fraction"]
     return {
-        c: relu.curves["always_on_fraction"][where(relu.conditions, c=c)].max(axis=1)
+        c: np.array([running_mean(relu.steps, on[i], config.smooth_steps).max() for i in index])
         for c in config.all_constants
+        for index in [where(relu.conditions, c=c)]
     }
 
 
@@ -290,29 +395,66 @@ def c_sweep(relu: UnitResult, linear: UnitResult, config: EarlyLinearizationConf
     return gaps, peak_always_on(relu, config)
 
 
-def conflict_points(delta: float) -> tuple[np.ndarray, np.ndarray]:
-    """XOR + linear inputs whose third coordinate contradicts the XOR class (class-0 XOR
-    coordinates with x3 = +Δ and class-1 with x3 = −Δ), and the class x3 points to."""
-    xor = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
-    x3_class = np.array([1, 1, 0, 0])
-    third = np.where(x3_class == 1, delta, -delta)
-    return np.column_stack([xor, third]), x3_class
+def conflict_points(
+    delta: float, levels: tuple[float, float] = (-1.0, 1.0)
+) -> tuple[np.ndarray, np.ndarray]:
+    """XOR + linear inputs whose third coordinate contradicts the XOR class, built from the task
+    (:func:`relulab.tasks.xor_linear_task` with these XOR ``levels``): every training point with
+    its x3 flipped (class-0 XOR coordinates with x3 = +Δ, class-1 with x3 = −Δ), and the class
+    x3 points to.
+
+    Example:
+        >>> points, x3_class = conflict_points(0.5, (0.0, 1.0))
+        >>> points[:, 2].tolist(), x3_class.tolist()
+        ([0.5, 0.5, -0.5, -0.5], [1, 1, 0, 0])
+    """
+    X, Y = xor_linear_task(delta, levels=levels)
+    points = X.copy()
+    points[:, 2] = -points[:, 2]
+    return points, 1 - np.argmax(Y, axis=1)
 
 
-def linear_feature_reliance(unit: UnitResult, relu: bool, delta: float, c: float) -> np.ndarray:
-    """Per network with (Δ, c): share of the 4 conflict points classified by x3 (argmax)."""
-    points, x3_class = conflict_points(delta)
+def linear_feature_reliance(
+    unit: UnitResult,
+    relu: bool,
+    delta: float,
+    c: float,
+    levels: tuple[float, float] = (-1.0, 1.0),
+) -> np.ndarray:
+    """Per network with (Δ, c): share of the 4 conflict points (:func:`conflict_points` of the
+    task the unit was trained on, XOR ``levels``) classified by x3 (argmax)."""
+    points, x3_class = conflict_points(delta, levels)
     X = np.hstack([points, np.full((4, 1), c)])
     index = where(unit.conditions, delta=delta, c=c)
     _, outputs = forward(unit.arrays["param_0"][index], unit.arrays["param_1"][index], X, relu)
     return np.mean(np.argmax(outputs, axis=1) == x3_class, axis=1)
 
 
-def cube_function(W1: np.ndarray, W2: np.ndarray, c: float, delta: float, relu: bool, n=41):
-    """Class-1 minus class-0 output on an (x1, x3) grid of the box [0,1]² × [−Δ', Δ'] with
-    Δ' = max(Δ, 0.5), averaged over x2 (seed 004 fig. 5C)."""
-    half = max(delta, 0.5)
-    x1, x2, x3 = np.linspace(0, 1, n), np.linspace(0, 1, n), np.linspace(-half, half, n)
+def xor_x3_ratio(levels: tuple[float, float], delta: float) -> float:
+    """The XOR : x3 scale of the XOR + linear task: the XOR coordinates' span over the third
+    coordinate's, :math:`(hi - lo)/(2\\Delta)` (1 for {0, 1}² with Δ = ½, 2 for ±1 with Δ = ½).
+
+    Example:
+        >>> xor_x3_ratio((-1.0, 1.0), 0.5)
+        2.0
+    """
+    return float(levels[1] - levels[0]) / (2.0 * delta) if delta > 0 else float("inf")
+
+
+def cube_function(
+    W1: np.ndarray,
+    W2: np.ndarray,
+    c: float,
+    delta: float,
+    relu: bool,
+    n=41,
+    levels: tuple[float, float] = (-1.0, 1.0),
+):
+    """Class-1 minus class-0 output on an (x1, x3) grid of the box [lo, hi]² × [−Δ', Δ'] with
+    Δ' = max(Δ, (hi − lo)/2), averaged over x2 (seed 004 fig. 5C)."""
+    lo, hi = levels
+    half = max(delta, 0.5 * (hi - lo))
+    x1, x2, x3 = np.linspace(lo, hi, n), np.linspace(lo, hi, n), np.linspace(-half, half, n)
     grid = np.stack(np.meshgrid(x1, x2, x3, indexing="ij"), axis=-1).reshape(-1, 3)
     X = np.hstack([grid, np.full((grid.shape[0], 1), c)])
     _, out = forward(W1, W2, X, relu)
@@ -326,6 +468,7 @@ class Parallel:
 
     waiting: np.ndarray  # steps spent within ±near_loss of the linear-task loss
     rank: np.ndarray  # effective rank of HᵀH at the end
+    centred_rank: np.ndarray  # the same with H centred over the inputs (no bias offset)
     r2_simple: np.ndarray
     r2_complex: np.ndarray
     r2_both: np.ndarray
@@ -336,6 +479,12 @@ def linear_task_loss(config: EarlyLinearizationConfig) -> float:
     """Loss of solving only the linear task on the parallel task: the best affine fit [D]."""
     X, Y = augmented_task("parallel", config, config.constant)
     return least_squares_loss(X.T, Y.T)
+
+
+def _centred_gram(representation: np.ndarray) -> np.ndarray:
+    """Gram matrix of a ``(P, N)`` representation centred over the P inputs."""
+    centred = representation - representation.mean(axis=0)
+    return centred @ centred.T
 
 
 def parallel(unit: UnitResult, config: EarlyLinearizationConfig, c: float, relu: bool):
@@ -351,6 +500,7 @@ def parallel(unit: UnitResult, config: EarlyLinearizationConfig, c: float, relu:
     return Parallel(
         waiting=waiting.astype(float),
         rank=np.array([effective_rank(r @ r.T) for r in reps]),
+        centred_rank=np.array([effective_rank(_centred_gram(r)) for r in reps]),
         r2_simple=np.array([variance_explained(r, PARALLEL_SIMPLE) for r in reps]),
         r2_complex=np.array([variance_explained(r, PARALLEL_COMPLEX) for r in reps]),
         r2_both=np.array([variance_explained(r, both) for r in reps]),

@@ -47,6 +47,7 @@ __all__ = [
     "pair",
     "plan",
     "task_arrays",
+    "task_levels",
     "unit_key",
     "unit_keys",
     "width_key",
@@ -65,6 +66,8 @@ class Family(StrEnum):
     XOR = "xor"
     XOR_BOTH = "xor-both"
     XOR_PLUS_LINEAR = "xor-plus-linear"  # with the Δ sweep
+    XOR_UNCENTRED = "xor-uncentred"  # XOR on {0, 1}²: the uncentred encoding, metrics only
+    XOR_PLUS_LINEAR_UNCENTRED = "xor-plus-linear-uncentred"  # the same for XOR + linear
     PARALLEL = "parallel"
     MAP = "map"  # beyond the seed: the (σ², c) map on the hierarchy
 
@@ -82,6 +85,10 @@ class Key(StrEnum):
     XOR_BOTH_LINEAR = "xor-both-linear"
     XOR_PLUS_LINEAR_RELU = "xor-plus-linear-relu"
     XOR_PLUS_LINEAR_LINEAR = "xor-plus-linear-linear"
+    XOR_UNCENTRED_RELU = "xor-uncentred-relu"
+    XOR_UNCENTRED_LINEAR = "xor-uncentred-linear"
+    XOR_PLUS_LINEAR_UNCENTRED_RELU = "xor-plus-linear-uncentred-relu"
+    XOR_PLUS_LINEAR_UNCENTRED_LINEAR = "xor-plus-linear-uncentred-linear"
     PARALLEL_RELU = "parallel-relu"
     PARALLEL_LINEAR = "parallel-linear"
     MAP_RELU = "map-relu"
@@ -129,14 +136,26 @@ def width_pair(
     return results[width_key(width, "relu")], results[width_key(width, "linear")]
 
 
+#: The uncentred XOR encoding (inputs on {0, 1}²), reported beside ``config.xor_levels``.
+UNCENTRED = (0.0, 1.0)
+
+
+def task_levels(task: str, config: EarlyLinearizationConfig) -> tuple[float, float]:
+    """The XOR coordinates' two values of an XOR task: ``config.xor_levels``, or
+    :data:`UNCENTRED` for the ``…-uncentred`` tasks."""
+    lo, hi = UNCENTRED if task.endswith("-uncentred") else config.xor_levels
+    return float(lo), float(hi)
+
+
 def task_arrays(task: str, config: EarlyLinearizationConfig, delta: float | None = None):
     """``(X, Y)`` sample-major, without the constant, for ``task`` (see :mod:`relulab.tasks`)."""
     if task == "hierarchy":
         return hierarchical_task(config.n_items)
-    if task == "xor":
-        return xor_task()
-    if task == "xor-linear":
-        return xor_linear_task(config.margin_delta if delta is None else delta)
+    if task in ("xor", "xor-uncentred"):
+        return xor_task(task_levels(task, config))
+    if task in ("xor-linear", "xor-linear-uncentred"):
+        delta = config.margin_delta if delta is None else delta
+        return xor_linear_task(delta, levels=task_levels(task, config))
     if task == "parallel":
         return parallel_task()
     raise ValueError(f"unknown task {task!r}")
@@ -154,7 +173,8 @@ def _network_seed(config: EarlyLinearizationConfig, k: int) -> int:
 
 def _conditions(config: EarlyLinearizationConfig, task: str, kind: str) -> list[dict[str, Any]]:
     """One dict per network: its task, c, Δ, σ², readout bias and seed index."""
-    base = {"task": task, "delta": 0.0, "variance": config.init_variance, "output_bias": False}
+    delta = config.margin_delta if task.startswith("xor-linear") else 0.0
+    base = {"task": task, "delta": delta, "variance": config.init_variance, "output_bias": False}
     rows = []
     if kind == "main":
         constants = config.all_constants if task == "hierarchy" else (0.0, config.constant)
@@ -191,7 +211,9 @@ def _steps(config: EarlyLinearizationConfig, task: str) -> int:
     return {
         "hierarchy": config.hierarchy_steps,
         "xor": config.xor_steps,
+        "xor-uncentred": config.xor_steps,
         "xor-linear": config.xor_linear_steps,
+        "xor-linear-uncentred": config.xor_linear_steps,
         "parallel": config.parallel_steps,
     }[task]
 
@@ -256,6 +278,8 @@ _FAMILIES = {
     Family.XOR: ("xor", "main", "none"),
     Family.XOR_BOTH: ("xor", "both", "none"),
     Family.XOR_PLUS_LINEAR: ("xor-linear", "deltas", "final"),
+    Family.XOR_UNCENTRED: ("xor-uncentred", "main", "none"),
+    Family.XOR_PLUS_LINEAR_UNCENTRED: ("xor-linear-uncentred", "main", "final"),
     Family.PARALLEL: ("parallel", "main", "final"),
     Family.MAP: ("hierarchy", "map", "none"),
 }
@@ -263,8 +287,8 @@ _FAMILIES = {
 
 def plan(config: EarlyLinearizationConfig) -> list[Unit]:
     """Per activation: hierarchy (bias, no bias, c sweep), both-layer biases on the hierarchy
-    and on XOR, XOR, XOR + linear (Δ sweep), the parallel task, the (σ², c) map and one unit
-    per extra hidden width (bias and no bias)."""
+    and on XOR, XOR, XOR + linear (Δ sweep), both XOR tasks in the uncentred encoding, the
+    parallel task, the (σ², c) map and one unit per extra hidden width (bias and no bias)."""
     units = []
     for act in ACTIVATIONS:
         units += [

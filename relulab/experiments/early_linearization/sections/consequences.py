@@ -9,9 +9,12 @@ from relulab.experiments.claims import ClaimSpec, Reading
 from relulab.experiments.criteria import Above, AllOf, Below, Ordered
 from relulab.experiments.early_linearization import measure
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig, scale
-from relulab.experiments.early_linearization.sections.alignment import alignment_rows
-from relulab.experiments.early_linearization.units import Family, Key
-from relulab.experiments.seed004 import SEED, alignment_reading, alignment_spec, finite_mean_ci
+from relulab.experiments.early_linearization.sections.alignment import (
+    alignment_rows,
+    rescaled_spec,
+)
+from relulab.experiments.early_linearization.units import Family, Key, task_levels
+from relulab.experiments.seed004 import SEED, alignment_reading, finite_mean_ci
 
 __all__ = [
     "BIAS_FREE_USES_XOR",
@@ -26,7 +29,10 @@ __all__ = [
 ]
 
 Config = EarlyLinearizationConfig
-CONFLICT_NOTE = "conflict points: XOR and x3 disagree [I]"
+CONFLICT_NOTE = (
+    "conflict points: the task's points with x3 flipped [I]; XOR levels centred [I] — the "
+    "verdict depends on the XOR : x3 scale (metrics xor_linear_reliance_*)"
+)
 
 
 # --- xor-linear-bias-relu-tracks-linear --------------------------------------------------------
@@ -36,7 +42,7 @@ def _tracks_linear(results: Results, config: Config) -> Reading:
     return alignment_reading(rows, scale(config))
 
 
-TRACKS_LINEAR = alignment_spec(
+TRACKS_LINEAR = rescaled_spec(
     "xor-linear-bias-relu-tracks-linear",
     "On XOR + linear feature (Δ = 0.5) bias-ReLU loss curves closely resemble the linear "
     "network's, with a small time shift.",
@@ -48,11 +54,19 @@ TRACKS_LINEAR = alignment_spec(
 
 
 # --- xor-linear-bias-relu-uses-linear-feature / xor-linear-bias-free-uses-xor ------------------
-def reliance(results: Results, config: Config, c: float):
-    """Per bias-ReLU (``c > 0``) or bias-free ReLU (``c = 0``) network at Δ = ``margin_delta``:
-    the share of the four conflict points it classifies by x3."""
-    relu = results[Key.XOR_PLUS_LINEAR_RELU]
-    return measure.linear_feature_reliance(relu, True, config.margin_delta, c)
+def reliance(
+    results: Results,
+    config: Config,
+    c: float,
+    delta: float | None = None,
+    key: Key = Key.XOR_PLUS_LINEAR_RELU,
+):
+    """Per bias-ReLU (``c > 0``) or bias-free ReLU (``c = 0``) network at Δ (default
+    ``margin_delta``): the share of the four conflict points of its task (the XOR levels of
+    the unit ``key``) it classifies by x3."""
+    delta = config.margin_delta if delta is None else delta
+    levels = task_levels(results[key].conditions[0].get("task", "xor-linear"), config)
+    return measure.linear_feature_reliance(results[key], True, delta, c, levels)
 
 
 def _bias_relu_reliance(results: Results, config: Config) -> Reading:
@@ -117,7 +131,12 @@ WAITS_AT_LINEAR_LOSS = ClaimSpec(
 def _rank(results: Results, config: Config) -> Reading:
     bias, free = parallel_pair(results, config)
     values = [("bias", finite_mean_ci(bias.rank)), ("no bias", finite_mean_ci(free.rank))]
-    return Reading(values, scale=scale(config))
+    detail = (
+        f"centred Gram matrix (the bias offset removed): bias "
+        f"{finite_mean_ci(bias.centred_rank).describe()}, no bias "
+        f"{finite_mean_ci(free.centred_rank).describe()}"
+    )
+    return Reading(values, detail=detail, scale=scale(config))
 
 
 LOWER_RANK = ClaimSpec(

@@ -19,6 +19,7 @@ __all__ = [
     "BIAS_MODE_FIRST",
     "DELAY_PREDICTED",
     "DRIFT_BACK",
+    "FEW_DEAD",
     "GATED_MODEL",
     "KINKS_NEGATIVE",
     "LINEAR_THEORY",
@@ -92,17 +93,22 @@ BIAS_GROWS = ClaimSpec(
 # --- most-units-always-on-early ----------------------------------------------------------------
 def _most_always_on(results: Results, config: Config) -> Reading:
     mech = measure.hierarchy_mechanism(results, config)
-    return _reading(results, config, mech.peak_on, f"t* per seed: {mech.t_star.tolist()}")
+    raw = np.round(mech.raw_peak_on, 3).tolist()
+    detail = f"t* per seed: {mech.t_star.tolist()}; raw (unsmoothed) peaks: {raw}"
+    return _reading(results, config, mech.peak_on, detail)
 
 
 MOST_ALWAYS_ON = ClaimSpec(
     "most-units-always-on-early",
     "Early in training most units are driven to be always active (linear regime).",
     source=f"{SEED} §5.3, Fig. 3C",
-    criterion=lambda c: Above("peak always-on fraction (at t*)", c.majority),
+    criterion=lambda c: Above(
+        f"peak of the always-on fraction's running mean over {c.smooth_steps} steps (at t*)",
+        c.majority,
+    ),
     measure=_most_always_on,
     scope="early in training (at the linearization time t*, where the always-on share peaks)",
-    note="'most' = more than half [D]",
+    note="'most' = more than half [D]; running-mean window [I]",
     figure="mechanism.png",
 )
 
@@ -110,16 +116,20 @@ MOST_ALWAYS_ON = ClaimSpec(
 # --- units-drift-back --------------------------------------------------------------------------
 def _drift_back(results: Results, config: Config) -> Reading:
     mech = measure.hierarchy_mechanism(results, config)
-    return _reading(results, config, mech.peak_on - mech.final_on)
+    detail = f"end of the running mean per seed: {np.round(mech.final_on, 3).tolist()}"
+    return _reading(results, config, mech.peak_on - mech.final_on, detail)
 
 
 DRIFT_BACK = ClaimSpec(
     "units-drift-back",
     "With further training units slowly drift back towards the non-linear regime.",
     source=f"{SEED} §5.3, Fig. 3C",
-    criterion=Above("always-on fraction at t* minus at the end", 0.0),
+    criterion=Above(
+        "always-on fraction's running mean: its plateau (at t*) minus its end value", 0.0
+    ),
     measure=_drift_back,
     scope="with further training: after t*, to the end of the horizon",
+    note="running-mean window [I]",
     figure="mechanism.png",
 )
 
@@ -128,7 +138,8 @@ DRIFT_BACK = ClaimSpec(
 def _mean_target(results: Results, config: Config) -> Reading:
     mech = measure.hierarchy_mechanism(results, config)
     spread = np.round(mech.item_spread, 3).tolist()
-    detail = f"spread of the items' outputs about their mean, /‖ȳ‖: {spread}"
+    detail = "on the bias-mode plateau; spread of the items' outputs about their mean, /‖ȳ‖: "
+    detail += f"{spread}"
     return _reading(results, config, mech.mean_function_gap, detail)
 
 
@@ -137,11 +148,13 @@ MEAN_TARGET = ClaimSpec(
     "The early bias-driven network function equals the mean target ȳ for every input.",
     source=f"{SEED} §5.2, Fig. 3D",
     criterion=lambda c: Below(
-        "max_i ‖ŷ_i − ȳ‖/‖ȳ‖ where the loss is closest to that of ŷ ≡ ȳ", c.alignment_tolerance
+        "max_i ‖ŷ_i − ȳ‖/‖ȳ‖ on the bias-mode plateau (slowest loss decrease between the bias "
+        "mode's T½ and the next mode's)",
+        c.alignment_tolerance,
     ),
     measure=_mean_target,
     scope="early training: the bias-driven function, before the other modes are learned",
-    note="tolerance [I]",
+    note="tolerance and plateau timing [I]",
     figure="mechanism.png",
 )
 
@@ -149,24 +162,49 @@ MEAN_TARGET = ClaimSpec(
 # --- kinks-go-negative -------------------------------------------------------------------------
 def _kinks(results: Results, config: Config) -> Reading:
     mech = measure.hierarchy_mechanism(results, config)
-    return _reading(results, config, mech.negative_kinks)
+    every = np.round(mech.all_negative_kinks, 3).tolist()
+    return _reading(results, config, mech.negative_kinks, f"over all units: {every}")
 
 
 KINKS_NEGATIVE = ClaimSpec(
     "kinks-go-negative",
     "The vast majority of kink values −b_j/‖w_j‖ rapidly grow negative early in learning.",
     source=f"{SEED} §5.3, eq. 12; appendix C.6, Fig. 12",
-    criterion=lambda c: Above("share of units with a negative kink at t*", c.vast_majority),
+    criterion=lambda c: Above(
+        "share of live units (active on some input) with a negative kink at t*", c.vast_majority
+    ),
     measure=_kinks,
-    scope="early in learning (read at t*)",
+    scope="early in learning (read at t*), apart from the units dead ('a small subset', §5.3)",
     note="'vast majority' = 80 % [I]",
+    figure="mechanism.png",
+)
+
+
+# --- few-units-dead ----------------------------------------------------------------------------
+def _few_dead(results: Results, config: Config) -> Reading:
+    mech = measure.hierarchy_mechanism(results, config)
+    return _reading(results, config, mech.dead_at_t_star)
+
+
+FEW_DEAD = ClaimSpec(
+    "few-units-dead",
+    "Only a small subset of units become dead (inactive on every input) while the majority "
+    "enter the linear regime.",
+    source=f"{SEED} §5.3 ('apart from a small subset of neurons that become dead neurons')",
+    criterion=lambda c: Below("share of units dead at t*", c.small_subset),
+    measure=_few_dead,
+    scope="early in learning (read at t*)",
+    note="'small subset' = at most a quarter [I]",
     figure="mechanism.png",
 )
 
 
 # --- gated-linear-model-matches ----------------------------------------------------------------
 def _gated(results: Results, config: Config) -> Reading:
-    return _reading(results, config, measure.hierarchy_mechanism(results, config).gated_gap)
+    mech = measure.hierarchy_mechanism(results, config)
+    log_gap = np.round(mech.gated_gap, 3).tolist()
+    detail = f"largest |Δ ln L| down to the loss floor per seed (a metric): {log_gap}"
+    return _reading(results, config, mech.gated_linear_gap, detail)
 
 
 GATED_MODEL = ClaimSpec(
@@ -175,12 +213,12 @@ GATED_MODEL = ClaimSpec(
     "ReLU network (almost) exactly.",
     source=f"{SEED} §5.4, eq. 15; Fig. 4",
     criterion=lambda c: Below(
-        f"largest |Δ ln L| gated model vs simulation after t*, until L < {c.loss_floor:g}·L(0)",
+        "largest |L_gated − L_sim| / L(0) from t* on (fig. 4's linear scale)",
         c.alignment_tolerance,
     ),
     measure=_gated,
-    scope="from the linearization time t* on",
-    note="unbalanced closed form [D]; tolerance and loss floor [I]",
+    scope="from the linearization time t* (smoothed) on",
+    note="unbalanced closed form [D]; tolerance and running-mean window [I]",
     figure="gated.png",
 )
 
@@ -210,7 +248,12 @@ def _delay_predicted(results: Results, config: Config) -> Reading:
     mech = measure.hierarchy_mechanism(results, config)
     ratio = measure.delay_ratio(mech.half_times_relu, mech.half_times_linear, mech.predicted_delay)
     predicted = np.round(np.nanmean(mech.predicted_delay, 0), 1)
-    return _reading(results, config, ratio, f"predicted per mode (mean over seeds): {predicted}")
+    on_ratio = measure.delay_ratio(
+        mech.half_times_relu, mech.half_times_linear, mech.predicted_delay_on
+    )
+    detail = f"predicted per mode (mean over seeds): {predicted}; with ḡ = f_on(t*) instead: "
+    detail += f"ratio {np.round(np.nanmean(on_ratio), 2)} (a metric)"
+    return _reading(results, config, ratio, detail)
 
 
 DELAY_PREDICTED = ClaimSpec(
@@ -223,6 +266,6 @@ DELAY_PREDICTED = ClaimSpec(
         c.delay_factor,
     ),
     measure=_delay_predicted,
-    note="ḡ = kept fraction, as the derivation uses it; factor 2 [I]",
+    note="ḡ = kept fraction, as the derivation uses it [D]; factor-2 band [I]",
     figure="modes.png",
 )
