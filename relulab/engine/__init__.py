@@ -22,7 +22,7 @@ from relulab.engine.functional import (
 from relulab.engine.init import INIT_SCHEMES, init_weight_stack
 from relulab.engine.models import BatchedMLP, BatchedResidualToy, MLPSpec, ResidualToySpec
 from relulab.engine.optim import BatchedAdam, BatchedSGD
-from relulab.engine.recorder import Recorder, recording_steps
+from relulab.engine.recorder import Recorder, dense_then_sparse, recording_steps
 from relulab.engine.single_neuron import STATE_CODES, BatchedSingleNeuron
 from relulab.engine.supervised import SupervisedProblem
 from relulab.engine.train import BatchedProblem, TrainResult, train
@@ -51,6 +51,7 @@ __all__ = [
     "BatchedSingleNeuron",
     "Recorder",
     "TrainResult",
+    "dense_then_sparse",
     "recording_steps",
     "train",
     "FUNCTIONAL_LOSSES",

@@ -8,27 +8,38 @@ then ``(T, S, …)`` and its curve ``(S, T, …)``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["Recorder", "recording_steps"]
+__all__ = ["Recorder", "dense_then_sparse", "recording_steps"]
 
 
-def recording_steps(steps: int, every: int) -> np.ndarray:
-    """The recording grid: steps ``0, k, 2k, …`` plus the final step (0 is the initialisation).
+def recording_steps(steps: int, every: int | Sequence[int] | np.ndarray) -> np.ndarray:
+    """The recording grid: steps ``0, k, 2k, …`` plus the final step (0 is the initialisation);
+    or, for an explicit grid, its steps plus 0 and the final step (e.g. dense early, sparse
+    late: :func:`dense_then_sparse`).
 
     Args:
         steps: the number of training steps.
-        every: ``k``.
+        every: ``k``, or the recording steps themselves (each in ``[0, steps]``).
 
     Returns:
-        The steps, ascending.
+        The steps, ascending, without repeats.
 
     Example:
         >>> recording_steps(10, 4).tolist()
         [0, 4, 8, 10]
+        >>> recording_steps(10, [2, 3, 7]).tolist()
+        [0, 2, 3, 7, 10]
     """
+    if not np.isscalar(every):
+        grid = np.asarray(every, dtype=np.int64).ravel()
+        if grid.size and (grid.min() < 0 or grid.max() > steps):
+            raise ValueError(f"recording steps must lie in [0, {steps}]")
+        return np.unique(np.concatenate([[0], grid, [steps]]))
     if every <= 0:
         raise ValueError(f"record_every must be positive, got {every}")
     grid = np.arange(0, steps + 1, every)
@@ -37,13 +48,29 @@ def recording_steps(steps: int, every: int) -> np.ndarray:
     return grid
 
 
+def dense_then_sparse(steps: int, early: int, early_every: int, every: int) -> np.ndarray:
+    """A recording grid every ``early_every`` steps up to step ``early``, then every ``every``
+    (counted from ``early``), and the final step — for curves that move fast at first.
+
+    Example:
+        >>> dense_then_sparse(20, 4, 2, 5).tolist()
+        [0, 2, 4, 9, 14, 19, 20]
+    """
+    if early_every <= 0 or every <= 0:
+        raise ValueError("recording intervals must be positive")
+    early = min(early, steps)
+    grid = np.concatenate([np.arange(0, early + 1, early_every), [early]])
+    return recording_steps(steps, np.concatenate([grid, np.arange(early, steps + 1, every)]))
+
+
 class Recorder:
     """Preallocated per-metric buffers of shape ``(T, S)`` on the training device (module
     docstring); a metric's buffer appears at its first :meth:`record`.
 
     Args:
         steps: the number of training steps.
-        every: record every ``every`` steps (and at the last).
+        every: record every ``every`` steps (and at the last), or at these steps
+            (:func:`recording_steps`).
         n_networks: S.
         device: where the buffers live.
         dtype: their dtype.
@@ -60,7 +87,7 @@ class Recorder:
     def __init__(
         self,
         steps: int,
-        every: int,
+        every: int | Sequence[int] | np.ndarray,
         n_networks: int,
         device: torch.device | str,
         dtype: torch.dtype = torch.float32,

@@ -12,7 +12,7 @@ once every network is frozen the loop ends and the remaining recordings repeat t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -167,7 +167,7 @@ def train(
     problem: BatchedProblem,
     optimiser: Optimiser,
     steps: int,
-    record_every: int,
+    record_every: int | Sequence[int] | np.ndarray,
     progress: ProgressCallback | None = None,
     stop: StopCriterion | None = None,
     compiled_steps: int | None = None,
@@ -181,7 +181,8 @@ def train(
         problem: a :class:`BatchedProblem`.
         optimiser: e.g. :class:`~relulab.engine.BatchedAdam` over ``problem.params``.
         steps: the number of optimiser steps.
-        record_every: k.
+        record_every: k; or the recording steps themselves (an explicit grid, e.g.
+            :func:`~relulab.engine.dense_then_sparse`; 0 and ``steps`` are always recorded).
         progress: called with the number of steps done since its last call, at recordings.
         stop: called at each recording step with the recorded values ``{name: (S, …)}``;
             returns ``(S,)`` booleans: a network for which it is true is frozen from that step
@@ -235,7 +236,7 @@ def _train(
     problem: BatchedProblem,
     optimiser: Optimiser,
     steps: int,
-    record_every: int,
+    record_every: int | Sequence[int] | np.ndarray,
     progress: ProgressCallback | None,
     stop: StopCriterion | None,
     compiled_steps: int | None,

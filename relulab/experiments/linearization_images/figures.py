@@ -37,7 +37,8 @@ def _alignment(results: Results, config: LinearizationImagesConfig, out_dir: Pat
             for act in ("linear", "relu"):
                 unit = results[unit_name(norm, bias, act)]
                 _per_sample_loss(ax, unit, n_loss, per_epoch, act, COLOURS[act])
-            ax.axhline(config.stop_loss, color="k", lw=0.8, ls=":")
+            ax.axhline(config.stop_level, color="k", lw=0.8, ls=":")
+            ax.axvline(config.early_steps / per_epoch, color="grey", lw=0.8, ls="--")
             ax.set_xscale("symlog", linthresh=1.0)  # the early phase spans the first epochs
             ax.set_xlim(left=0)
             variant = f"constant pixel c = {config.constant:g}" if bias else "no bias"
@@ -49,7 +50,8 @@ def _alignment(results: Results, config: LinearizationImagesConfig, out_dir: Pat
             ax.legend()
     caption = (
         f"Training loss of ReLU and linear networks (mean ± SE over {config.seeds} seeds; dotted: "
-        f"the stopping loss), seed 004 fig. 1A / 7 / 8. {scale(config)}."
+        f"the stopping loss; dashed: the end of the early phase the alignment claims judge, "
+        f"{config.early_steps} SGD steps), seed 004 fig. 1A / 7 / 8. {scale(config)}."
     )
     return save(fig, out_dir, "alignment.png", caption)
 
@@ -78,7 +80,7 @@ def _rank_error(results: Results, config: LinearizationImagesConfig, out_dir: Pa
     caption = (
         "Effective rank of the Gram matrix of hidden representations of the held-out images "
         "and test error, at each network's stop (mean per-sample training loss first ≤ "
-        f"{config.stop_loss:g}) and at the end, seed 004 fig. 1B, 1C (dots: seeds). "
+        f"{config.stop_level:g}) and at the end, seed 004 fig. 1B, 1C (dots: seeds). "
         f"{scale(config)}."
     )
     return save(fig, out_dir, "rank_error.png", caption)

@@ -8,9 +8,12 @@ networks. Network ``k`` draws its initial weights and its own minibatch order fr
 ``1000·seed + k`` (as in the toy-task experiment): the ReLU and the linear network of one seed
 and variant start from the same weights and see the same batches, while different seeds are
 independent samples. Each network stops on its own when its mean per-sample training loss (on a
-fixed subset of ``loss_images`` training images) first reaches ``stop_loss`` at a recording
-(frozen from then on; its step is kept); the effective rank of the Gram matrix of its hidden
-representations of the held-out images is taken from its parameters at that point.
+fixed subset of ``loss_images`` training images) first reaches its stopping loss at a recording
+(``stop_loss``, or ``substitute_stop_loss`` where set; frozen from then on, its step is kept);
+the effective rank of the Gram matrix of its hidden representations of the held-out images is
+taken from its parameters at that point. Recordings come every ``early_record_every`` steps
+over the first ``early_steps`` (the early phase the alignment claims judge), every
+``record_every`` after (:func:`relulab.engine.dense_then_sparse`, one ``train`` call).
 
 Unit names are declared here once: :func:`unit_name` (one unit per preprocessing, bias variant
 and activation), :func:`unit_keys` and :func:`pair`; every reader reaches a unit through them.
@@ -24,7 +27,14 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from relulab.engine import BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem, train
+from relulab.engine import (
+    BatchedMLP,
+    BatchedSGD,
+    MLPSpec,
+    SupervisedProblem,
+    dense_then_sparse,
+    train,
+)
 from relulab.experiments.base import Unit
 from relulab.experiments.context import RunContext
 from relulab.experiments.linearization_images.config import (
@@ -117,14 +127,14 @@ def _train_unit(config: LinearizationImagesConfig, norm: str, bias: bool, activa
             model,
             x,
             y,
-            "half_sum",
+            config.minibatch_loss,
             batch_size=config.batch_size,
             validation=(x_eval, y_eval),
             order_seeds=seeds,
             record_error=True,
             observe_data=(x[index], y[index]),
         )
-        level = config.stop_loss * len(index)  # the sum loss at the per-sample stopping level
+        level = config.stop_level * len(index)  # the sum loss at the per-sample stopping level
 
         def reached(values: dict[str, torch.Tensor]) -> torch.Tensor:
             return values["full_loss"] <= level
@@ -134,7 +144,9 @@ def _train_unit(config: LinearizationImagesConfig, norm: str, bias: bool, activa
                 problem,
                 BatchedSGD(problem.params, config.rate),
                 steps,
-                config.record_every,
+                dense_then_sparse(
+                    steps, config.early_steps, config.early_record_every, config.record_every
+                ),
                 progress,
                 reached,
             )
