@@ -12,6 +12,7 @@ import pytest
 
 from relulab import cli
 from relulab.config import (
+    ConfigError,
     alternatives,
     apply_overrides,
     override_text,
@@ -30,7 +31,14 @@ from relulab.runner.robustness import (
 
 # Experiments whose inferred settings all declare alternatives or say why none is plausible
 # (issue 32 declares the rest study by study).
-DECLARED = ("anisotropy",)
+DECLARED = (
+    "anisotropy",
+    "prepost-ln",
+    "sample-variance",
+    "single-neuron",
+    "bias-after-relu",
+    "init-training",
+)
 
 TINY = [
     "--quiet",
@@ -63,9 +71,21 @@ def test_only_inferred_settings_have_alternatives():
 @pytest.mark.parametrize(("name", "preset", "config"), list(_presets()), ids=lambda v: str(v)[:20])
 def test_every_alternative_passes_the_configs_own_validation(name, preset, config):
     """Each declared alternative, written as ``--set`` text, parses back to itself and passes
-    the config's field checks and ``validate()`` with every other field at the preset."""
+    the config's field checks and ``validate()`` with every other field at the preset. A preset
+    refused on this machine for a reason of its own (init-training's paper preset without the
+    real data sets) must refuse each alternative for that same reason and no other."""
+    try:
+        apply_overrides(config, [])
+        refused = None
+    except ConfigError as error:
+        refused = str(error)
     for field, values in alternatives(config).items():
         for value in values:
+            if refused is not None:
+                with pytest.raises(ConfigError) as error:
+                    apply_overrides(config, [override_text(field, value)])
+                assert str(error.value) == refused, (field, value)
+                continue
             changed = apply_overrides(config, [override_text(field, value)])
             parsed = getattr(changed, field)
             assert parsed == (tuple(value) if isinstance(value, list) else value), (field, value)
@@ -226,7 +246,8 @@ def test_kill_9_then_resume_equals_an_uninterrupted_robustness_run(tmp_path):
             "crossover_tolerance=0.3",
         ],
         ["robustness", "anisotropy", "--set", "d=-4"],
-        ["robustness", "bias-after-relu"],  # declares none yet
+        # inferred, but says why no other reading is plausible
+        ["robustness", "bias-after-relu", "--fields", "seeds_per_shift"],
     ],
 )
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys, argv):
@@ -287,3 +308,12 @@ def test_a_judged_reading_equals_the_run_reading(tmp_path):
     assert judged["metrics"] == ran["metrics"]
     with pytest.raises(ValueError, match="changes what the units compute"):
         rejudge(tmp_path / "preset", ["init=kaiming_normal"])
+
+
+def test_an_alternative_equal_to_the_presets_own_value_is_no_reading():
+    """sample-variance's paper preset already runs at width 3000, one of histogram_width's
+    alternatives: that reading would repeat the preset."""
+    config = get_experiment("sample-variance").presets["paper"]
+    names = [v.name for v in single_variants("sample-variance", "paper")]
+    assert f"histogram_width={config.histogram_width}" not in names
+    assert "histogram_width=300" in names

@@ -85,7 +85,12 @@ def _declared(name: str, preset: str, fields: Sequence[str] | None) -> dict[str,
         raise ConfigError(
             f"unknown preset {preset!r} for {name}; choose one of {', '.join(experiment.presets)}"
         )
-    declared = alternatives(experiment.presets[preset])
+    config = experiment.presets[preset]
+    declared = {  # an alternative equal to this preset's own value (a paper size) is no reading
+        field: tuple(v for v in values if v != getattr(config, field))
+        for field, values in alternatives(config).items()
+    }
+    declared = {field: values for field, values in declared.items() if values}
     if fields:
         unknown = [field for field in fields if field not in declared]
         if unknown:

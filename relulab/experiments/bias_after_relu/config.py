@@ -53,6 +53,9 @@ class BiasAfterReLUConfig:
         5,
         "inferred",
         positive=True,
+        no_alternative="a sample size for the intervals, not a reading of the seed (it shows "
+        "one student per b): another count widens or narrows the intervals, it does not change "
+        "what is measured (paper: 10)",
         note="trained students per b in the main sweep (the seed shows one)",
     )
     variant_seeds_per_shift: int = setting(
@@ -76,7 +79,9 @@ class BiasAfterReLUConfig:
         "inferred",
         positive=True,
         seed_value=1000,
-        note="the seed does not state N; the paper preset: 1000",
+        alternatives=(1000,),
+        note="the seed does not state N; the paper preset: 1000 (alternative: 1000, the N of "
+        "the Depth-1 toy the seed builds on, as prepost-ln reads it; at paper it is the preset)",
     )
     steps: int = setting(
         300, "stated", positive=True, seed_value=1000, note="seed 000: 1000 steps (paper)"
@@ -89,11 +94,19 @@ class BiasAfterReLUConfig:
     shift_tolerance: float = setting(
         0.05,
         "inferred",
+        judging=True,
         at_least=0.0,
-        note="analytic b* vs the located minimum: half the seed's b step",
+        alternatives=(0.025, 0.1),
+        note="analytic b* vs the located minimum: half the seed's b step (alternatives: one "
+        "fine-grid step, a quarter of the seed's; the whole seed step)",
     )
     clear_factor: float = setting(
-        2.0, "inferred", note="'clearly deviates': Δ of the output above twice Δ of the input"
+        2.0,
+        "inferred",
+        judging=True,
+        alternatives=(1.5, 3.0),
+        note="'clearly deviates': Δ of the output above twice Δ of the input (alternatives: "
+        "a looser and a stricter reader)",
     )
 
     def validate(self) -> None:

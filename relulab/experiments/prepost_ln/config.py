@@ -38,9 +38,20 @@ class PrePostConfig:
     hidden: int = setting(400, "stated", at_least=2)
     blocks: int = setting(100, "stated")
     alphas: tuple[float, ...] = setting((1.0, 10.0, 100.0), "stated", positive=True)
-    n_samples: int = setting(1000, "inferred", at_least=2, note="N Gaussian inputs")
+    n_samples: int = setting(
+        1000,
+        "inferred",
+        at_least=2,
+        alternatives=(100, 10_000),
+        note="N Gaussian inputs (alternatives: N = d = 100, the smallest batch whose N × d "
+        "matrix can have full rank; 10 000, the N of the author's anisotropy post)",
+    )
     init: Literal["torch_default", "kaiming_normal"] = setting(
-        "torch_default", "inferred", note="strong: Kaiming normal does not give the post's figures"
+        "torch_default",
+        "inferred",
+        no_alternative="the post's figure pins it: Kaiming normal gives ‖h_1‖ ≈ √(3d) ≈ 17 at "
+        "α = 1, not the figure's ≈ 10.25 (the default init's 10.27)",
+        note="strong: Kaiming normal does not give the post's figures",
     )
     n_networks: int = setting(
         8,
@@ -48,15 +59,29 @@ class PrePostConfig:
         positive=True,
         note="toys drawn per (norm, α) behind every CI; the post shows one",
     )
-    fit_from: int = setting(10, "inferred", note="first layer of the power-law and trend fits")
+    fit_from: int = setting(
+        10,
+        "inferred",
+        alternatives=(1, 20),
+        note="first layer of the power-law and trend fits (alternatives: every layer, as a "
+        "plain fit of the figure reads it; 20, a later start)",
+    )
     exponent_tolerance: float = setting(
-        0.1, "inferred", at_least=0.0, note="±0.1 on the √l exponent, twice that on the 1/l one"
+        0.1,
+        "inferred",
+        judging=True,
+        at_least=0.0,
+        alternatives=(0.05, 0.2),
+        note="±0.1 on the √l exponent, twice that on the 1/l one (alternatives: half and twice)",
     )
     collapse_factor: float = setting(
         0.5,
         "inferred",
+        judging=True,
         positive=True,
-        note="'collapsing': last-layer rank below this × first-layer rank, at figure_alpha",
+        alternatives=(0.25, 0.75),
+        note="'collapsing': last-layer rank below this × first-layer rank, at figure_alpha "
+        "(alternatives: a stricter reader, to a quarter; a looser one, by a quarter)",
     )
     figure_alpha: float = setting(
         100.0, "stated", positive=True, note="the α of the post's effective-rank figure"
@@ -64,9 +89,12 @@ class PrePostConfig:
     asymptotic_factor: float = setting(
         10.0,
         "inferred",
+        judging=True,
         greater_than=1.0,
+        alternatives=(5.0, 20.0),
         note="'asymptotic' read as l ≫ l₀: the √l and 1/l laws are fitted over layers ≥ this "
-        "× l₀ (and ≥ fit_from), l₀ = a/b of the fit ‖h_l‖² ≈ a + b·l",
+        "× l₀ (and ≥ fit_from), l₀ = a/b of the fit ‖h_l‖² ≈ a + b·l (alternatives: ≫ read "
+        "as 5× and as 20×)",
     )
     long_blocks: int = setting(
         1000,
@@ -94,8 +122,10 @@ class PrePostConfig:
         1,
         "inferred",
         at_least=1,
+        alternatives=(10,),
         note="the early layer l whose perturbation is followed to the output h^L ('early "
-        "layers' in the post's Observation 2)",
+        "layers' in the post's Observation 2; alternative: layer 10, the end of the first "
+        "tenth of the stack)",
     )
 
     def validate(self) -> None:

@@ -33,7 +33,13 @@ class SampleVarianceConfig:
         (30, 100, 300, 1000), "stated", seed_value=(30, 100, 300, 1000, 3000), at_least=2
     )
     histogram_width: int = setting(
-        1000, "inferred", at_least=3, note="Fig. 1's width is not stated; the figure shows 3 units"
+        1000,
+        "inferred",
+        at_least=3,
+        alternatives=(300, 3000),
+        note="Fig. 1's width is not stated ('a wide ReLU MLP'); the figure shows 3 units "
+        "(alternatives: the seed's Fig. 2 widths 300 and 3000, its widest — the paper "
+        "preset's value)",
     )
     histogram_layers: tuple[int, int] = setting(
         (1, 50), "stated", at_least=1, note="Fig. 1 right; 1-based pre-activation layers"
@@ -60,38 +66,72 @@ class SampleVarianceConfig:
     )
     scale_eps: float = setting(1e-5, "stated", at_least=0.0)
     slope_tolerance: float = setting(
-        0.03, "inferred", at_least=0.0, note="|fitted − predicted| slope allowed"
+        0.03,
+        "inferred",
+        judging=True,
+        at_least=0.0,
+        alternatives=(0.015, 0.06),
+        note="|fitted − predicted| slope allowed (alternatives: half and twice)",
     )
-    sigma_s_rtol: float = setting(0.02, "inferred", at_least=0.0)
+    sigma_s_rtol: float = setting(
+        0.02,
+        "inferred",
+        judging=True,
+        at_least=0.0,
+        alternatives=(0.01, 0.05),
+        note="σ_s against √(1 − K(0)) = 0.826, relative (alternatives: half and 2.5×)",
+    )
     decay_factor: float = setting(
-        0.5, "inferred", note="'decayed significantly': below this × its layer-1 value"
+        0.5,
+        "inferred",
+        judging=True,
+        alternatives=(0.25, 0.75),
+        note="'decayed significantly': below this × its layer-1 value (alternatives: a "
+        "stricter reader, a quarter; a looser one, three quarters)",
     )
     total_rtol: float = setting(
         0.02,
         "inferred",
+        judging=True,
         at_least=0.0,
-        note="'preserved': layer-to-layer total second moment within 1 ± this",
+        alternatives=(0.01, 0.05),
+        note="'preserved': layer-to-layer total second moment within 1 ± this (alternatives: "
+        "half and 2.5×)",
     )
     bound_rtol: float = setting(
         0.01,
         "inferred",
+        judging=True,
+        alternatives=(0.0, 0.02),
         note="'upper bound': no width × layer point's network-mean r_l significantly more than "
-        "this fraction above the sample-corrected theory (one-sided t-tests, Holm)",
+        "this fraction above the sample-corrected theory (one-sided t-tests, Holm; "
+        "alternatives: 0, the bound read literally, and twice)",
     )
     ratio_rtol: float = setting(
         0.05,
         "inferred",
+        judging=True,
         at_least=0.0,
-        note="'keeps the ratio': r after/before a matmul within 1 ± this",
+        alternatives=(0.02, 0.1),
+        note="'keeps the ratio': r after/before a matmul within 1 ± this (alternatives: 2 % "
+        "and 10 %)",
     )
     share_tolerance: float = setting(
         0.05,
         "inferred",
+        judging=True,
         at_least=0.0,
-        note="BatchNorm's deep sample-variance share within ± this of 1 − K(0)",
+        alternatives=(0.02, 0.1),
+        note="BatchNorm's deep sample-variance share within ± this of 1 − K(0) (alternatives: "
+        "0.02 and 0.1)",
     )
     saturation_level: float = setting(
-        0.9, "inferred", note="r_l has flattened where it reaches this × its last-layer value"
+        0.9,
+        "inferred",
+        judging=True,
+        no_alternative="a metric: the flattening layer is reported in a detail and the "
+        "metrics, and decides no claim",
+        note="r_l has flattened where it reaches this × its last-layer value",
     )
 
     def validate(self) -> None:
