@@ -55,8 +55,16 @@ ALIGNMENT_NOTE = "alignment measure and tolerance [I]"
 # Settings of the alignment measure (both studies declare these fields).
 # ---------------------------------------------------------------------------------------------
 def alignment_tolerance(note: str) -> Any:
-    """``alignment_tolerance``: the largest mean gap still called aligned (0.1 ≈ 10 % in loss)."""
-    return setting(0.1, "inferred", positive=True, note=note)
+    """``alignment_tolerance``: the largest mean gap still called aligned (0.1 ≈ 10 % in loss;
+    alternatives: half and twice, a stricter and a looser reader of "almost perfect match")."""
+    return setting(
+        0.1,
+        "inferred",
+        positive=True,
+        judging=True,
+        alternatives=(0.05, 0.2),
+        note=f"{note} (alternatives: half and twice)",
+    )
 
 
 def window_fraction() -> Any:
@@ -67,7 +75,10 @@ def window_fraction() -> Any:
         "inferred",
         greater_than=0.0,
         less_than=1.0,
-        note="early window: until the linear net made this share of its drop",
+        judging=True,
+        alternatives=(0.9, 0.99),
+        note="early window: until the linear net made this share of its drop (alternatives: "
+        "a shorter and a longer 'early')",
     )
 
 
@@ -80,7 +91,10 @@ def max_rescale() -> Any:
         "inferred",
         at_least=0.0,
         less_than=1.0,
-        note="time rescaling t → κt allowed in the alignment, |ln κ| ≤ ln(1 + r)",
+        judging=True,
+        alternatives=(0.125, 0.5),
+        note="time rescaling t → κt allowed in the alignment, |ln κ| ≤ ln(1 + r) (alternatives: "
+        "half and twice, a stricter and a looser reader of the 'slight time shift')",
     )
 
 
@@ -91,7 +105,10 @@ def max_shift() -> Any:
         "inferred",
         at_least=0.0,
         less_than=1.0,
-        note="time shift allowed in the alignment, as a share of the window",
+        judging=True,
+        alternatives=(0.0, 0.5),
+        note="time shift allowed in the alignment, as a share of the window (alternatives: "
+        "none, the rescaling alone, and twice)",
     )
 
 

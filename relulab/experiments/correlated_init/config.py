@@ -46,27 +46,53 @@ class CorrelatedInitConfig:
     seed: int = setting(0, "choice", note="the run seed: every unit's generator derives from it")
     dtype: Literal["float32", "float64"] = setting("float32", "choice")
     parameterisation: str = setting(
-        "additive", "inferred", note="reading of k: Σ = (σ_w²/N)(I + (k/N)J); formula lost"
+        "additive",
+        "inferred",
+        alternatives=("pairwise",),
+        note="reading of k: Σ = (σ_w²/N)(I + (k/N)J); formula lost (alternative: pairwise, "
+        "each weight's variance exactly σ_w²/N with pairwise correlation k/N, He's variance "
+        "kept; the readings that flip k's sign — negated, one_plus_k, precision — would need "
+        "every k re-read with them, and correlation cannot hold k = −1 at N = 500)",
     )
     # --- mean field against simulation (§2, Figs. 1–3) ---
-    aci_k: float = setting(-1.0, "inferred", note="Fig. 3's correlation strength was lost")
-    positive_k: float = setting(1.0, "inferred", note="positively correlated control (§2)")
+    aci_k: float = setting(
+        -1.0,
+        "inferred",
+        alternatives=(-0.5,),
+        note="Fig. 3's correlation strength was lost: the zero-sum extreme (alternative: −0.5, "
+        "half as strong, the weaker strength of §5 and appendix B; the probes' phases follow "
+        "from theory at either)",
+    )
+    positive_k: float = setting(
+        1.0,
+        "inferred",
+        alternatives=(0.5,),
+        note="positively correlated control (§2), strength lost (alternative: half as strong)",
+    )
     sigma_b2: float = setting(
-        0.3, "inferred", positive=True, note="σ_b² of the phase probes and sweep"
+        0.3,
+        "inferred",
+        positive=True,
+        alternatives=(0.05, 1.0),
+        note="σ_b² of the phase probes and sweep, lost (alternatives: 0.05, the small bias of "
+        "the signal-propagation papers the seed follows, and 1.0, a large one)",
     )
     correlation_c0: float = setting(
         0.5,
         "inferred",
         greater_than=-1.0,
         less_than=1.0,
-        note="correlation of the far input pair",
+        alternatives=(0.2, 0.8),
+        note="correlation of the far input pair (alternatives: a farther and a nearer pair)",
     )
     near_c0: float = setting(
         0.95,
         "inferred",
         greater_than=-1.0,
         less_than=1.0,
-        note="correlation of the near pair (stability)",
+        alternatives=(0.9, 0.99),
+        note="correlation of the near pair (stability; alternatives: a less and a more "
+        "closely related pair)",
     )
     probe_uncorrelated: tuple[float, ...] = setting(
         (1.6, 2.0, 2.4), "choice", positive=True, note="k = 0: ordered / He / unbounded"
@@ -92,13 +118,28 @@ class CorrelatedInitConfig:
         8, "choice", positive=True, note="far and near input pairs per network, averaged"
     )
     correlation_atol: float = setting(
-        0.05, "inferred", positive=True, note="simulation vs theory, c_L"
+        0.05,
+        "inferred",
+        positive=True,
+        judging=True,
+        alternatives=(0.025, 0.1),
+        note="simulation vs theory, c_L (alternatives: half and twice)",
     )
     growth_atol: float = setting(
-        0.03, "inferred", positive=True, note="length growth per layer vs theory"
+        0.03,
+        "inferred",
+        positive=True,
+        judging=True,
+        alternatives=(0.015, 0.06),
+        note="length growth per layer vs theory (alternatives: half and twice)",
     )
     gradient_atol: float = setting(
-        0.05, "inferred", positive=True, note="gradient growth per layer vs ln χ1"
+        0.05,
+        "inferred",
+        positive=True,
+        judging=True,
+        alternatives=(0.025, 0.1),
+        note="gradient growth per layer vs ln χ1 (alternatives: half and twice)",
     )
     grid_points: int = setting(200, "choice", at_least=3, note="phase-diagram grid (figures)")
     # --- RAI / RAAI phases (§3, Figs. 4–5) ---
@@ -115,55 +156,172 @@ class CorrelatedInitConfig:
     dead_inputs: int = setting(64, "choice", at_least=3)
     dead_networks: int = setting(16, "choice", at_least=3)
     dead_atol: float = setting(
-        0.01, "inferred", positive=True, note="symmetric inits: |P(h ≤ 0) − 1/2|"
+        0.01,
+        "inferred",
+        positive=True,
+        judging=True,
+        alternatives=(0.005, 0.02),
+        note="symmetric inits: |P(h ≤ 0) − 1/2| (alternatives: half and twice)",
     )
-    table1_atol: float = setting(0.03, "inferred", positive=True, note="RAI/RAAI vs Table 1's 0.36")
+    table1_atol: float = setting(
+        0.03,
+        "inferred",
+        positive=True,
+        judging=True,
+        alternatives=(0.015, 0.06),
+        note="RAI/RAAI vs Table 1's 0.36 (alternatives: half and twice)",
+    )
     # --- teacher–student training (§4–5, appendix B) ---
     train_aci_k: float = setting(
-        -100 / 101, "inferred", note="Table 1's k = 100 read as a precision matrix: b = −100/101"
+        -100 / 101,
+        "inferred",
+        alternatives=(-1.0,),
+        note="Table 1's k = 100 read as a precision matrix: b = −100/101 (alternative: −1, the "
+        "zero-sum rows, k → ∞ of that reading and the extreme of the additive one)",
     )
     aci_train_sigma_w2: float = setting(2.0, "stated", note="Table 1: ACI σ_w² = 2")
     aci_train_sigma_b2: float = setting(
         0.63,
         "inferred",
         at_least=0.0,
+        alternatives=(0.0, 100.0),
         note="§2: χ1 = σ_w² a/2 = 1 at σ_w² = 2 needs a finite q* = σ_b²/(1 − σ_w²(a/2 + "
         "b/2π)), so σ_b² > 0 (derived); the seed gives no q*: 0.63 = σ_w²(1 − σ_w²(a/2 + "
-        "b/2π)) puts q* = 2, He's length (aci_operating_sigma_b2) [I]",
+        "b/2π)) puts q* = 2, He's length (aci_operating_sigma_b2) [I]. Alternatives: 0, common "
+        "practice (a zero bias, as He's row; §2's unbounded phase), and 100, Table 1's second "
+        "column read as σ_b² instead of k (the shared setup notes' reading of its lost headers)",
     )
     raai_sigma_w2: float = setting(0.92, "stated", note="Table 1: RAAI σ_w² = 0.92")
     correlation_sweep: tuple[float, ...] = setting(
-        (-0.5, 0.5, 1.0), "inferred", note="appendix B: anti/positive strengths besides ACI, He"
+        (-0.5, 0.5, 1.0),
+        "inferred",
+        no_alternative="its extra students (k = ±0.5; 1.0 is the positive control) are "
+        "metrics beside the claims: other lost strengths would be a longer sweep, not "
+        "another reading of a claim",
+        note="appendix B: anti/positive strengths besides ACI, He",
     )
-    positive_train_k: float = setting(1.0, "inferred", note="appendix B's positive strength")
-    input_dim: int = setting(20, "inferred", at_least=3)
-    train_width: int = setting(40, "inferred", at_least=3)
+    positive_train_k: float = setting(
+        1.0,
+        "inferred",
+        alternatives=(0.5,),
+        note="appendix B's positive strength, lost (alternative: half as strong)",
+    )
+    input_dim: int = setting(
+        20,
+        "inferred",
+        at_least=3,
+        no_alternative="a size, set per preset (the seed's was lost): the teacher's input "
+        "dimension enters no phase boundary (those are about the widths)",
+    )
+    train_width: int = setting(
+        40,
+        "inferred",
+        at_least=3,
+        alternatives=(100,),
+        note="students' and teachers' width, lost (alternative: 100, wider, nearer the "
+        "large-N mean field behind §2's phases)",
+    )
     train_depth: int = setting(
-        6, "inferred", positive=True, note="hidden layers of students and teachers"
+        6,
+        "inferred",
+        positive=True,
+        alternatives=(10,),
+        note="hidden layers of students and teachers, lost (alternative: 10, deeper, where "
+        "signal propagation matters more; still below deep_depth)",
     )
     simple_teacher_width: int = setting(
-        4, "inferred", positive=True, note="'a single-layer ... few nodes'"
+        4,
+        "inferred",
+        positive=True,
+        alternatives=(2, 8),
+        note="'a single-layer ... few nodes' (alternatives: fewer and more 'few')",
     )
     tanh_teacher_sigma_w2: float = setting(
-        4.0, "inferred", positive=True, note="tanh's chaotic phase"
+        4.0,
+        "inferred",
+        positive=True,
+        alternatives=(2.0,),
+        note="tanh's chaotic phase (alternative: 2, nearer tanh's order-to-chaos edge, still "
+        "chaotic)",
     )
-    train_samples: int = setting(2048, "inferred", at_least=3)
-    validation_samples: int = setting(512, "inferred", at_least=3)
-    batch_size: int = setting(32, "inferred", positive=True)
+    train_samples: int = setting(
+        2048,
+        "inferred",
+        at_least=3,
+        alternatives=(512,),
+        note="training examples, lost (alternative: 512, a small set, where §5's overfitting "
+        "shows soonest)",
+    )
+    validation_samples: int = setting(
+        512,
+        "inferred",
+        at_least=3,
+        no_alternative="a sample size (the seed's was lost): more or fewer validation examples "
+        "change the intervals, not what is measured",
+    )
+    batch_size: int = setting(
+        32,
+        "inferred",
+        positive=True,
+        alternatives=(64,),
+        note="Keras' default batch of 32 ('default parameters', §4; the seed's was lost; "
+        "alternative: 64, as common)",
+    )
     sgd_epochs: int = setting(
-        30, "inferred", at_least=2, note="≥ 2: the analysis reads epochs inside 10–90 % of training"
+        30,
+        "inferred",
+        at_least=2,
+        no_alternative="a horizon, set per preset (the seed's was lost); the claims read "
+        "fractions of it (early_fraction) and its end",
+        note="≥ 2: the analysis reads epochs inside 10–90 % of training",
     )
     adam_epochs: int = setting(
-        15, "inferred", at_least=2, note="≥ 2: the analysis reads epochs inside 10–90 % of training"
+        15,
+        "inferred",
+        at_least=2,
+        no_alternative="a horizon, set per preset (the seed's was lost); the claims read "
+        "fractions of it and its end",
+        note="≥ 2: the analysis reads epochs inside 10–90 % of training",
     )
-    sgd_lr: float = setting(0.01, "inferred", positive=True, note="TensorFlow's SGD default")
-    adam_lr: float = setting(0.001, "inferred", positive=True, note="TensorFlow's Adam default")
-    adam_eps: float = setting(1e-7, "inferred", positive=True, note="TensorFlow's Adam default")
+    sgd_lr: float = setting(
+        0.01,
+        "inferred",
+        positive=True,
+        no_alternative="the seed trains 'with default parameters for the optimizers' in "
+        "TensorFlow (§4): Keras' SGD default",
+        note="TensorFlow's SGD default",
+    )
+    adam_lr: float = setting(
+        0.001,
+        "inferred",
+        positive=True,
+        no_alternative="'default parameters for the optimizers' in TensorFlow (§4): Keras' "
+        "Adam default (PyTorch's is the same)",
+        note="TensorFlow's Adam default",
+    )
+    adam_eps: float = setting(
+        1e-7,
+        "inferred",
+        positive=True,
+        no_alternative="'default parameters for the optimizers' in TensorFlow (§4): Keras' "
+        "Adam default (PyTorch's 1e-8 is not the seed's framework)",
+        note="TensorFlow's Adam default",
+    )
     train_seeds: int = setting(10, "choice", at_least=3, note="students per init")
     deep_depth: int = setting(
-        12, "inferred", positive=True, note="§5's deeper network (its depth was lost)"
+        12,
+        "inferred",
+        positive=True,
+        alternatives=(20,),
+        note="§5's deeper network (its depth was lost; alternative: 20, deeper than both presets')",
     )
-    weak_aci_k: float = setting(-0.5, "inferred", note="§5: a weaker correlation strength")
+    weak_aci_k: float = setting(
+        -0.5,
+        "inferred",
+        alternatives=(-0.25, -0.75),
+        note="§5: a weaker correlation strength, lost (alternatives: weaker still, and "
+        "nearer ACI's)",
+    )
     plane_sigma_w2: tuple[float, ...] = setting(
         (1.0, 1.5, 1.8, 2.2, 2.6, 3.0), "choice", positive=True, note="beyond the seed"
     )
@@ -183,11 +341,19 @@ class CorrelatedInitConfig:
         "inferred",
         greater_than=0.0,
         less_than=1.0,
-        note="§6's 'early training epochs': the first 20 % of the SGD epochs",
+        judging=True,
+        alternatives=(0.1, 0.3),
+        note="§6's 'early training epochs': the first 20 % of the SGD epochs (alternatives: "
+        "the first 10 % and 30 %)",
     )
     plane_seeds: int = setting(3, "choice", positive=True, note="students per plane point")
     on_par_ratio: float = setting(
-        1.1, "inferred", at_least=1.0, note="'on par': within 10 % in loss"
+        1.1,
+        "inferred",
+        at_least=1.0,
+        judging=True,
+        alternatives=(1.05, 1.2),
+        note="'on par': within 10 % in loss (alternatives: within 5 % and 20 %)",
     )
 
     def validate(self) -> None:

@@ -18,6 +18,13 @@ from relulab.experiments import seed004
 
 __all__ = ["PRESETS", "EarlyLinearizationConfig", "scale"]
 
+_HORIZON = (
+    "a horizon (the seed gives none), the same at both presets: the claims read windows "
+    "inside it (the early window, t*, the plateaus); another length looks longer or shorter, "
+    "it is not another reading of a seed value"
+)
+_BEYOND = "beyond the seed (the (σ², c, width) map): no reading of the seed to vary"
+
 
 @dataclass(frozen=True)
 class EarlyLinearizationConfig:
@@ -37,57 +44,98 @@ class EarlyLinearizationConfig:
         1.0, "stated", positive=True, note="input constant c carrying the bias, §5.1"
     )  # [S]
     n_items: Literal[4, 8] = setting(
-        4, "inferred", note="hierarchy tree: 4-item (default) or 8-item; fig. 2A not recoverable"
+        4,
+        "inferred",
+        alternatives=(8,),
+        note="hierarchy tree: 4-item (default) or 8-item; fig. 2A not recoverable (alternative: "
+        "the 8-item binary tree, the other reading of the lost figure; §4's task is only "
+        "'similar to those considered by Saxe et al. (2019)')",
     )  # [I]
     margin_delta: float = setting(0.5, "stated", note="XOR + linear feature margin 2Δ, §6.1")  # [S]
     xor_levels: tuple[float, ...] = setting(
         (-1.0, 1.0),
         "inferred",
+        alternatives=((0.0, 1.0), (-0.5, 0.5)),
         note="the XOR coordinates' two values: centred, so that their mean is no input constant "
-        "(§3 removes it by mean-centring); (0, 1) is the uncentred alternative (a metric)",
+        "(§3 removes it by mean-centring); (0, 1) is the uncentred alternative (a metric). "
+        "Alternatives: (0, 1), the common binary XOR (0,0)…(1,1) (XOR : x3 scale 1), and "
+        "(−½, ½), centred at that scale (the scale (hi − lo)/(2Δ) apart from the centring)",
     )  # [I]
     seeds: int = setting(
         10, "stated", at_least=3, note="networks per variant; fig. 6 uses 10 seeds"
     )  # [S]
     hierarchy_steps: int = setting(
-        24_000, "inferred", at_least=10, note="GD steps on the hierarchy (≈ 19 τ for P = 4)"
+        24_000,
+        "inferred",
+        at_least=10,
+        no_alternative=_HORIZON,
+        note="GD steps on the hierarchy (≈ 19 τ for P = 4)",
     )  # [I]
     xor_steps: int = setting(
-        40_000, "inferred", at_least=10, note="GD steps on XOR (bias-ReLU converges)"
+        40_000,
+        "inferred",
+        at_least=10,
+        no_alternative=_HORIZON,
+        note="GD steps on XOR (bias-ReLU converges)",
     )  # [I]
     xor_linear_steps: int = setting(
-        30_000, "inferred", at_least=10, note="GD steps on XOR + linear"
+        30_000,
+        "inferred",
+        at_least=10,
+        no_alternative=_HORIZON,
+        note="GD steps on XOR + linear",
     )  # [I]
     parallel_steps: int = setting(
-        30_000, "inferred", at_least=10, note="GD steps on the parallel task"
+        30_000,
+        "inferred",
+        at_least=10,
+        no_alternative=_HORIZON,
+        note="GD steps on the parallel task",
     )  # [I]
     record_every: int = setting(100, "choice", positive=True, note="recording interval in GD steps")
     constants: tuple[float, ...] = setting(
         (0.0, 0.1, 0.3, 1.0, 3.0),
         "inferred",
         at_least=0.0,
-        note="c sweep of fig. 10 (values not recoverable)",
+        alternatives=((0.0, 0.01, 0.1, 1.0, 10.0),),
+        note="c sweep of fig. 10 (values not recoverable; alternative: a decade grid reaching "
+        "smaller c — §5.2's 'even for small values of c' — and larger)",
     )  # [I]
     deltas: tuple[float, ...] = setting(
         (0.05, 0.1, 0.2, 0.3, 0.5, 1.0),
         "inferred",
         at_least=0.0,
+        no_alternative="metrics only: 'relatively small values of Δ' (§6.1) has no value in "
+        "the seed, so the Δ sweep decides no claim",
         note="Δ sweep of fig. 11 (values lost)",
     )  # [I]
     map_variances: tuple[float, ...] = setting(
         (2e-4, 2e-3, 2e-2, 2e-1),
         "inferred",
         positive=True,
+        no_alternative=_BEYOND,
         note="beyond the seed: σ² axis of the map",
     )  # [I]
     map_constants: tuple[float, ...] = setting(
-        (0.0, 0.1, 1.0, 3.0), "inferred", at_least=0.0, note="beyond the seed: c axis of the map"
+        (0.0, 0.1, 1.0, 3.0),
+        "inferred",
+        at_least=0.0,
+        no_alternative=_BEYOND,
+        note="beyond the seed: c axis of the map",
     )  # [I]
     map_seeds: int = setting(
-        3, "inferred", positive=True, note="beyond the seed: networks per map cell"
+        3,
+        "inferred",
+        positive=True,
+        no_alternative=_BEYOND,
+        note="beyond the seed: networks per map cell",
     )  # [I]
     map_widths: tuple[int, ...] = setting(
-        (16, 256), "inferred", positive=True, note="beyond the seed: hidden widths besides `hidden`"
+        (16, 256),
+        "inferred",
+        positive=True,
+        no_alternative=_BEYOND,
+        note="beyond the seed: hidden widths besides `hidden`",
     )  # [I]
     alignment_tolerance: float = seed004.alignment_tolerance(
         "largest |Δ ln L| still called aligned ('almost perfect match')"
@@ -97,31 +145,55 @@ class EarlyLinearizationConfig:
     max_rescale: float = seed004.max_rescale()  # [I] (the claims' alignment)
     majority: float = setting(0.5, "derived", note="'most units': a share above one half")  # [D]
     vast_majority: float = setting(
-        0.8, "inferred", note="'vast majority' of the live units' kinks"
+        0.8,
+        "inferred",
+        judging=True,
+        alternatives=(0.7, 0.9),
+        note="'vast majority' of the live units' kinks (alternatives: a looser and a stricter "
+        "reader)",
     )  # [I]
     small_subset: float = setting(
         0.25,
         "inferred",
         greater_than=0.0,
         less_than=1.0,
+        judging=True,
+        alternatives=(0.2, 0.5),
         note="'a small subset' of units dead at t*: at most a quarter (F.4's mechanism: "
-        "1/(P+1) = 0.2 dead at init at c = 1)",
+        "1/(P+1) = 0.2 dead at init at c = 1; alternatives: that 0.2, and a minority, 0.5)",
     )  # [I]
     smooth_steps: int = setting(
         1000,
         "inferred",
         positive=True,
+        judging=True,
+        alternatives=(500, 2000),
         note="running-mean window (GD steps) of the always-on share before t* and the plateau "
-        "are read off it",
+        "are read off it (alternatives: half and twice)",
     )  # [I]
     near_loss: float = setting(
-        0.1, "inferred", note="relative band around the linear-task loss counted as waiting"
+        0.1,
+        "inferred",
+        judging=True,
+        alternatives=(0.05, 0.2),
+        note="relative band around the linear-task loss counted as waiting (alternatives: half "
+        "and twice)",
     )  # [I]
     loss_floor: float = setting(
-        1e-3, "inferred", note="gated-model comparison stops below this share of L(0)"
+        1e-3,
+        "inferred",
+        judging=True,
+        alternatives=(1e-4, 1e-2),
+        note="gated-model comparison stops below this share of L(0) (alternatives: a decade "
+        "lower and higher)",
     )  # [I]
     delay_factor: float = setting(
-        2.0, "inferred", note="measured/predicted hitting delay within this factor"
+        2.0,
+        "inferred",
+        judging=True,
+        alternatives=(1.5, 3.0),
+        note="measured/predicted hitting delay within this factor (alternatives: a stricter "
+        "and a looser reader)",
     )  # [I]
     mds_points: int = setting(6, "choice", note="snapshots in the MDS figure")
 

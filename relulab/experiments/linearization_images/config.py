@@ -112,11 +112,15 @@ class LinearizationImagesConfig:
         "(Fashion-MNIST: 0/5 ReLU networks reach 0.025 in 30 epochs): > 0 stops every network "
         "at this per-sample loss instead, and rank and test error are read there (labelled "
         "in every claim's scale); 0: the seed's stop_loss",
+        no_alternative="0 is the seed's protocol (stop at its stated 0.025); a substitute "
+        "level is for data that never reach it, a different protocol, not another reading",
     )  # [I]
     epochs: float = setting(
         30.0,
         "inferred",
         positive=True,
+        no_alternative="a horizon, set per preset, only for networks that never reach "
+        "stop_loss: the seed stops at the loss, not at an epoch",
         note="horizon in epochs for networks that never reach stop_loss",
     )  # [I]
     record_every: int = setting(
@@ -130,10 +134,11 @@ class LinearizationImagesConfig:
         SEED_EPOCH_STEPS,
         "inferred",
         positive=True,
+        alternatives=(SEED_EPOCH_STEPS // 2, 2 * SEED_EPOCH_STEPS),
         note="'early in training' (fig. 1A): the first epoch of the seed's MNIST, 50 000 / 64 = "
         "781 SGD steps (in steps, not epochs: a step's update does not depend on the data "
         "set's size); the alignment window ends when the ReLU network has made "
-        "window_fraction of its drop over these steps",
+        "window_fraction of its drop over these steps (alternatives: half an epoch and two)",
     )  # [I]
     early_record_every: int = setting(
         5,
@@ -148,13 +153,19 @@ class LinearizationImagesConfig:
         note="½ Σ‖y − ŷ‖² summed over each minibatch: the seed's full-batch loss (§5.1) on a "
         "minibatch; the seed does not say sum or mean for its SGD, and with lr 5e-4 the mean "
         "would be 64× slower",
+        no_alternative="the mean over each minibatch (PyTorch's MSELoss default) would make "
+        "the stated lr 5e-4 a 64× smaller step than the seed's ½Σ loss (§5.1) gives, and is "
+        "not implemented (validate admits half_sum only)",
     )  # [I]
     loss_images: int = setting(
         5_000,
         "inferred",
         positive=True,
+        alternatives=(50_000,),
         note="training images (fixed seeded subset) on which the mean "
-        "per-sample training loss is measured; all if fewer",
+        "per-sample training loss is measured; all if fewer (alternative: the seed's whole "
+        "training set of 50 000, what 'the average sample-wise loss' may mean; at quick the "
+        "data have fewer, so it reads all of them as the preset does)",
     )  # [I]
     normalizations: tuple[str, ...] = setting(
         NORMALIZATIONS, "stated", note="pixel-wise mean (§3) and standard (C.1)"
