@@ -19,6 +19,7 @@ from relulab.cli.common import (
     console,
     executor_from,
 )
+from relulab.report.robustness import STANDING_VERDICT
 from relulab.runner import DirectoryInUseError
 from relulab.runner.robustness import (
     ROBUSTNESS_PAGE,
@@ -29,14 +30,6 @@ from relulab.runner.robustness import (
 from relulab.store import StoreError
 
 __all__ = ["add_parser", "command"]
-
-_STANDING_STYLE = {
-    "robust holds": "holds",
-    "robust fails": "fails",
-    "robust inconclusive": "inconclusive",
-    "depends": "inconclusive",
-    "not tested": "not tested",
-}
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -88,7 +81,7 @@ def _print_claims(record: dict[str, Any]) -> None:
             claim["id"],
             Text(claim["preset"], style=VERDICT_STYLES.get(claim["preset"], "")),
             f"{claim['holds']} of {claim['tested']}",
-            Text(claim["standing"], style=VERDICT_STYLES[_STANDING_STYLE[claim["standing"]]]),
+            Text(claim["standing"], style=VERDICT_STYLES[STANDING_VERDICT[claim["standing"]]]),
             ", ".join(claim["flipped_by"]),
         )
     console().print(table)

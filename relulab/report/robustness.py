@@ -19,9 +19,9 @@ from relulab.report import scorecard
 from relulab.report.render import write_page
 from relulab.report.site import REPORT_FILENAME
 
-__all__ = ["write_robustness_page"]
+__all__ = ["STANDING_VERDICT", "write_robustness_page"]
 
-_STANDING_VERDICT = {
+STANDING_VERDICT = {  # the verdict whose colour a standing is shown in
     "robust holds": "holds",
     "robust fails": "fails",
     "robust inconclusive": "inconclusive",
@@ -64,7 +64,7 @@ def write_robustness_page(path: Path, record: Mapping[str, Any]) -> Path:
         rows.append(
             {
                 **claim,
-                "standing_class": _STANDING_VERDICT.get(claim["standing"], "not tested"),
+                "standing_class": STANDING_VERDICT.get(claim["standing"], "not tested"),
                 "cells": [
                     _cell(path.parent, r, claim["id"], claim["verdicts"].get(r["name"]))
                     for r in readings

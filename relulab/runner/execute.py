@@ -515,10 +515,11 @@ def rejudge(out_dir: str | Path, overrides: Sequence[str]) -> dict[str, Any]:
     meta, experiment, config, results, _ = _stored_run(out_dir)
     changed = apply_overrides(config, list(overrides))
     kinds = {f.name: f.metadata.get("judging", False) for f in dataclasses.fields(changed)}
+    before = config_to_dict(config)
     computed = [
         key
         for key, value in config_to_dict(changed).items()
-        if value != config_to_dict(config)[key] and not kinds.get(key)
+        if value != before[key] and not kinds.get(key)
     ]
     if computed:
         raise ValueError(f"{computed[0]} changes what the units compute; run it, do not rejudge")
