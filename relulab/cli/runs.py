@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from relulab.report.scorecard import (
     is_beyond_seed,
     verdict,
 )
+from relulab.report.site import claim_robustness
 from relulab.runner import (
     DirectoryInUseError,
     PreparedRun,
@@ -47,12 +48,18 @@ from relulab.runner import (
     prepare_run,
     rebuild_outputs,
 )
+from relulab.runner.robustness import RobustnessRun, find_robustness_runs, robustness_for
 from relulab.runner.sweep import SWEEP_PAGE, rebuild_sweep
-from relulab.store import STORE_FILENAME, SWEEP_FILENAME, StoreError
+from relulab.store import STORE_FILENAME, SWEEP_FILENAME, RunStore, StoreError
 
 __all__ = ["SCORECARD_FILENAME", "add_parsers", "COMMANDS"]
 
 SCORECARD_FILENAME = "scorecard.json"
+ROBUSTNESS_HELP = (
+    "a finished `relulab robustness` run, or a directory of them (DIR/EXPERIMENT/"
+    "robustness.json): the claims tables gain a robustness column (each claim's standing and "
+    "k/n, linking its robustness page)"
+)
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -92,6 +99,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     reproduce.add_argument(
         "--only", default=None, metavar="NAMES", help="comma-separated experiment names to run"
     )
+    reproduce.add_argument("--robustness", default=None, metavar="DIR", help=ROBUSTNESS_HELP)
     add_run_options(reproduce)
     add_executor_options(reproduce)
 
@@ -103,6 +111,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "directory, every run in it and index.html).",
     )
     report.add_argument("directory", help="a run directory or a reproduce directory")
+    report.add_argument("--robustness", default=None, metavar="DIR", help=ROBUSTNESS_HELP)
 
 
 def print_scorecard(summary: dict[str, Any]) -> None:
@@ -251,31 +260,61 @@ def _index_entry(
     }
 
 
-def _write_scorecard(out: Path, entries: list[dict[str, Any]], preset: str) -> Path:
+def _robustness_runs(
+    directory: str | None, reported: Iterable[tuple[str, str]]
+) -> dict[str, RobustnessRun] | None:
+    """The robustness runs ``--robustness DIR`` gives for the reported (experiment, preset)
+    pairs; ``None`` without the option. A refusal (:class:`UsageError`) writes nothing."""
+    if directory is None:
+        return None
+    try:
+        return robustness_for(find_robustness_runs(directory), reported, directory)
+    except ValueError as error:
+        raise UsageError(f"--robustness: {error}") from None
+
+
+def _scorecard_claims(
+    out: Path, entry: dict[str, Any], robustness: Mapping[str, RobustnessRun] | None
+) -> list[dict[str, Any]]:
+    """The entry's claims; with robustness runs, each with an added ``robustness`` field."""
+    claims = entry["summary"]["claims"] if entry["summary"] else []
+    if robustness is None:
+        return claims
+    run = robustness.get(entry["name"])
+    return [{**c, "robustness": claim_robustness(run, c.get("id", ""), out)} for c in claims]
+
+
+def _write_scorecard(
+    out: Path,
+    entries: list[dict[str, Any]],
+    preset: str,
+    robustness: Mapping[str, RobustnessRun] | None = None,
+) -> Path:
     scorecard = {
         "preset": preset,
         "experiments": [
             {
                 "experiment": e["name"],
                 "error": e["error"],
-                "claims": e["summary"]["claims"] if e["summary"] else [],
+                "claims": _scorecard_claims(out, e, robustness),
             }
             for e in entries
         ],
     }
     write_atomic(out / SCORECARD_FILENAME, json.dumps(scorecard, indent=2, allow_nan=False))
-    return write_index(out, entries, preset)
+    return write_index(out, entries, preset, robustness)
 
 
 def _command_reproduce(args: argparse.Namespace) -> int:
     names = _selected_experiments(args.only)
     out = _check_reproduce_dir(f"runs/reproduce-{args.preset}" if args.out is None else args.out)
     prepared = [_prepare(name, args, [], out / name) for name in names]
+    robustness = _robustness_runs(args.robustness, [(name, args.preset) for name in names])
     apply_threads(args)
     with executor_from(args) as executor, locked(out):
         # The index exists from the start (reports link back to it) and follows the progress.
         entries = [_index_entry(run.experiment.name, None, None) for run in prepared]
-        _write_scorecard(out, entries, args.preset)
+        _write_scorecard(out, entries, args.preset, robustness)
 
         def finished(position: int, outcome: RunOutcome) -> None:
             name = outcome.run.experiment.name
@@ -285,12 +324,14 @@ def _command_reproduce(args: argparse.Namespace) -> int:
             elif not args.quiet:
                 print_scorecard(outcome.summary)
             entries[position] = _index_entry(name, outcome.summary, error)
-            _write_scorecard(out, entries, args.preset)
+            _write_scorecard(out, entries, args.preset, robustness)
 
         # Every unit of every experiment goes to the executor at once; each experiment's
         # outputs are written as soon as its last unit is stored.
-        execute_runs(prepared, executor, quiet=args.quiet, on_finished=finished)
-        index = _write_scorecard(out, entries, args.preset)
+        execute_runs(
+            prepared, executor, quiet=args.quiet, on_finished=finished, robustness=robustness
+        )
+        index = _write_scorecard(out, entries, args.preset, robustness)
     if not args.quiet:
         console().print(f"index: {index}")
     if any(entry["error"] for entry in entries):
@@ -316,6 +357,13 @@ def _runs_in(directory: Path) -> list[Path]:
     return runs
 
 
+def _run_identity(run_dir: Path) -> tuple[str, str]:
+    """(experiment, preset) of the run stored in ``run_dir``."""
+    with RunStore.open(run_dir / STORE_FILENAME) as store:
+        meta = store.meta()
+    return meta["experiment"], meta["preset"]
+
+
 def _command_report(args: argparse.Namespace) -> int:
     directory = Path(args.directory)
     try:
@@ -324,16 +372,30 @@ def _command_report(args: argparse.Namespace) -> int:
         check_output_dir(directory, "report directory")
         if os.path.lexists(directory / STORE_FILENAME):
             check_rebuildable(directory)
-            rebuild_outputs(directory)
+            robustness = _robustness_runs(args.robustness, [_run_identity(directory)])
+            rebuild_outputs(directory, robustness)
             print(directory / REPORT_FILENAME)
             return 0
         if os.path.lexists(directory / SWEEP_FILENAME):  # a sweep: its page, not an index
+            if args.robustness is not None:
+                raise UsageError(
+                    f"--robustness applies to a run or a reproduce directory; {directory} is "
+                    "a sweep"
+                )
             rebuild_sweep(directory)
             print(directory / SWEEP_PAGE)
             return 0
         runs = _runs_in(directory)
+        robustness = _robustness_runs(args.robustness, [_run_identity(r) for r in runs])
     except (StoreError, ValueError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
+    return _report_reproduce_dir(directory, runs, robustness)
+
+
+def _report_reproduce_dir(
+    directory: Path, runs: list[Path], robustness: Mapping[str, RobustnessRun] | None
+) -> int:
+    """Rebuild every run of a reproduce directory (already checked), then its index."""
     with locked(directory):
         # Write the index first so that every rebuilt report links back to it.
         if not (directory / INDEX_FILENAME).is_file():
@@ -341,11 +403,11 @@ def _command_report(args: argparse.Namespace) -> int:
         entries = []
         for run_dir in runs:
             try:
-                summary = rebuild_outputs(run_dir)
+                summary = rebuild_outputs(run_dir, robustness)
             except (StoreError, DirectoryInUseError) as error:  # others may be rebuilt already
                 raise RunFailedError(f"rebuilding {run_dir} failed: {error}") from None
             entries.append(_index_entry(summary["experiment"], summary, None, run_dir.name))
-        _write_scorecard(directory, entries, entries[0]["summary"]["preset"])
+        _write_scorecard(directory, entries, entries[0]["summary"]["preset"], robustness)
     print(directory / INDEX_FILENAME)
     return 0
 

@@ -21,13 +21,7 @@ from relulab.report.site import REPORT_FILENAME
 
 __all__ = ["STANDING_VERDICT", "write_robustness_page"]
 
-STANDING_VERDICT = {  # the verdict whose colour a standing is shown in
-    "robust holds": "holds",
-    "robust fails": "fails",
-    "robust inconclusive": "inconclusive",
-    "depends": "inconclusive",
-    "not tested": "not tested",
-}
+STANDING_VERDICT = scorecard.STANDING_VERDICT  # the verdict whose colour a standing is shown in
 
 
 def _cell(

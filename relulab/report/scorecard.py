@@ -9,6 +9,11 @@ claim.
 **Tallies.** A claim that is ``not tested`` counts neither as holding nor failing: ``5/6 hold``
 counts the seed's claims that this run tested, and says how many were not tested apart. Claims
 flagged ``beyond_seed`` (relations the seed does not make) are tallied on their own.
+
+**Robustness.** A claim's standing over the readings of a ``relulab robustness`` run (robust
+holds / robust fails / robust inconclusive / depends) is shown in the colour of a verdict
+(:data:`STANDING_VERDICT`) and reads ``robust holds 12/12`` or ``depends: tolerance 11/12``
+(:func:`robustness_text`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "STANDING_VERDICT",
     "VERDICTS",
     "anchor",
     "beyond_seed",
@@ -36,11 +42,19 @@ __all__ = [
     "format_number",
     "format_overrides",
     "overall",
+    "robustness_text",
     "verdict",
     "verdict_counts",
 ]
 
 VERDICTS = ("holds", "fails", "inconclusive", "not tested")
+STANDING_VERDICT = {  # the verdict whose colour a robustness standing is shown in
+    "robust holds": "holds",
+    "robust fails": "fails",
+    "robust inconclusive": "inconclusive",
+    "depends": "inconclusive",
+    "not tested": "not tested",
+}
 _SEED_IN_SOURCE = re.compile(r"seed\s*(\d{3})", re.IGNORECASE)
 _LEADING_SEED = re.compile(r"^\s*(\d{3})\b")
 
@@ -225,3 +239,22 @@ def anchor(kind: str, name: str) -> str:
         'figure-loss-curves.png'
     """
     return f"{kind}-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-") or "x")
+
+
+def robustness_text(row: Mapping[str, Any]) -> str:
+    """A claim's robustness as one phrase: its standing, the fields that flip it, and in how
+    many of the readings that test it it holds (a row of ``robustness.json``'s ``claims``).
+
+    Example:
+        >>> robustness_text({"standing": "robust holds", "holds": 12, "tested": 12})
+        'robust holds 12/12'
+        >>> robustness_text({"standing": "depends", "holds": 11, "tested": 12,
+        ...                  "flipped_by": ["crossover_tolerance"]})
+        'depends: crossover_tolerance 11/12'
+    """
+    text = str(row.get("standing") or "not tested")
+    flipped = row.get("flipped_by") or []
+    if flipped:
+        text += ": " + ", ".join(str(field) for field in flipped)
+    tested = row.get("tested") or 0
+    return f"{text} {row.get('holds') or 0}/{tested}" if tested else text

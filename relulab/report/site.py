@@ -7,6 +7,10 @@ run directory sits in a reproduce directory that has one, and to the experiment'
 that page (a relative link stays valid as long as the checkout moves as a whole); elsewhere the
 page names the docs path in words. The experiment module's docstring is embedded as the
 report's "About" section, so the description always matches the code that produced the numbers.
+
+Given the finished ``relulab robustness`` runs of its experiments (``--robustness DIR``), a page
+gains a robustness column: each claim's standing over the readings of the settings the seed
+left unsaid and "k/n", linking the claim's row on the experiment's ``robustness.html``.
 """
 
 from __future__ import annotations
@@ -16,12 +20,24 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from relulab.report import scorecard
 from relulab.report.render import embedded_figures, render_docstring, write_page
 
-__all__ = ["INDEX_FILENAME", "REPORT_FILENAME", "docs_page", "write_index", "write_run_report"]
+if TYPE_CHECKING:
+    from relulab.runner.robustness import RobustnessRun
+
+__all__ = [
+    "INDEX_FILENAME",
+    "REPORT_FILENAME",
+    "claim_robustness",
+    "docs_page",
+    "robustness_href",
+    "write_index",
+    "write_run_report",
+]
 
 REPORT_FILENAME = "report.html"
 INDEX_FILENAME = "index.html"
@@ -76,6 +92,60 @@ def _claim_views(
     return views
 
 
+def _relative_href(target: Path, from_dir: Path) -> str:
+    """A link from a page in ``from_dir`` to ``target`` (relative, URL-quoted)."""
+    relative = os.path.relpath(Path(target).absolute(), Path(from_dir).absolute())
+    return quote(Path(relative).as_posix(), safe="/=,+")
+
+
+def robustness_href(run: RobustnessRun | None, from_dir: Path) -> str | None:
+    """The link from a page in ``from_dir`` to ``run``'s ``robustness.html`` (``None`` when it
+    has no page)."""
+    return _relative_href(run.page, from_dir) if run and run.page else None
+
+
+def claim_robustness(
+    run: RobustnessRun | None, claim_id: str, from_dir: Path
+) -> dict[str, Any] | None:
+    """A claim's robustness as ``scorecard.json`` records it: ``standing``, ``holds``, ``n``
+    (the readings that test it), ``flipped_by`` and ``page`` (relative to ``from_dir``);
+    ``None`` when ``run`` does not record the claim."""
+    row = run.claims.get(claim_id) if run else None
+    if row is None:
+        return None
+    return {
+        "standing": row["standing"],
+        "holds": row["holds"],
+        "n": row["tested"],
+        "flipped_by": list(row.get("flipped_by") or []),
+        "page": robustness_href(run, from_dir),
+    }
+
+
+def _robustness_cell(
+    run: RobustnessRun | None, claim_id: str, from_dir: Path
+) -> dict[str, Any] | None:
+    """The robustness column's cell: text, verdict colour, title and link to the claim's row."""
+    fields = claim_robustness(run, claim_id, from_dir)
+    if fields is None:
+        return None
+    page, text = fields["page"], scorecard.robustness_text(run.claims[claim_id])
+    return {
+        **fields,
+        "text": text,
+        "verdict": scorecard.STANDING_VERDICT[fields["standing"]],
+        "title": f"{text}: holds in {fields['holds']} of the {fields['n']} readings that test it",
+        "href": f"{page}#{scorecard.anchor('claim', claim_id)}" if page else None,
+    }
+
+
+def _with_robustness(
+    claims: Sequence[dict[str, Any]], run: RobustnessRun | None, from_dir: Path
+) -> None:
+    for claim in claims:
+        claim["robustness_cell"] = _robustness_cell(run, claim.get("id", ""), from_dir)
+
+
 def _config_rows(summary: Mapping[str, Any]) -> tuple[list[dict[str, Any]], bool]:
     """Per config field: value, provenance, the seed's value, note; and whether the summary
     carried provenance at all."""
@@ -105,6 +175,7 @@ def write_run_report(
     figures: Sequence[Any],
     about: str = "",
     docs_root: Path | None = None,
+    robustness: RobustnessRun | None = None,
 ) -> Path:
     """Write ``report.html``: claims first, then about, figures, config with provenance,
     metrics, work units and versions.
@@ -115,6 +186,8 @@ def write_run_report(
         figures: objects with ``filename`` and ``caption``, in display order.
         about: the experiment's description (its module docstring).
         docs_root: the checkout holding ``docs/experiments`` (default: this package's).
+        robustness: the experiment's robustness run, for the robustness column (default:
+            none, no column).
 
     Returns:
         The path of the written report.
@@ -129,6 +202,8 @@ def write_run_report(
     for figure in embedded:
         figure["anchor"] = scorecard.anchor("figure", figure["filename"])
         figure["claims"] = [c for c in claims if c.get("figure") == figure["filename"]]
+    if robustness is not None:
+        _with_robustness(claims, robustness, out_dir)
     config_rows, has_provenance = _config_rows(summary)
     return write_page(
         out_dir / REPORT_FILENAME,
@@ -143,6 +218,8 @@ def write_run_report(
         index_href=_index_href(out_dir),
         docs=docs_page(out_dir, str(summary.get("experiment", "")), docs_root),
         wall_s=_wall_s(summary),
+        robustness=robustness is not None,
+        robustness_href=robustness_href(robustness, out_dir),
     )
 
 
@@ -151,7 +228,9 @@ def _index_href(out_dir: Path) -> str | None:
     return f"../{INDEX_FILENAME}" if (out_dir.parent / INDEX_FILENAME).is_file() else None
 
 
-def _entry_view(out_dir: Path, entry: Mapping[str, Any]) -> dict[str, Any]:
+def _entry_view(
+    out_dir: Path, entry: Mapping[str, Any], robustness: Mapping[str, RobustnessRun] | None
+) -> dict[str, Any]:
     summary = entry.get("summary")
     link = entry.get("link") or f"{entry['name']}/{REPORT_FILENAME}"
     run_dir = out_dir / Path(*PurePosixPath(link).parent.parts)
@@ -178,6 +257,10 @@ def _entry_view(out_dir: Path, entry: Mapping[str, Any]) -> dict[str, Any]:
             claim["detail_href"] = f"{view['link']}#{claim['anchor']}"
             if claim["figure_anchor"]:
                 claim["figure_href"] = f"{view['link']}#{claim['figure_anchor']}"
+    if robustness is not None:
+        run = robustness.get(entry["name"])
+        _with_robustness(claims, run, out_dir)
+        view["robustness_href"] = robustness_href(run, out_dir)
     view.update(
         claims=claims,
         counts=scorecard.verdict_counts(claims),
@@ -206,7 +289,12 @@ def _merged_versions(views: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]
     return [(package, " / ".join(values)) for package, values in seen.items()]
 
 
-def write_index(out_dir: Path, entries: Sequence[dict[str, Any]], preset: str) -> Path:
+def write_index(
+    out_dir: Path,
+    entries: Sequence[dict[str, Any]],
+    preset: str,
+    robustness: Mapping[str, RobustnessRun] | None = None,
+) -> Path:
     """Write ``index.html``: the scorecard of every experiment, linking each run's report.
 
     Args:
@@ -215,12 +303,14 @@ def write_index(out_dir: Path, entries: Sequence[dict[str, Any]], preset: str) -
             ``out_dir``: the run's folder, which need not be the experiment's name), and a
             ``summary`` or an ``error`` string; neither means the run has not finished yet.
         preset: the preset the runs were started from.
+        robustness: experiment → its robustness run: the claims tables gain a robustness
+            column (``—`` for a claim no run records); ``None``: no column.
 
     Returns:
         The path of the written index.
     """
     out_dir = Path(out_dir)
-    views = [_entry_view(out_dir, entry) for entry in entries]
+    views = [_entry_view(out_dir, entry, robustness) for entry in entries]
     claims = [c for view in views for c in view["claims"]]
     counts = scorecard.verdict_counts(scorecard.seed_claims(claims))
     beyond = scorecard.beyond_seed(claims)
@@ -243,4 +333,5 @@ def write_index(out_dir: Path, entries: Sequence[dict[str, Any]], preset: str) -
         created=(created[0], created[-1]) if created else None,
         wall_s=sum(v["wall_s"] for v in views if v.get("wall_s") is not None),
         generated=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        robustness=robustness is not None,
     )

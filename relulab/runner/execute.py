@@ -17,7 +17,7 @@ import inspect
 import json
 import math
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -281,6 +281,7 @@ def execute_runs(
     warn: Callable[[str], None] = _stderr_warning,
     progress: bool | None = None,
     on_finished: Callable[[int, RunOutcome], None] | None = None,
+    robustness: Mapping[str, Any] | None = None,
 ) -> list[RunOutcome]:
     """Execute several runs together: every unfinished unit of every run goes to ``executor``
     at once, each result is stored by this process as it comes back, and each run's outputs are
@@ -298,6 +299,9 @@ def execute_runs(
         progress: one bar over all units (default: unless the executor is serial, whose units
             show their own bars).
         on_finished: called with (index, outcome) as each run ends.
+        robustness: experiment → its ``relulab robustness`` run
+            (:class:`~relulab.runner.robustness.RobustnessRun`): those reports gain the
+            robustness column.
 
     Returns:
         One :class:`RunOutcome` per run, in order.
@@ -326,7 +330,7 @@ def execute_runs(
                 return
             session.store.close()
             try:
-                summary = _rebuild_outputs(session.run.out_dir)
+                summary = _rebuild_outputs(session.run.out_dir, robustness)
             except (RunFailedError, StoreError) as error:
                 finish(index, RunOutcome(session.run, error=error))
             else:
@@ -396,9 +400,12 @@ def _progress_bar(total: int, silent: bool) -> Iterator[Callable[[int, str], Non
         yield lambda n, activity: bar.update(task, advance=n, description=activity)
 
 
-def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
+def rebuild_outputs(
+    out_dir: str | Path, robustness: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """(Re)compute claims, metrics, figures, ``summary.json`` and ``report.html`` from the store,
-    holding the directory's lock.
+    holding the directory's lock; with ``robustness`` (experiment → its ``relulab robustness``
+    run) the report gains the robustness column.
 
     Raises:
         StoreError: no usable store, or an unfinished run.
@@ -410,7 +417,7 @@ def rebuild_outputs(out_dir: str | Path) -> dict[str, Any]:
         raise StoreError(f"no run store at {out_dir / STORE_FILENAME}")
     with locked(out_dir):
         remove_temporaries(out_dir)
-        return _rebuild_outputs(out_dir)
+        return _rebuild_outputs(out_dir, robustness)
 
 
 def _finished_plan(store: RunStore, out_dir: Path) -> tuple[dict[str, Any], Experiment, Any, list]:
@@ -460,11 +467,12 @@ def _stored_run(out_dir: Path) -> tuple[dict[str, Any], Experiment, Any, dict, d
     return meta, experiment, config, results, threads
 
 
-def _rebuild_outputs(out_dir: Path) -> dict[str, Any]:
+def _rebuild_outputs(out_dir: Path, robustness: Mapping[str, Any] | None = None) -> dict[str, Any]:
     meta, experiment, config, results, threads = _stored_run(out_dir)
     (out_dir / SUMMARY_FILENAME).unlink(missing_ok=True)  # present again only when complete
     try:
-        summary = _write_outputs(out_dir, meta, experiment, config, results, threads)
+        own = (robustness or {}).get(experiment.name)
+        summary = _write_outputs(out_dir, meta, experiment, config, results, threads, own)
     except Exception as error:
         raise RunFailedError(
             f"all units of {out_dir} are stored, but building its outputs failed "
@@ -537,6 +545,7 @@ def _write_outputs(
     config: Any,
     results: dict,
     threads: dict,
+    robustness: Any = None,
 ) -> dict[str, Any]:
     preset = config_to_dict(experiment.presets[meta["preset"]])
     analysis = experiment.analyse(results, config)
@@ -567,7 +576,7 @@ def _write_outputs(
     }
     text = json.dumps(summary, indent=2, allow_nan=False)
     about = _about(experiment)
-    write_run_report(out_dir, summary, figures, about=about)
+    write_run_report(out_dir, summary, figures, about=about, robustness=robustness)
     fault_point("outputs-report")
     write_atomic(out_dir / SUMMARY_FILENAME, text)
     return summary

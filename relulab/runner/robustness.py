@@ -19,6 +19,10 @@ many claims robustly hold, robustly fail, or depend on a reading.
 
 A variant that makes a claim meaningless says ``not tested`` for it (the experiment's own
 ``untested``); such a reading is left out of the claim's n, never counted as a failure.
+
+The reports read finished robustness runs back (:func:`find_robustness_runs`,
+:func:`robustness_for`): ``relulab reproduce --robustness DIR`` and ``relulab report …
+--robustness DIR`` add each claim's standing to the index and the experiment reports.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,11 +54,15 @@ __all__ = [
     "BASELINE",
     "ROBUSTNESS_FILENAME",
     "ROBUSTNESS_PAGE",
+    "RobustnessRun",
     "Variant",
     "classify",
+    "find_robustness_runs",
     "flipping_fields",
     "pair_variants",
     "prepare_robustness",
+    "read_robustness_run",
+    "robustness_for",
     "robustness_record",
     "run_robustness",
     "single_variants",
@@ -376,3 +385,143 @@ def _run_readings(
     order = {v.name: k for k, v in enumerate(variants)}
     points.sort(key=lambda p: order.get(p["name"], len(order)))
     return write_robustness(prepared.out_dir, {**sweep_record, "points": points})
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading finished robustness runs back, for the index and the reports.
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RobustnessRun:
+    """A finished robustness run as the index and the reports show it: its experiment and
+    preset (``""`` when the record names none), its claims by id (rows of ``robustness.json``),
+    its ``robustness.json`` and its page (``None`` when there is no ``robustness.html``)."""
+
+    experiment: str
+    preset: str
+    claims: Mapping[str, Mapping[str, Any]]
+    record: Path
+    page: Path | None
+
+
+def _natural(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TypeError(f"{what} is {value!r}, not a count")
+    return value
+
+
+def _claim_row(row: Any) -> dict[str, Any]:
+    """One row of the record's ``claims``, checked for what the reports show."""
+    if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+        raise TypeError(f"a claim without an id: {row!r:.60}")
+    if row.get("standing") not in scorecard.STANDING_VERDICT:
+        raise ValueError(f"claim {row['id']} has no known standing ({row.get('standing')!r:.40})")
+    holds, tested = _natural(row.get("holds"), "holds"), _natural(row.get("tested"), "tested")
+    flipped = row.get("flipped_by", [])
+    if holds > tested or not isinstance(flipped, list):
+        raise ValueError(f"claim {row['id']} holds in {holds} of {tested} readings")
+    if not all(isinstance(field, str) for field in flipped):
+        raise TypeError(f"claim {row['id']}: flipped_by names no fields")
+    return row
+
+
+def _parse_record(text: str) -> tuple[str, str, dict[str, dict[str, Any]]]:
+    record = json.loads(text)
+    if not isinstance(record, dict) or not isinstance(record.get("experiment"), str):
+        raise TypeError("it names no experiment")
+    preset = record.get("preset") or ""
+    if not record["experiment"] or not isinstance(preset, str):
+        raise TypeError("it names no experiment or no preset")
+    if not isinstance(record.get("claims"), list):
+        raise TypeError("it lists no claims")
+    claims = [_claim_row(row) for row in record["claims"]]
+    return record["experiment"], preset, {row["id"]: row for row in claims}
+
+
+def read_robustness_run(directory: str | Path) -> RobustnessRun:
+    """The robustness run in ``directory`` (its ``robustness.json``), checked before any page
+    shows it.
+
+    Raises:
+        ValueError: no ``robustness.json``, or one that is unreadable or of another shape.
+    """
+    path = Path(directory) / ROBUSTNESS_FILENAME
+    try:
+        experiment, preset, claims = _parse_record(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(
+            f"{path} is not a readable robustness record ({type(error).__name__}: "
+            f"{' '.join(str(error).split())}); re-run `relulab robustness` to rebuild it"
+        ) from None
+    page = path.with_name(ROBUSTNESS_PAGE)
+    return RobustnessRun(experiment, preset, claims, path, page if page.is_file() else None)
+
+
+def _record_dirs(directory: Path) -> list[Path]:
+    """``directory`` when it holds a ``robustness.json``, else its sub-directories that do."""
+    if not directory.is_dir():
+        raise ValueError(f"{directory} is not a directory")
+    if os.path.lexists(directory / ROBUSTNESS_FILENAME):
+        return [directory]
+    try:
+        children = sorted(directory.iterdir())
+    except OSError as error:
+        raise ValueError(f"cannot read {directory} ({error.strerror or error})") from None
+    found = [child for child in children if os.path.lexists(child / ROBUSTNESS_FILENAME)]
+    if not found:
+        raise ValueError(
+            f"{directory} holds no robustness run (no {ROBUSTNESS_FILENAME} in it or its "
+            "sub-directories)"
+        )
+    return found
+
+
+def find_robustness_runs(directory: str | Path) -> dict[str, RobustnessRun]:
+    """The robustness runs in ``directory`` by experiment: ``directory`` itself when it is
+    one, else each sub-directory that is one (``results/robustness/quick/<experiment>/``).
+
+    Raises:
+        ValueError: ``directory`` is no directory or holds no robustness run, a record is
+            unreadable, or two records are of the same experiment.
+    """
+    runs: dict[str, RobustnessRun] = {}
+    for folder in _record_dirs(Path(directory)):
+        run = read_robustness_run(folder)
+        if run.experiment in runs:
+            raise ValueError(
+                f"{directory} holds two robustness runs of {run.experiment}: "
+                f"{runs[run.experiment].record.parent} and {folder}"
+            )
+        runs[run.experiment] = run
+    return runs
+
+
+def robustness_for(
+    runs: Mapping[str, RobustnessRun], reported: Iterable[tuple[str, str]], directory: str | Path
+) -> dict[str, RobustnessRun]:
+    """The robustness runs of the experiments a page reports, each at the preset reported.
+
+    Args:
+        runs: from :func:`find_robustness_runs`.
+        reported: (experiment, preset) of every run the page shows.
+        directory: where ``runs`` were found (for the messages).
+
+    Raises:
+        ValueError: none of the reported experiments has a robustness run, or one has it at
+            another preset than the run reported.
+    """
+    reported = list(reported)
+    chosen = {name: runs[name] for name, _ in reported if name in runs}
+    if not chosen:
+        raise ValueError(
+            f"{directory} holds no robustness run of "
+            f"{', '.join(dict.fromkeys(name for name, _ in reported))} (only of "
+            f"{', '.join(runs)})"
+        )
+    for name, preset in reported:
+        run = chosen.get(name)
+        if run is not None and run.preset and run.preset != preset:
+            raise ValueError(
+                f"{run.record} is a robustness run of {name} at preset {run.preset}, not at "
+                f"{preset} as the run reported"
+            )
+    return chosen
