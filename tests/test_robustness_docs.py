@@ -1,0 +1,245 @@
+"""The README's robustness table and each docs page's robustness section are generated from the
+committed records (``results/robustness/quick/*/robustness.json``) and say what those say: a
+record added without running the sync command fails here."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from relulab.experiments import REGISTRY
+from relulab.report.robustness import (
+    robustness_markdown,
+    robustness_missing_markdown,
+    robustness_readme_rows,
+)
+from relulab.report.robustness_docs import (
+    BEGIN,
+    END,
+    SYNC_COMMAND,
+    MarkerError,
+    expected_sections,
+    load_records,
+    main,
+    marked_section,
+    replace_section,
+    sync,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted((ROOT / "docs" / "experiments").glob("*.md"))
+FILES = [ROOT / "README.md", *PAGES]
+HEADING = "## Robustness to the inferred settings (quick)"
+
+
+def test_every_experiment_has_a_docs_page():
+    assert sorted(p.stem for p in PAGES) == sorted(REGISTRY)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_one_marker_pair(path):
+    text = path.read_text(encoding="utf-8")
+    assert text.count(BEGIN) == 1 and text.count(END) == 1
+    assert text.index(BEGIN) < text.index(END)
+    if path.name != "README.md":
+        assert text.count(HEADING) == 1
+        assert text.index(HEADING) < text.index(BEGIN)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_marked_section_matches_the_committed_records(path):
+    expected = expected_sections(ROOT)[path]
+    found = marked_section(path.read_text(encoding="utf-8"), str(path))
+    assert found == expected, (
+        f"{path.relative_to(ROOT)} is out of step with results/robustness/quick: run "
+        f"`{SYNC_COMMAND}`"
+    )
+
+
+def test_the_readme_table_is_outside_code_blocks():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    before = text[: text.index(BEGIN)]
+    assert before.count("```") % 2 == 0
+
+
+def test_records_committed_and_missing_pages():
+    records = load_records(ROOT / "results" / "robustness" / "quick")
+    assert {"anisotropy", "early-linearization"} <= set(records)
+    sections = expected_sections(ROOT)
+    for page in PAGES:
+        if page.stem in records:
+            assert sections[page] == robustness_markdown(records[page.stem])
+            assert f"results/robustness/quick/{page.stem}/robustness.html" in sections[page]
+        else:
+            assert sections[page] == (
+                f"Not yet committed: run `relulab robustness {page.stem} --preset quick`."
+            )
+
+
+# ---------------------------------------------------------------------------------------------
+# The generator on a hand-made record.
+# ---------------------------------------------------------------------------------------------
+READINGS = ["preset", "tol=0.05", "tol=0.2", "levels=0.0+1.0"]
+
+
+def _claim(claim_id, verdicts, flipped_by=(), standing=None):
+    by_reading = dict(zip(READINGS, verdicts, strict=True))
+    tested = [v for v in verdicts if v != "not tested"]
+    return {
+        "id": claim_id,
+        "statement": "",
+        "beyond_seed": False,
+        "preset": verdicts[0],
+        "verdicts": by_reading,
+        "holds": tested.count("holds"),
+        "tested": len(tested),
+        "standing": standing,
+        "flipped_by": list(flipped_by),
+    }
+
+
+RECORD = {
+    "experiment": "toy",
+    "preset": "quick",
+    "readings": [
+        {"name": "preset", "fields": [], "settings": {}, "finished": True, "judged_on": None},
+        {"name": "tol=0.05", "fields": ["tol"], "finished": True, "judged_on": "preset"},
+        {"name": "tol=0.2", "fields": ["tol"], "finished": True, "judged_on": "preset"},
+        {"name": "levels=0.0+1.0", "fields": ["levels"], "finished": True, "judged_on": None},
+    ],
+    "claims": [
+        _claim("steady", ["holds"] * 4, standing="robust holds"),
+        _claim(
+            "fragile",
+            ["holds", "fails", "holds", "inconclusive"],
+            ["levels", "tol"],
+            "depends",
+        ),
+        _claim(
+            "partly",
+            ["holds", "holds", "not tested", "holds"],
+            standing="robust holds",
+        ),
+        _claim("broken", ["fails"] * 4, standing="robust fails"),
+    ],
+    "fields": {
+        "tol": {"value": 0.1, "provenance": "inferred", "alternatives": [0.05, 0.2]},
+        "levels": {"value": [-1.0, 1.0], "provenance": "inferred", "alternatives": [[0.0, 1.0]]},
+    },
+}
+
+
+def test_markdown_of_a_hand_made_record():
+    lines = robustness_markdown(RECORD).splitlines()
+    assert lines[0] == (
+        "At the quick preset, 4 readings (the preset and each declared alternative of an "
+        "inferred setting, one at a time; 2 judged on the preset's stored units), 4 claims: "
+        "2 robust holds, 1 robust fails, 0 robust inconclusive, 1 depends on a reading."
+    )
+    assert "../../results/robustness/quick/toy/robustness.html" in lines[1]
+    assert (
+        "| `fragile` | holds | 2 of 4 | depends | `tol=0.05` → fails; "
+        "`levels=0.0+1.0` → inconclusive |"
+    ) in lines
+    assert "| `broken` | fails | 0 of 4 | robust fails | — |" in lines
+    assert not any(line.startswith(("| `steady`", "| `partly`")) for line in lines)
+    assert "Robust holds (in every reading that tests them): `steady`, `partly`." in lines
+    assert "| `tol` | `0.1` | `0.05`; `0.2` | `fragile` |" in lines
+    assert "| `levels` | `-1.0,1.0` | `0.0,1.0` | `fragile` |" in lines
+    assert robustness_markdown(RECORD) == robustness_markdown(json.loads(json.dumps(RECORD)))
+
+
+def test_markdown_not_tested_readings_and_pairs():
+    record = json.loads(json.dumps(RECORD))
+    record["claims"].append(
+        _claim("skipped", ["holds", "not tested", "fails", "holds"], ["tol"], "depends")
+    )
+    record["readings"].append(
+        {"name": "levels=0.0+1.0,tol=0.2", "fields": ["levels", "tol"], "judged_on": None}
+    )
+    for claim in record["claims"]:
+        claim["verdicts"]["levels=0.0+1.0,tol=0.2"] = "not tested"
+    text = robustness_markdown(record)
+    assert "5 readings (the preset and each declared alternative of an inferred setting" in text
+    assert "one at a time, and 1 pair of alternatives;" in text
+    assert "| `skipped` | holds | 2 of 3 (2 not tested) | depends | `tol=0.2` → fails |" in text
+    assert "| `tol` | `0.1` | `0.05`; `0.2` | `fragile`, `skipped` |" in text
+
+
+def test_readme_rows_of_a_hand_made_record():
+    other = {**RECORD, "experiment": "alpha", "claims": RECORD["claims"][:1]}
+    table = robustness_readme_rows([RECORD, other], missing=["zeta", "beta"]).splitlines()
+    assert table[0].startswith("| experiment | readings | robust holds | robust fails |")
+    assert table[2].startswith("| `alpha` | 4 (2 run, 2 judged) | 1 | 0 | 0 | 0 |")
+    assert table[3] == (
+        "| `toy` | 4 (2 run, 2 judged) | 2 | 1 | 0 | 1: `levels` (1 claim), `tol` (1 claim) "
+        "| [robustness.html](results/robustness/quick/toy/robustness.html) |"
+    )
+    assert table[-1] == "Not yet committed: `beta`, `zeta`."
+
+
+def test_missing_record_text():
+    assert robustness_missing_markdown("prepost-ln") == (
+        "Not yet committed: run `relulab robustness prepost-ln --preset quick`."
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The sync command.
+# ---------------------------------------------------------------------------------------------
+def _tree(tmp_path, page_text):
+    (tmp_path / "docs" / "experiments").mkdir(parents=True)
+    (tmp_path / "results" / "robustness" / "quick" / "toy").mkdir(parents=True)
+    (tmp_path / "results" / "robustness" / "quick" / "toy" / "robustness.json").write_text(
+        json.dumps(RECORD), encoding="utf-8"
+    )
+    (tmp_path / "README.md").write_text(f"# r\n\n{BEGIN}\n{END}\n\ntail\n", encoding="utf-8")
+    (tmp_path / "docs" / "experiments" / "toy.md").write_text(page_text, encoding="utf-8")
+    (tmp_path / "docs" / "experiments" / "other.md").write_text(
+        f"# other\n{BEGIN}\nstale\n{END}\n", encoding="utf-8"
+    )
+    return tmp_path
+
+
+def test_sync_rewrites_only_the_marked_sections(tmp_path, capsys):
+    root = _tree(tmp_path, f"# toy\n\nbefore\n{BEGIN}\nold text\n{END}\nafter\n")
+    assert main(["--root", str(root), "--check"]) == 1
+    assert (
+        "old text" in (root / "docs" / "experiments" / "toy.md").read_text()
+    )  # check writes nothing
+    assert main(["--root", str(root)]) == 0
+    page = (root / "docs" / "experiments" / "toy.md").read_text()
+    assert page.startswith(f"# toy\n\nbefore\n{BEGIN}\n\nAt the quick preset, 4 readings")
+    assert page.endswith(f"`fragile` |\n\n{END}\nafter\n")
+    other = (root / "docs" / "experiments" / "other.md").read_text()
+    assert other == (
+        f"# other\n{BEGIN}\n\nNot yet committed: run `relulab robustness other --preset quick`."
+        f"\n\n{END}\n"
+    )
+    readme = (root / "README.md").read_text()
+    assert readme.endswith(f"Not yet committed: `other`.\n\n{END}\n\ntail\n")
+    assert sync(root) == [] and main(["--root", str(root), "--check"]) == 0  # idempotent
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    "page",
+    ["# toy\nno markers\n", f"{BEGIN}\n{END}\n{BEGIN}\n{END}\n", f"{END}\n{BEGIN}\n"],
+    ids=["missing", "duplicated", "reversed"],
+)
+def test_sync_refuses_bad_markers_and_writes_nothing(tmp_path, page, capsys):
+    root = _tree(tmp_path, page)
+    before = {p: p.read_text() for p in root.rglob("*.md")}
+    with pytest.raises(MarkerError, match="toy.md"):
+        sync(root)
+    assert main(["--root", str(root)]) == 2
+    assert "toy.md" in capsys.readouterr().err
+    assert {p: p.read_text() for p in root.rglob("*.md")} == before
+
+
+def test_replace_section_keeps_the_outside():
+    text = f"a\n{BEGIN}\nold\n{END}\nb"
+    assert replace_section(text, "new") == f"a\n{BEGIN}\n\nnew\n\n{END}\nb"
+    assert marked_section(replace_section(text, "new")) == "new"
+    with pytest.raises(MarkerError):
+        replace_section("no markers", "new")
