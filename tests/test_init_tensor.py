@@ -236,3 +236,17 @@ def test_init_model_names_the_layers_a_bias_setting_scheme_cannot_apply_to():
         init.init_model_(model, "rai")
     with pytest.raises(init.InitNotApplicableError, match="scale_bias"):
         init.apply_init_(model, "scale_bias", torch.randn(4, 3, 8, 8))
+
+
+def test_relulab_only_fills_follow_torchs_zero_element_and_mode_rules():
+    with pytest.warns(UserWarning, match="zero-element tensors is a no-op"):
+        init.lecun_normal_(torch.empty(5, 0), draw="float64")
+    upper = init.kaiming_normal_(
+        torch.empty(6, 4), mode="FAN_OUT", generator=_gen(), draw="float64"
+    )
+    lower = init.kaiming_normal_(
+        torch.empty(6, 4), mode="fan_out", generator=_gen(), draw="float64"
+    )
+    torch.testing.assert_close(upper, lower, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="mode must be"):
+        init.kaiming_uniform_(torch.empty(6, 4), mode="fan_avg", gain=1.0)

@@ -23,15 +23,25 @@ a ``generator`` argument, the tensor returned. Weights are ``(fan_out, fan_in, *
 Beta(α, 1) is sampled exactly by inversion, :math:`\xi = U^{1/\alpha}`, so every draw comes from
 the given generator.
 
+**A drop-in for torch.nn.init.** ``from relulab import init as nn_init`` runs code written for
+``torch.nn.init``: every name of ``torch.nn.init.__all__`` is here. Where relulab adds nothing
+the function *is* torch's (``calculate_gain``, ``uniform_``, ``trunc_normal_``, ``constant_``,
+``ones_``, ``zeros_``, ``eye_``, ``dirac_``, ``xavier_uniform_``, ``xavier_normal_``,
+``sparse_``, and torch's private ``_calculate_fan_in_and_fan_out``, which ``reset_parameters``
+code calls); so are the deprecated aliases without the underscore (``normal``, ``uniform``, …:
+they warn ``FutureWarning`` as in torch and are left out of ``__all__``).
+
 **Signatures and draws.** The functions sharing a name with ``torch.nn.init`` take its
 signature — ``normal_(tensor, mean, std, generator)``, ``kaiming_normal_(tensor, a, mode,
 nonlinearity, generator)``, ``kaiming_uniform_`` likewise, ``orthogonal_(tensor, gain,
-generator)`` — and, by default (``draw="torch"``), make *the same draws* as torch's for the same
-generator, in the tensor's dtype. ``draw="float64"`` draws in float64 and casts instead, so
-float32 and float64 tensors get the same numbers from the same generator: the registry
-(:data:`relulab.init.SCHEMES`), and through it the engine's batched networks and
-:func:`~relulab.init.init_model_`, draws that way. ``kaiming_*`` also take ``gain=`` (keyword
-only) to give the gain directly. Schemes of weight *and* bias — :func:`torch_default_`,
+generator)``, same defaults, positionally or by keyword — and, by default (``draw="torch"``),
+*are calls to torch's*: the same draws from the same generator or the global one, the same
+errors, the same warning for a zero-element tensor. ``draw="float64"`` draws in float64 and
+casts instead, so float32 and float64 tensors get the same numbers from the same generator
+(but not torch's numbers): the registry (:data:`relulab.init.SCHEMES`), and through it the
+engine's batched networks and :func:`~relulab.init.init_model_`, draws that way. ``kaiming_*``
+also take ``gain=`` (keyword only) to give the gain directly; with the gain torch would compute
+the draws are still torch's. Schemes of weight *and* bias — :func:`torch_default_`,
 :func:`rai_`, :func:`raai_` and :func:`~relulab.init.correlated_` — share one convention:
 ``(weight, bias, *, scheme parameters…, generator=None)``. RAI, RAAI and the correlated rows are
 always drawn in float64.
@@ -40,27 +50,102 @@ always drawn in float64.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Literal
 
 import torch
 from torch import Tensor
 
+# Re-exported, the same objects: torch's functions where relulab adds nothing
+# (TORCH_FUNCTIONS), its deprecated aliases (DEPRECATED_ALIASES: FutureWarning, then torch's
+# function; not in __all__) and its private _calculate_fan_in_and_fan_out, which
+# reset_parameters code written for torch calls.
+from torch.nn.init import (  # noqa: F401
+    _calculate_fan_in_and_fan_out,
+    calculate_gain,
+    constant,
+    constant_,
+    dirac,
+    dirac_,
+    eye,
+    eye_,
+    kaiming_normal,
+    kaiming_uniform,
+    normal,
+    ones_,
+    orthogonal,
+    sparse,
+    sparse_,
+    trunc_normal_,
+    uniform,
+    uniform_,
+    xavier_normal,
+    xavier_normal_,
+    xavier_uniform,
+    xavier_uniform_,
+    zeros_,
+)
+
 from relulab.init.correlated import correlated_
 
 __all__ = [
+    "DEPRECATED_ALIASES",
     "DRAWS",
+    "TORCH_FUNCTIONS",
     "InitNotApplicableError",
+    "calculate_gain",
+    "constant_",
+    "dirac_",
+    "eye_",
     "fans",
-    "normal_",
-    "torch_default_",
     "kaiming_normal_",
     "kaiming_uniform_",
     "lecun_normal_",
+    "normal_",
+    "ones_",
     "orthogonal_",
     "raai_",
     "rai_",
     "rai_matrix",
+    "sparse_",
+    "torch_default_",
+    "trunc_normal_",
+    "uniform_",
+    "xavier_normal_",
+    "xavier_uniform_",
+    "zeros_",
 ]
+
+#: The functions of ``torch.nn.init`` that are re-exported unchanged (``is`` torch's).
+TORCH_FUNCTIONS: tuple[str, ...] = (
+    "calculate_gain",
+    "constant_",
+    "dirac_",
+    "eye_",
+    "ones_",
+    "sparse_",
+    "trunc_normal_",
+    "uniform_",
+    "xavier_normal_",
+    "xavier_uniform_",
+    "zeros_",
+)
+
+#: torch's deprecated names without the underscore, re-exported (torch's objects) but not in
+#: ``__all__``: old code keeps running, with torch's ``FutureWarning``.
+DEPRECATED_ALIASES: tuple[str, ...] = (
+    "constant",
+    "dirac",
+    "eye",
+    "kaiming_normal",
+    "kaiming_uniform",
+    "normal",
+    "orthogonal",
+    "sparse",
+    "uniform",
+    "xavier_normal",
+    "xavier_uniform",
+)
 
 RAI_STD = 0.6007  # Lu et al. 2020
 
@@ -104,19 +189,37 @@ def fans(tensor: Tensor) -> tuple[int, int]:
 
 
 def _fan(tensor: Tensor, mode: str) -> int:
+    """The fan of ``mode`` (case-insensitive, as torch's)."""
+    mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
     fan_in, fan_out = fans(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _is_empty(tensor: Tensor) -> bool:
+    """torch's rule for ``kaiming_*``: a tensor with a zero-size dimension is left as it is,
+    with torch's ``UserWarning`` (attributed to the caller of the public function)."""
+    if 0 not in tensor.shape:
+        return False
+    warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=3)
+    return True
+
+
 def _kaiming_gain(a: float, nonlinearity: str, gain: float | None) -> float:
     """torch's ``calculate_gain(nonlinearity, a)``, or ``gain`` when given directly."""
     if gain is None:
-        return torch.nn.init.calculate_gain(nonlinearity, a)
+        return calculate_gain(nonlinearity, a)
     if a != 0 or nonlinearity != "leaky_relu":
         raise ValueError("give the gain either directly (gain=) or through a and nonlinearity")
     return gain
+
+
+def _kaiming_std(
+    tensor: Tensor, a: float, mode: str, nonlinearity: str, gain: float | None
+) -> float:
+    r""":math:`g/\sqrt{n}`, computed in torch's order (so the same float as torch's)."""
+    return _kaiming_gain(a, nonlinearity, gain) / math.sqrt(_fan(tensor, mode))
 
 
 @torch.no_grad()
@@ -148,7 +251,8 @@ def normal_(
     r"""Fill ``tensor`` with :math:`N(\text{mean}, \text{std}^2)` draws (seed ``004_…`` appendix
     E uses mean 0, std² = 2e-4: small initial weights).
 
-    The signature and, with ``draw="torch"``, the draws of ``torch.nn.init.normal_``.
+    The signature and, with ``draw="torch"``, the draws of ``torch.nn.init.normal_`` (a call to
+    it).
 
     Args:
         tensor: the tensor to fill in place.
@@ -216,7 +320,7 @@ def torch_default_(
 
 def kaiming_normal_(
     tensor: Tensor,
-    a: float = 0.0,
+    a: float = 0,
     mode: str = "fan_in",
     nonlinearity: str = "leaky_relu",
     generator: torch.Generator | None = None,
@@ -228,13 +332,15 @@ def kaiming_normal_(
     default gain :math:`g = \sqrt{2/(1 + a^2)} = \sqrt 2` every ReLU layer keeps the second
     moment of its input.
 
-    The signature and, with ``draw="torch"``, the draws of ``torch.nn.init.kaiming_normal_``;
-    ``gain=`` gives :math:`g` directly instead of through ``a`` and ``nonlinearity``.
+    The signature and, with ``draw="torch"``, the draws of ``torch.nn.init.kaiming_normal_``
+    (without ``gain=`` it is a call to it); ``gain=`` gives :math:`g` directly instead of
+    through ``a`` and ``nonlinearity``. As torch's, a zero-element tensor is left as it is with
+    a ``UserWarning``, and a tensor of fewer than 2 dimensions raises ``ValueError``.
 
     Args:
         tensor: the weight ``(out, in, *kernel)``, filled in place.
         a: the negative slope of the leaky ReLU after this layer (``nonlinearity="leaky_relu"``).
-        mode: ``"fan_in"`` (preserve forward variance) or ``"fan_out"`` (backward).
+        mode: ``"fan_in"`` (preserve forward variance) or ``"fan_out"`` (backward); any case.
         nonlinearity: as ``torch.nn.init.calculate_gain``: ``"relu"``, ``"leaky_relu"``, …
         generator: the random generator.
         gain: :math:`g` directly (then leave ``a`` and ``nonlinearity`` at their defaults).
@@ -249,20 +355,20 @@ def kaiming_normal_(
         2.0
     """
     _check_draw(draw)
-    if tensor.numel() == 0:
+    if _is_empty(tensor):
         return tensor
-    std = _kaiming_gain(a, nonlinearity, gain) / math.sqrt(_fan(tensor, mode))
+    if draw == "torch" and gain is None:
+        return torch.nn.init.kaiming_normal_(tensor, a, mode, nonlinearity, generator)
+    std = _kaiming_std(tensor, a, mode, nonlinearity, gain)
     if draw == "float64":
         return _fill_normal(tensor, std, generator)
-    if gain is None:
-        return torch.nn.init.kaiming_normal_(tensor, a, mode, nonlinearity, generator)
     with torch.no_grad():
         return tensor.normal_(0, std, generator=generator)
 
 
 def kaiming_uniform_(
     tensor: Tensor,
-    a: float = 0.0,
+    a: float = 0,
     mode: str = "fan_in",
     nonlinearity: str = "leaky_relu",
     generator: torch.Generator | None = None,
@@ -273,7 +379,8 @@ def kaiming_uniform_(
     r"""He uniform (He et al. 2015): :math:`U(\pm g\sqrt{3/n})`, the same variance
     :math:`g^2/n` as :func:`kaiming_normal_`.
 
-    The signature and, with ``draw="torch"``, the draws of ``torch.nn.init.kaiming_uniform_``.
+    The signature and, with ``draw="torch"``, the draws of ``torch.nn.init.kaiming_uniform_``
+    (without ``gain=`` it is a call to it); zero-element and 1-D tensors as torch's.
 
     Args:
         tensor: the weight, filled in place.
@@ -293,15 +400,14 @@ def kaiming_uniform_(
         True
     """
     _check_draw(draw)
-    if tensor.numel() == 0:
+    if _is_empty(tensor):
         return tensor
-    g = _kaiming_gain(a, nonlinearity, gain)
-    fan = _fan(tensor, mode)
-    if draw == "float64":
-        return _fill_uniform(tensor, g * math.sqrt(3.0 / fan), generator)
-    if gain is None:
+    if draw == "torch" and gain is None:
         return torch.nn.init.kaiming_uniform_(tensor, a, mode, nonlinearity, generator)
-    bound = math.sqrt(3.0) * (g / math.sqrt(fan))
+    if draw == "float64":
+        g = _kaiming_gain(a, nonlinearity, gain)
+        return _fill_uniform(tensor, g * math.sqrt(3.0 / _fan(tensor, mode)), generator)
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity, gain)
     with torch.no_grad():
         return tensor.uniform_(-bound, bound, generator=generator)
 
@@ -327,6 +433,8 @@ def lecun_normal_(
         1.0
     """
     _check_draw(draw)
+    if _is_empty(tensor):
+        return tensor
     std = 1.0 / math.sqrt(fans(tensor)[0])
     if draw == "float64":
         return _fill_normal(tensor, std, generator)
@@ -337,7 +445,7 @@ def lecun_normal_(
 @torch.no_grad()
 def orthogonal_(
     tensor: Tensor,
-    gain: float = 1.0,
+    gain: float = 1,
     generator: torch.Generator | None = None,
     *,
     draw: Draw = "torch",
@@ -345,7 +453,8 @@ def orthogonal_(
     r"""Orthogonal rows or columns (whichever are fewer), times ``gain`` (Saxe et al. 2014): the
     Q factor of the QR decomposition of a Gaussian matrix with the sign fix of Mezzadri (2007),
     so Q is Haar-distributed. The signature and, with ``draw="torch"``, the draws of
-    ``torch.nn.init.orthogonal_``.
+    ``torch.nn.init.orthogonal_`` (a call to it); with either draw a tensor of fewer than 2
+    dimensions raises torch's ``ValueError`` and a zero-element one is left as it is.
 
     Args:
         tensor: at least 2-D; flattened to ``(out, rest)``.
@@ -364,6 +473,10 @@ def orthogonal_(
     _check_draw(draw)
     if draw == "torch":
         return torch.nn.init.orthogonal_(tensor, gain, generator)
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0 or tensor.is_meta:
+        return tensor  # torch's no-op
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     flat = torch.randn(max(rows, cols), min(rows, cols), generator=generator, dtype=torch.float64)
