@@ -2,7 +2,9 @@
 
 Every number is measured in one process, side by side, on the same data and step count (see
 :mod:`relulab.bench.workloads`). Where a target is missed the result carries the operator
-profile that explains why. Timings never enter the test suite.
+profile that explains why. Timings never enter the test suite. The ``monitor`` workload
+(:mod:`relulab.bench.monitor`) times :class:`relulab.probe.Monitor` in a ResNet-18 training
+loop.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+from relulab.bench import monitor as monitor_workload
 from relulab.bench import workloads
 from relulab.files import write_atomic
 from relulab.runner.environment import library_versions
@@ -29,7 +32,7 @@ __all__ = [
     "write_bench",
 ]
 
-WORKLOADS = ("w1", "w2", "w3", "w4", "w5", "scaling")
+WORKLOADS = ("w1", "w2", "w3", "w4", "w5", "scaling", "monitor")
 
 
 def top_operators(run: Callable[[], object], limit: int = 8) -> list[dict[str, Any]]:
@@ -97,6 +100,9 @@ def run_bench(
     if "scaling" in names:
         progress("Scaling: network-steps/s against the number of networks and the width …")
         results["scaling"] = workloads.scaling_curve(device)
+    if "monitor" in names:
+        progress("Monitor: ResNet-18 SGD steps with relulab.probe.Monitor(every=50) and without …")
+        results["monitor"] = monitor_workload.monitor_overhead(device)
     return results
 
 
@@ -299,4 +305,32 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             if key in scaling:
                 value = scaling[key]
                 rows.append(("Scaling", label, "never" if value is None else f"{value:,.0f}", ""))
+    if monitor := results.get("monitor"):
+        rows += _monitor_rows(monitor)
     return rows
+
+
+def _monitor_rows(monitor: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """The monitor workload's rows: overhead against its target, and its parts."""
+    every = monitor["every"]
+    return [
+        (
+            "Monitor",
+            f"overhead on a ResNet-18 SGD step, every={every}",
+            f"{monitor['overhead']:+.1%}",
+            _verdict(f"≤ {monitor['target_overhead']:.0%}", monitor["meets_overhead_target"]),
+        ),
+        (
+            "Monitor",
+            f"one measurement / ({every} steps)",
+            f"{monitor['expected_overhead']:.1%}",
+            "",
+        ),
+        (
+            "Monitor",
+            "one measurement, one step, probe()",
+            f"{monitor['measure_s'] * 1e3:.0f} ms, {monitor['train_step_s'] * 1e3:.0f} ms, "
+            f"{monitor['probe_s'] * 1e3:.0f} ms",
+            "",
+        ),
+    ]

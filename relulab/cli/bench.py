@@ -16,15 +16,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "bench",
         help="measure the engine against the machine and peers",
         description="Measure, in one process, the batched engine against a naive per-network "
-        "PyTorch loop, JAX (when installed) and the fp32 matmul peak; writes bench.json and "
-        "prints a table.",
+        "PyTorch loop, JAX (when installed) and the fp32 matmul peak, and the training overhead "
+        "of relulab.probe.Monitor; writes bench.json and prints a table.",
     )
     bench.add_argument(
         "--workloads",
-        default="w1,w2,w3,w4,w5,scaling",
+        default="w1,w2,w3,w4,w5,scaling,monitor",
         help="comma-separated: w1 (tiny nets), w2 (residual toy), w3 (wide forward "
         "statistics), w4 (single neurons at the seed's scale), w5 (CNN ensemble through "
-        "torch.func), scaling (network-steps/s against S and width, with a figure); "
+        "torch.func), scaling (network-steps/s against S and width, with a figure), monitor "
+        "(relulab.probe.Monitor's overhead on a ResNet-18 training step at every=50); "
         "default all",
     )
     bench.add_argument("--full", action="store_true", help="W3 at full size (width 3000)")
