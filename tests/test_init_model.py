@@ -136,3 +136,66 @@ def test_data_dependent_inits_take_a_linear_layers_features_on_the_last_axis():
         hidden.var(dim=(0, 1), unbiased=False), torch.ones(24), rtol=1e-4, atol=0
     )
     init.lsuv_(model, x)
+
+
+def _layer_by_layer(model, x, centre, generator):
+    """The procedure the one-pass implementation must equal: per layer in forward order, draw,
+    run the whole model to capture its output, rescale (seed 002 §5.1)."""
+    with torch.no_grad():
+        for layer in [m for m in model if isinstance(m, nn.Linear)]:
+            nn.init.normal_(layer.weight, generator=generator)
+            layer.bias.zero_()
+            output = init.model.capture(model, layer, x)
+            init.rescale_layer_(layer.weight, layer.bias, output, centre=centre)
+
+
+@pytest.mark.parametrize("centre", [False, True])
+def test_one_pass_equals_the_layer_by_layer_procedure(centre):
+    x = _data().double()
+    one_pass, reference = _mlp().double(), _mlp().double()
+    function = init.scale_bias_ if centre else init.scale_
+    function(one_pass, x, generator=torch.Generator().manual_seed(5))
+    _layer_by_layer(reference, x, centre, torch.Generator().manual_seed(5))
+    for a, b in zip(one_pass.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_report_lists_untouched_weights_in_its_frame_and_text():
+    model = nn.Sequential(nn.Linear(12, 8), nn.LayerNorm(8), nn.Linear(8, 2))
+    report = init.scale_bias_(model, _data(), exclude="2")
+    assert [r.layer for r in report] == ["0"] and report[0].shape == (8, 12)
+    assert [(w.name, w.kind, w.shape) for w in report.untouched] == [
+        ("1.weight", "LayerNorm", (8,)),
+        ("1.bias", "LayerNorm", (8,)),
+        ("2.weight", "Linear", (2, 8)),
+        ("2.bias", "Linear", (2,)),
+    ]
+    frame = report.to_frame()
+    assert list(frame["status"]) == ["set"] + ["untouched"] * 4
+    assert frame.loc[frame["layer"] == "2.weight", "reason"].item() == "excluded by exclude='2'"
+    text = str(report)
+    assert text.startswith("scale_bias: 1 layers set, 4 weights left untouched")
+    assert "left untouched:" in text and "not a layer the initialisers set (LayerNorm)" in text
+
+
+def test_parameter_layers_recognise_transposed_convolutions():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.ConvTranspose2d(4, 2, 2))
+    x = torch.randn(2, 3, 6, 6)
+    assert [name for name, _ in init.parameter_layers(model, x)] == ["0", "2"]
+    assert [row.kind for row in init.scale_(model, x)] == ["Conv2d", "ConvTranspose2d"]
+
+
+def test_scale_bias_error_names_the_alternatives():
+    with pytest.raises(init.InitNotApplicableError, match="bias_free='add'"):
+        init.scale_bias_(_mlp(bias=False), _data())
+    report = init.scale_bias_(_mlp(bias=False), _data(), bias_free="add", eps=0.0)
+    assert [r.note for r in report] == ["bias added"] * 3
+    assert all(abs(r.output_mean) < 1e-5 for r in report)
+
+
+def test_progress_bar_only_when_asked_or_on_a_terminal(capsys):
+    init.scale_(_mlp(), _data(), progress=True)
+    assert "scale" in capsys.readouterr().err
+    init.scale_(_mlp(), _data())  # stderr is not a terminal under pytest: no bar
+    init.lsuv_(_mlp(), _data(), progress=False)
+    assert capsys.readouterr().err == ""

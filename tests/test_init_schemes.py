@@ -136,3 +136,16 @@ def test_analytic_shift_rejects_schemes_without_a_constant_variance():
     with pytest.raises(ValueError, match="no analytic shift for 'orthogonal'"):
         init.analytic_relu_shift(scheme="orthogonal")
     assert init.analytic_relu_shift(pre_activation_std=1.0) == 1 / math.sqrt(2 * math.pi)
+
+
+def test_include_and_exclude_reach_every_kind_of_scheme():
+    x = torch.randn(32, 5, generator=torch.Generator().manual_seed(0))
+    for scheme in ("kaiming_normal", "scale", "scale_bias", "lsuv"):
+        model = nn.Sequential(nn.Linear(5, 6), nn.ReLU(), nn.Linear(6, 3))
+        head = model[2].weight.detach().clone()
+        report = init.apply_init_(model, scheme, x, exclude="2")
+        assert [row.layer for row in report] == ["0"], scheme
+        assert torch.equal(model[2].weight, head), scheme
+        assert [w.name for w in report.untouched] == ["2.weight", "2.bias"], scheme
+        report = init.apply_init_(model, scheme, x, include=lambda name, module: name == "2")
+        assert [row.layer for row in report] == ["2"], scheme

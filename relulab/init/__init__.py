@@ -21,7 +21,9 @@ True
 >>> report.to_frame()                                                     # doctest: +SKIP
 """
 
+from relulab.init.calibrate import ConstantInputWarning
 from relulab.init.correlated import correlated_
+from relulab.init.layers import Selector, UntouchedWeight, WeightBlock, select_blocks
 from relulab.init.model import (
     InitReport,
     LayerReport,
@@ -86,6 +88,11 @@ from relulab.init.tensor import (  # noqa: F401
 )
 
 __all__ = [
+    "ConstantInputWarning",
+    "Selector",
+    "UntouchedWeight",
+    "WeightBlock",
+    "select_blocks",
     "DEPRECATED_ALIASES",
     "DRAWS",
     "FAN_IN_VARIANCE",

@@ -1,10 +1,16 @@
-r"""Model-level initialisation of any ``nn.Module``: layer discovery, per-layer reports, and the
-data-dependent schemes of seed ``002_…`` §5.1 (Luther & Seung) and their relatives.
+r"""Model-level initialisation of any ``nn.Module``: per-layer reports, and the data-dependent
+schemes of seed ``002_…`` §5.1 (Luther & Seung) and their relatives.
 
-Layers are the ``nn.Linear`` and ``nn.Conv{1,2,3}d`` modules, in the order the forward pass
-calls them (found with forward hooks on one batch). A *feature* is an output unit of a Linear
-layer — its last axis, at any rank: a sequence ``(N, T, d)`` has d features, statistics over N
-and T — or an output channel of a convolution, axis 1 (statistics over samples and positions).
+The weights set are the *blocks* of :mod:`relulab.init.layers`: ``nn.Linear``,
+``nn.Conv{1,2,3}d``, ``nn.ConvTranspose{1,2,3}d``, HuggingFace ``Conv1D`` and the four
+matrices of ``nn.MultiheadAttention`` (``in_proj`` as three blocks q, k, v; ``out_proj``),
+chosen with ``include`` / ``exclude``; every other parameter — embeddings, normalisation
+layers, class tokens, excluded layers — is left as it was and listed in the
+:class:`InitReport` (``report.untouched``, ``report.to_frame()``, ``str(report)``).
+
+A *feature* is an output unit of a Linear-like block — its last axis, at any rank: a sequence
+``(N, T, d)`` has d features, statistics over N and T — or an output channel of a
+convolution, axis 1 (statistics over samples and positions).
 
 Data-dependent schemes, each layer set on the outputs of the layers before it (already set);
 the arithmetic of one layer is :func:`rescale_layer_`, which the engine's batched
@@ -23,24 +29,44 @@ the arithmetic of one layer is :func:`rescale_layer_`, which the engine's batche
   :math:`W \leftarrow W/\sqrt{\mathrm{Var}(u)}` until :math:`|\mathrm{Var}(u) - 1| <` ``tol`` or
   ``max_iter`` rounds; weights only, biases 0.
 
+**One forward pass.** All layers are set during a single forward pass over the data: a hook
+draws a layer's weight just before its first call and rescales it right after, returning the
+rescaled output, so every later layer sees the outputs of the layers already set — the
+layer-by-layer procedure, exactly (a layer is affine in :math:`(W, b)`, so its new output is
+the old one rescaled; a layer called twice is set at its first call). The pass stops as soon as
+the last layer to set has been set. Attention projections are set from the attention's input
+(``in_proj``, computed once more in the hook) and from its output (``out_proj``).
+
 Per-tensor schemes applied to a whole model (:func:`relulab.init.init_model_`) and the names of
 all schemes live in :mod:`relulab.init.schemes`.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from typing import Any, Literal
 
-import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from relulab.init.calibrate import (
+    CONSTANT_TOL,
+    CalibrationOptions,
+    ConstantInputWarning,
+    Rule,
+    calibrate,
+)
+from relulab.init.data import Batch, Data, StopForward, gather_batches, run_until_stopped
+from relulab.init.layers import Selector, WeightBlock, is_hf_conv1d, is_layer
+from relulab.init.report import InitReport, LayerReport, block_report, layer_report
 from relulab.init.tensor import InitNotApplicableError, orthogonal_
-from relulab.nn.run import run_model
 
 __all__ = [
+    "CONSTANT_TOL",
+    "ConstantInputWarning",
     "InitReport",
     "LayerReport",
+    "block_report",
     "capture",
     "check_biases",
     "feature_layout",
@@ -52,62 +78,17 @@ __all__ = [
     "scale_bias_",
 ]
 
-LAYER_TYPES = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
 
-
-@dataclass(frozen=True)
-class LayerReport:
-    """What an initialiser did to one layer.
-
-    Attributes:
-        layer: the module's name in the model.
-        kind: its class name (``Linear``, ``Conv2d``, ``ReLUMinusB``, …).
-        scheme: the scheme applied.
-        weight_std: the std of the weight afterwards.
-        bias_mean: the mean of the bias (or of a ReLU shift), ``None`` without one.
-        output_mean: data-dependent schemes: the mean of the layer's output on the data.
-        output_second_moment: data-dependent schemes: its second moment.
-        iterations: LSUV: the rounds taken.
-
-    Example:
-        >>> from relulab import init
-        >>> row = init.init_model_(nn.Sequential(nn.Linear(3, 2)), "kaiming_normal")[0]
-        >>> row.kind, row.scheme, row.bias_mean
-        ('Linear', 'kaiming_normal', 0.0)
-    """
-
-    layer: str
-    kind: str
-    scheme: str
-    weight_std: float
-    bias_mean: float | None
-    output_mean: float | None = None
-    output_second_moment: float | None = None
-    iterations: int | None = None
-
-
-class InitReport(list):
-    """The per-layer :class:`LayerReport` rows of one model-level initialisation.
-
-    Example:
-        >>> from relulab import init
-        >>> report = init.init_model_(nn.Sequential(nn.Linear(3, 2)), "lecun_normal")
-        >>> list(report.to_frame()["layer"])
-        ['0']
-    """
-
-    def to_frame(self) -> pd.DataFrame:
-        """The rows as a ``pandas.DataFrame``, one column per :class:`LayerReport` field."""
-        return pd.DataFrame([asdict(r) for r in self])
-
-
-def parameter_layers(model: nn.Module, data: Tensor | None = None) -> list[tuple[str, nn.Module]]:
-    """The Linear/Conv layers of ``model`` as ``(name, module)`` pairs.
+def parameter_layers(model: nn.Module, data: Data | None = None) -> list[tuple[str, nn.Module]]:
+    """The layer modules of ``model`` (``nn.Linear``, ``nn.Conv*d``, ``nn.ConvTranspose*d``,
+    HuggingFace ``Conv1D``) as ``(name, module)`` pairs; the initialisers work on the blocks of
+    :func:`relulab.init.layers.select_blocks`, which add ``nn.MultiheadAttention``.
 
     Args:
         model: any ``nn.Module``.
-        data: if given, one forward pass on it orders the layers as the forward calls them
-            (a layer called twice counts once, at its first call); else module order.
+        data: if given (anything :func:`~relulab.init.data.gather_batches` takes), one forward
+            pass on it orders the layers as the forward calls them (a layer called twice counts
+            once, at its first call; a layer never called is left out); else module order.
 
     Returns:
         The layers; a ``ValueError`` if there are none.
@@ -116,30 +97,32 @@ def parameter_layers(model: nn.Module, data: Tensor | None = None) -> list[tuple
         >>> [name for name, _ in parameter_layers(nn.Sequential(nn.Linear(2, 3), nn.ReLU()))]
         ['0']
     """
-    named = [(name, m) for name, m in model.named_modules() if isinstance(m, LAYER_TYPES)]
+    named = [(name, m) for name, m in model.named_modules() if is_layer(m)]
     if not named:
-        raise ValueError("no nn.Linear or nn.Conv layer found in the model")
+        raise ValueError("no nn.Linear, nn.Conv or HuggingFace Conv1D layer found in the model")
     if data is None:
         return named
     order: list[nn.Module] = []
     hooks = [m.register_forward_hook(lambda mod, i, o: order.append(mod)) for _, m in named]
     try:
-        _forward(model, data)
+        with torch.no_grad():
+            run_until_stopped(model, gather_batches(data))
     finally:
         for hook in hooks:
             hook.remove()
     names = {id(m): n for n, m in named}
-    seen, ordered = set(), []
-    for module in order:
-        if id(module) not in seen:
-            seen.add(id(module))
-            ordered.append((names[id(module)], module))
-    return ordered
+    ordered = {id(module): (names[id(module)], module) for module in order}
+    return list(ordered.values())
 
 
-def check_biases(scheme: str, layers: list[tuple[str, nn.Module]]) -> None:
+def check_biases(scheme: str, layers: list[tuple[str, nn.Module]], hint: str = "") -> None:
     """Raise :class:`~relulab.init.InitNotApplicableError` naming the layers without a bias, for a
     scheme that sets every bias.
+
+    Args:
+        scheme: the scheme's name.
+        layers: ``(name, module)`` pairs, or :class:`~relulab.init.layers.WeightBlock` s.
+        hint: appended to the message (what to do instead).
 
     Example:
         >>> try:
@@ -148,26 +131,32 @@ def check_biases(scheme: str, layers: list[tuple[str, nn.Module]]) -> None:
         ...     print(error)
         rai sets every layer's bias, but these layers have none: fc (Linear)
     """
-    missing = [f"{name} ({type(layer).__name__})" for name, layer in layers if layer.bias is None]
+    missing = [_label(layer) for layer in layers if _bias_of(layer) is None]
     if missing:
         raise InitNotApplicableError(
-            f"{scheme} sets every layer's bias, but these layers have none: {', '.join(missing)}"
+            f"{scheme} sets every layer's bias, but these layers have none: "
+            f"{', '.join(missing)}{hint}"
         )
 
 
-def _forward(model: nn.Module, data: Tensor) -> Tensor:
-    with torch.no_grad():
-        return run_model(model, data)
+def _label(layer: tuple[str, nn.Module] | WeightBlock) -> str:
+    if isinstance(layer, WeightBlock):
+        return f"{layer.name} ({layer.kind})"
+    return f"{layer[0]} ({type(layer[1]).__name__})"
 
 
-def capture(model: nn.Module, module: nn.Module, data: Tensor, what: str = "output") -> Tensor:
+def _bias_of(layer: tuple[str, nn.Module] | WeightBlock) -> Tensor | None:
+    return layer.bias if isinstance(layer, WeightBlock) else layer[1].bias
+
+
+def capture(model: nn.Module, module: nn.Module, data: Data, what: str = "output") -> Tensor:
     """The first input (``what="input"``) or the output of ``module`` when ``model`` runs on
-    ``data`` without gradients (its first call, detached).
+    ``data`` without gradients (its first call, detached). The forward pass stops there.
 
     Args:
         model: the whole model.
         module: one of its submodules.
-        data: the model's input.
+        data: the model's input (anything :func:`~relulab.init.data.gather_batches` takes).
         what: ``"input"`` or ``"output"``.
 
     Returns:
@@ -180,53 +169,43 @@ def capture(model: nn.Module, module: nn.Module, data: Tensor, what: str = "outp
     """
     captured: list[Tensor] = []
 
-    def keep(mod: nn.Module, inputs: tuple[Tensor, ...], output: Tensor) -> None:
-        captured.append((output if what == "output" else inputs[0]).detach())
+    def keep_input(mod: nn.Module, inputs: tuple[Tensor, ...]) -> None:
+        captured.append(inputs[0].detach())
+        raise StopForward
 
-    hook = module.register_forward_hook(keep)
+    def keep_output(mod: nn.Module, inputs: tuple[Tensor, ...], output: Tensor) -> None:
+        captured.append(output.detach())
+        raise StopForward
+
+    if what == "input":
+        hook = module.register_forward_pre_hook(keep_input)
+    else:
+        hook = module.register_forward_hook(keep_output)
     try:
-        _forward(model, data)
+        with torch.no_grad():
+            run_until_stopped(model, gather_batches(data))
     finally:
         hook.remove()
+    if not captured:
+        raise ValueError(f"{type(module).__name__} was not called by the forward pass")
     return captured[0]
 
 
-def layer_report(
-    name: str,
-    layer: nn.Module,
-    scheme: str,
-    output: Tensor | None = None,
-    iterations: int | None = None,
-) -> LayerReport:
-    """The :class:`LayerReport` of ``layer`` as it is now (and of its ``output`` if given).
-
-    Example:
-        >>> layer_report("fc", nn.Linear(3, 2), "torch_default").kind
-        'Linear'
-    """
-    bias = getattr(layer, "bias", None)
-    return LayerReport(
-        name,
-        type(layer).__name__,
-        scheme,
-        float(layer.weight.detach().std()),
-        None if bias is None else float(bias.detach().mean()),
-        None if output is None else float(output.mean()),
-        None if output is None else float(output.square().mean()),
-        iterations,
-    )
+def _features_last(layer: nn.Module) -> bool:
+    return isinstance(layer, nn.Linear | nn.MultiheadAttention) or is_hf_conv1d(layer)
 
 
 def feature_layout(layer: nn.Module, output: Tensor) -> Tensor:
     """A layer's output with its features on axis 1, the layout of :func:`rescale_layer_`:
-    a Linear layer's features are its *last* axis at any rank (a sequence ``(N, T, d)`` gives
-    ``(N, d, T)``); a convolution's channels are axis 1 already.
+    a Linear-like layer's (``nn.Linear``, HuggingFace ``Conv1D``, attention) features are its
+    *last* axis at any rank (a sequence ``(N, T, d)`` gives ``(N, d, T)``); a convolution's
+    channels are axis 1 already.
 
     Example:
         >>> feature_layout(nn.Linear(3, 5), torch.zeros(2, 7, 5)).shape
         torch.Size([2, 5, 7])
     """
-    if isinstance(layer, nn.Linear) and output.dim() > 2:
+    if _features_last(layer) and output.dim() > 2:
         return output.movedim(-1, 1)
     return output
 
@@ -299,45 +278,81 @@ def rescale_layer_(
     return output * output_factor, factor
 
 
-@torch.no_grad()
-def _data_dependent(
-    model: nn.Module,
-    data: Tensor,
-    scheme: str,
-    centre: bool,
-    per_feature: bool,
-    eps: float,
-    generator: torch.Generator | None,
-) -> InitReport:
-    report = InitReport()
-    layers = parameter_layers(model, data)
-    if centre:
-        check_biases("scale_bias", layers)
-    for name, layer in layers:
-        torch.nn.init.normal_(layer.weight, generator=generator)
-        if layer.bias is not None:
-            layer.bias.zero_()
-        output = feature_layout(layer, capture(model, layer, data, "output"))
-        output, _ = rescale_layer_(layer.weight, layer.bias, output, centre, per_feature, eps)
-        report.append(layer_report(name, layer, scheme, output))
-    return report
+def _normal_draw(weight: Tensor, generator: torch.Generator | None) -> None:
+    torch.nn.init.normal_(weight, generator=generator)
+
+
+def _sample_dims(output: Tensor) -> tuple[int, ...]:
+    return (0,) + tuple(range(2, output.dim()))
+
+
+def _feature_variance(block: WeightBlock, output: Tensor) -> Tensor:
+    """The per-feature sample variance, averaged over features."""
+    return output.var(dim=_sample_dims(output), unbiased=False).mean()
+
+
+def _second_moment(block: WeightBlock, output: Tensor) -> Tensor:
+    return output.square().mean()
+
+
+def _scale_rule(scheme: str, centre: bool, per_feature: bool, eps: float) -> Rule:
+    def fit(block: WeightBlock, output: Tensor) -> tuple[Tensor, None]:
+        weight = block.read()
+        centred = centre and block.bias is not None
+        new, _ = rescale_layer_(weight, block.bias, output, centred, per_feature, eps)
+        block.store(weight)
+        return new, None
+
+    def divisor(block: WeightBlock, output: Tensor) -> Tensor:
+        centred = centre and block.bias is not None
+        return _feature_variance(block, output) if centred else _second_moment(block, output)
+
+    name = "feature variance" if centre else "second moment"
+    return Rule(scheme, _normal_draw, fit, divisor, name)
 
 
 def scale_(
-    model: nn.Module, data: Tensor, eps: float = 1e-5, generator: torch.Generator | None = None
+    model: nn.Module,
+    data: Data,
+    eps: float = 1e-5,
+    generator: torch.Generator | None = None,
+    *,
+    include: Selector | None = None,
+    exclude: Selector | None = None,
+    max_batches: int | None = None,
+    get_input: Callable[[Any], Batch] | None = None,
+    progress: bool | None = None,
+    constant_tol: float = CONSTANT_TOL,
 ) -> InitReport:
     r"""*scale* (seed ``002_…`` §5.1, eq. 13): :math:`W \sim N(0, 1)`, biases 0, then layer by
     layer in forward order :math:`W \leftarrow W/\sqrt{\langle u^2\rangle + \epsilon}`, so every
     layer's output has unit second moment over features and samples on ``data``.
 
+    One forward pass sets every layer (module docstring); it stops after the last layer set.
+
     Args:
-        model: any ``nn.Module`` with Linear/Conv layers.
-        data: the samples to measure (the seed uses 5 minibatches; pass them concatenated).
+        model: any ``nn.Module`` with layers of :mod:`relulab.init.layers`.
+        data: the samples to measure: a tensor, a mapping of model arguments (HuggingFace:
+            ``model(**batch)``), or an iterable of such batches (a ``DataLoader``; ``(input,
+            target)`` batches give their input), joined along the first axis. The seed uses 5
+            minibatches.
         eps: :math:`\epsilon`.
         generator: the random generator of the N(0, 1) draw (``torch.nn.init.normal_``).
+        include: the layers to set (:data:`relulab.init.layers.Selector`: a glob on module
+            names — matching a name or a dotted prefix of it —, a compiled regex, a predicate
+            ``(name, module) -> bool``, or a sequence of these); default every layer.
+        exclude: the layers to leave as they are (same forms), e.g.
+            ``exclude=["pooler", "classifier"]``; default none.
+        max_batches: read at most this many batches of an iterable ``data``.
+        get_input: takes the model input out of each batch (default: a tensor or mapping as
+            it is, the first element of a tuple).
+        progress: a progress bar over the layers on stderr: ``True``, ``False``, or ``None``
+            (default) when stderr is a terminal.
+        constant_tol: the threshold of a constant input (:class:`ConstantInputWarning`).
 
     Returns:
-        An :class:`InitReport` with each layer's output mean and second moment.
+        An :class:`InitReport` with each layer's output mean and second moment, and the
+        weights left untouched.
 
     Example:
         >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
@@ -345,30 +360,81 @@ def scale_(
         >>> [round(r.output_second_moment, 4) for r in report]
         [1.0, 1.0]
     """
-    return _data_dependent(model, data, "scale", False, False, eps, generator)
+    rule = _scale_rule("scale", False, False, eps)
+    options = CalibrationOptions(include, exclude, max_batches, get_input, progress, constant_tol)
+    return calibrate(model, data, rule, generator, options)
+
+
+BiasFree = Literal["error", "add", "scale"]
+BIAS_FREE: tuple[str, ...] = ("error", "add", "scale")
+
+BIAS_FREE_HINT = (
+    ". Pass bias_free='add' to give them a zero bias parameter first (the model gains "
+    "parameters: build the optimiser afterwards), bias_free='scale' to scale them without "
+    "centring (eq. 13 only), exclude= to leave them as they are, or use scale_ or lsuv_, which "
+    "set no bias. (A bias before a train-mode BatchNorm is redundant: the norm removes each "
+    "channel's batch mean.)"
+)
+
+
+def _bias_free_preparation(
+    bias_free: str,
+) -> Callable[[list[WeightBlock]], dict[WeightBlock, str]]:
+    if bias_free not in BIAS_FREE:
+        raise ValueError(f"bias_free must be one of {', '.join(BIAS_FREE)}, got {bias_free!r}")
+
+    def prepare(blocks: list[WeightBlock]) -> dict[WeightBlock, str]:
+        if bias_free == "error":
+            check_biases("scale_bias", blocks, BIAS_FREE_HINT)
+        bias_free_blocks = [block for block in blocks if block.bias is None]
+        if bias_free == "scale":
+            return {block: "no bias: scaled, not centred" for block in bias_free_blocks}
+        for block in bias_free_blocks:
+            block.add_bias()
+        return {block: "bias added" for block in bias_free_blocks}
+
+    return prepare
 
 
 def scale_bias_(
     model: nn.Module,
-    data: Tensor,
+    data: Data,
     per_feature: bool = False,
     eps: float = 1e-5,
     generator: torch.Generator | None = None,
+    bias_free: BiasFree = "error",
+    *,
+    include: Selector | None = None,
+    exclude: Selector | None = None,
+    max_batches: int | None = None,
+    get_input: Callable[[Any], Batch] | None = None,
+    progress: bool | None = None,
+    constant_tol: float = CONSTANT_TOL,
 ) -> InitReport:
     r"""*scale+bias* (seed ``002_…`` §5.1, eq. 14 then eq. 13): :math:`W \sim N(0, 1)`; per
     feature :math:`b_i = -\mu_i`; then the layer's scale on the centred outputs, applied to
     weights and biases. Every feature has zero sample mean on ``data``; the layer unit second
     moment, or every feature unit variance with ``per_feature=True`` (Krähenbühl et al. 2015).
 
+    A layer without a bias (every convolution before a BatchNorm, every T5/LLaMA-style linear)
+    cannot be centred: by ``bias_free`` — ``"error"`` (default: raise
+    :class:`~relulab.init.InitNotApplicableError` naming them and these options, before
+    anything is changed), ``"add"`` (give each a zero bias parameter, then centre it: the model
+    gains parameters, so build the optimiser afterwards) or ``"scale"`` (scale them by eq. 13
+    only, uncentred; the others as usual). A layer whose input is constant over the data is left
+    as it was with a :class:`ConstantInputWarning`.
+
     Args:
-        model: any ``nn.Module`` whose Linear/Conv layers all have biases.
-        data: the samples to measure.
+        model: any ``nn.Module`` with layers of :mod:`relulab.init.layers`.
+        data: the samples to measure (as :func:`scale_`).
         per_feature: one scale per feature instead of per layer.
         eps: :math:`\epsilon`.
         generator: the random generator of the N(0, 1) draw.
+        bias_free: ``"error"``, ``"add"`` or ``"scale"``.
+        include, exclude, max_batches, get_input, progress, constant_tol: as :func:`scale_`.
 
     Returns:
-        An :class:`InitReport`.
+        An :class:`InitReport` (``note`` says ``bias added`` or ``no bias: scaled, not centred``).
 
     Example:
         >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
@@ -377,27 +443,63 @@ def scale_bias_(
         [True, True]
     """
     scheme = "scale_bias_per_feature" if per_feature else "scale_bias"
-    return _data_dependent(model, data, scheme, True, per_feature, eps, generator)
+    prepare = _bias_free_preparation(bias_free)
+    rule = _scale_rule(scheme, True, per_feature, eps)
+    options = CalibrationOptions(include, exclude, max_batches, get_input, progress, constant_tol)
+    return calibrate(model, data, rule, generator, options, prepare)
 
 
-@torch.no_grad()
+def _lsuv_rule(tol: float, max_iter: int) -> Rule:
+    def draw(weight: Tensor, generator: torch.Generator | None) -> None:
+        orthogonal_(weight, generator=generator, draw="float64")
+
+    def fit(block: WeightBlock, output: Tensor) -> tuple[Tensor, int]:
+        weight = block.read()
+        iterations = 0
+        for iterations in range(1, max_iter + 1):  # noqa: B007 (reported)
+            variance = output.var()
+            if abs(float(variance) - 1.0) < tol:
+                break
+            weight.div_(torch.sqrt(variance))
+            output = output / torch.sqrt(variance)  # linear in W with bias 0: the new output
+        block.store(weight)
+        return output, iterations
+
+    def divisor(block: WeightBlock, output: Tensor) -> Tensor:
+        return output.var()
+
+    return Rule("lsuv", draw, fit, divisor, "variance")
+
+
 def lsuv_(
     model: nn.Module,
-    data: Tensor,
+    data: Data,
     tol: float = 0.02,
     max_iter: int = 20,
     generator: torch.Generator | None = None,
+    *,
+    include: Selector | None = None,
+    exclude: Selector | None = None,
+    max_batches: int | None = None,
+    get_input: Callable[[Any], Batch] | None = None,
+    progress: bool | None = None,
+    constant_tol: float = CONSTANT_TOL,
 ) -> InitReport:
     r"""LSUV (Mishkin & Matas 2015): orthonormal weights, biases 0, then for each layer in
     forward order :math:`W \leftarrow W/\sqrt{\mathrm{Var}(u)}` until
-    :math:`|\mathrm{Var}(u) - 1| <` ``tol`` or ``max_iter`` rounds.
+    :math:`|\mathrm{Var}(u) - 1| <` ``tol`` or ``max_iter`` rounds (the variance over all the
+    output's entries). A layer is linear in :math:`W` with its bias 0, so a round rescales the
+    output measured once: every round runs within the one forward pass. Unlike the ``lsuv``
+    package, which scales an attention only through its ``out_proj`` (after an orthonormal
+    ``in_proj``), each of q, k, v is set on its own output too.
 
     Args:
-        model: any ``nn.Module`` with Linear/Conv layers.
-        data: the samples to measure.
+        model: any ``nn.Module`` with layers of :mod:`relulab.init.layers`.
+        data: the samples to measure (as :func:`scale_`).
         tol: the tolerance on the output variance.
         max_iter: the most rounds per layer.
         generator: the random generator of the orthogonal draw.
+        include, exclude, max_batches, get_input, progress, constant_tol: as :func:`scale_`.
 
     Returns:
         An :class:`InitReport` with the rounds each layer took.
@@ -408,18 +510,5 @@ def lsuv_(
         >>> all(r.iterations <= 20 for r in report)
         True
     """
-    report = InitReport()
-    for name, layer in parameter_layers(model, data):
-        orthogonal_(layer.weight, generator=generator, draw="float64")
-        if layer.bias is not None:
-            layer.bias.zero_()
-        iterations = 0
-        for iterations in range(1, max_iter + 1):  # noqa: B007 (reported)
-            output = capture(model, layer, data, "output")
-            variance = output.var()
-            if abs(float(variance) - 1.0) < tol:
-                break
-            layer.weight.div_(torch.sqrt(variance))
-            output = output / torch.sqrt(variance)  # linear in W with bias 0: the new output
-        report.append(layer_report(name, layer, "lsuv", output, iterations))
-    return report
+    options = CalibrationOptions(include, exclude, max_batches, get_input, progress, constant_tol)
+    return calibrate(model, data, _lsuv_rule(tol, max_iter), generator, options)

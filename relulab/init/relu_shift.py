@@ -14,10 +14,16 @@ from __future__ import annotations
 
 import math
 
-import torch
 from torch import Tensor, nn
 
-from relulab.init.model import InitReport, LayerReport, capture
+from relulab.init.data import (
+    Data,
+    StopForward,
+    calibration_mode,
+    gather_batches,
+    run_until_stopped,
+)
+from relulab.init.model import InitReport, LayerReport
 from relulab.init.schemes import FAN_IN_VARIANCE
 from relulab.nn.activations import ReLUMinusB
 from relulab.nn.statistics import centring_shift, module_sample_dims
@@ -64,21 +70,27 @@ def analytic_relu_shift(
     return pre_activation_std / math.sqrt(2 * math.pi)
 
 
-@torch.no_grad()
-def calibrate_relu_shift_(model: nn.Module, data: Tensor) -> InitReport:
+def calibrate_relu_shift_(model: nn.Module, data: Data) -> InitReport:
     r"""Set every :class:`relulab.nn.ReLUMinusB`'s shift to the per-neuron mean of its ReLU
     output on ``data``, :math:`b_i = \langle \mathrm{ReLU}(z_i)\rangle` over samples (and
     positions), so each neuron's output is centred on the data.
 
+    One forward pass sets them all, in call order: a hook reads each module's input at its first
+    call and sets the shift before the module runs, so later modules see centred outputs — as
+    if each were calibrated on a pass of its own. The pass stops after the last one; it runs
+    in :func:`relulab.init.data.calibration_mode` (dropout off, running statistics restored).
+
     Args:
         model: an ``nn.Module`` with :class:`~relulab.nn.ReLUMinusB` activations.
-        data: the samples to measure.
+        data: the samples to measure: a tensor, a mapping of model arguments, or an iterable
+            of batches (joined along the first axis).
 
     Returns:
         An :class:`~relulab.init.InitReport`, one row per ReLU−b module (``bias_mean`` = the
         mean shift).
 
     Example:
+        >>> import torch
         >>> model = nn.Sequential(nn.Linear(3, 4), ReLUMinusB(0.0))
         >>> _ = calibrate_relu_shift_(model, torch.randn(64, 3))
         >>> model[1].b.shape
@@ -90,12 +102,28 @@ def calibrate_relu_shift_(model: nn.Module, data: Tensor) -> InitReport:
             "no relulab.nn.ReLUMinusB module found: build the model with ReLUMinusB "
             "activations to calibrate their shifts"
         )
-    report = InitReport()
-    for name, module in modules:
-        z = capture(model, module, data, "input")
+    report = InitReport(scheme="relu_shift_calibration")
+    names = {id(module): name for name, module in modules}
+
+    def calibrate(module: ReLUMinusB, inputs: tuple[Tensor, ...]) -> None:
+        name = names.pop(id(module), None)
+        if name is None:
+            return
+        z = inputs[0]
         shift = centring_shift(z, module_sample_dims(z))
         module.set_shift(shift)
         report.append(
             LayerReport(name, "ReLUMinusB", "relu_shift_calibration", 0.0, float(shift.mean()))
         )
+        if not names:
+            raise StopForward
+
+    batch = gather_batches(data)
+    hooks = [module.register_forward_pre_hook(calibrate) for _, module in modules]
+    try:
+        with calibration_mode(model):
+            run_until_stopped(model, batch)
+    finally:
+        for hook in hooks:
+            hook.remove()
     return report

@@ -26,6 +26,10 @@ Per-tensor schemes (:math:`n_{in}` = the layer's fan-in; the bias rule;
 
 Data-dependent schemes (:mod:`relulab.init.model`): ``scale`` (seed ``002_…`` §5.1, eq. 13),
 ``scale_bias`` (eqs. 14 then 13), ``lsuv`` (Mishkin & Matas 2015).
+
+Which weights a model-level initialiser sets — Linear, Conv, ConvTranspose, HuggingFace
+``Conv1D``, ``nn.MultiheadAttention`` — and which it lists as untouched:
+:mod:`relulab.init.layers` (``docs/init.md``).
 """
 
 from __future__ import annotations
@@ -39,12 +43,13 @@ import torch
 from torch import Tensor, nn
 
 from relulab.init.correlated import correlated_
+from relulab.init.data import Data
+from relulab.init.layers import Selector, select_blocks, untouched_weights
 from relulab.init.model import (
     InitReport,
+    block_report,
     check_biases,
-    layer_report,
     lsuv_,
-    parameter_layers,
     scale_,
     scale_bias_,
 )
@@ -90,8 +95,9 @@ class Scheme:
             networks start from the same numbers.
         fan_in_variance: :math:`\\mathrm{Var}(W)\\,n_{in}`, the pre-activation variance a
             unit-second-moment input gets; ``None`` where it is not a constant.
-        apply: data-dependent schemes: ``apply(model, data, generator=...)`` returning an
-            :class:`~relulab.init.InitReport`; ``None`` for per-tensor schemes.
+        apply: data-dependent schemes: ``apply(model, data, generator=..., include=...,
+            exclude=...)`` returning an :class:`~relulab.init.InitReport`; ``None`` for
+            per-tensor schemes.
         requires_bias: the scheme sets every layer's bias (RAI, RAAI, scale+bias): a layer
             without one makes it :class:`~relulab.init.InitNotApplicableError`.
 
@@ -265,25 +271,40 @@ def get_scheme(name: str) -> Scheme:
 
 @torch.no_grad()
 def init_model_(
-    model: nn.Module, scheme: str, generator: torch.Generator | None = None, **kwargs: float
+    model: nn.Module,
+    scheme: str,
+    generator: torch.Generator | None = None,
+    *,
+    include: Selector | None = None,
+    exclude: Selector | None = None,
+    **kwargs: float,
 ) -> InitReport:
-    """Apply a per-tensor scheme of :data:`SCHEMES` to every Linear/Conv layer of ``model``.
+    """Apply a per-tensor scheme of :data:`SCHEMES` to every layer of ``model``.
 
-    Each layer's weight is drawn by the scheme; its bias follows the scheme's bias rule (0,
-    except ``torch_default``, ``rai`` and ``raai``, which draw it). Layers are visited in
-    ``model.named_modules()`` order, all from the one ``generator``, in float64 (the
-    registry's draw, the engine's too); pass ``draw="torch"`` for torch's own draws.
+    The layers are the blocks of :mod:`relulab.init.layers`: ``nn.Linear``, ``nn.Conv*d``,
+    ``nn.ConvTranspose*d`` (as the equivalent convolution ``(out, in/groups, *kernel)``),
+    HuggingFace ``Conv1D`` (as its transpose ``(out, in)``) and ``nn.MultiheadAttention``
+    (``in_proj`` as three ``(d, d)`` blocks q, k, v, each with its own fans; ``out_proj``). Each
+    weight is drawn by the scheme; its bias follows the scheme's bias rule (0, except
+    ``torch_default``, ``rai``, ``raai`` and ``correlated``, which draw it). Layers are visited
+    in ``model.named_modules()`` order, all from the one ``generator``, in float64 (the
+    registry's draw, the engine's too); pass ``draw="torch"`` for torch's own draws. Every
+    other parameter (embeddings, normalisation layers, …) is left as it is and listed in
+    ``report.untouched``.
 
     Args:
-        model: any ``nn.Module`` with ``nn.Linear``/``nn.Conv{1,2,3}d`` layers.
+        model: any ``nn.Module`` with such layers.
         scheme: a per-tensor scheme name (:data:`INIT_SCHEMES`); the data-dependent ones need
             :func:`apply_init_` with data.
         generator: the random generator (default: torch's global one).
+        include: the layers to set (:data:`relulab.init.layers.Selector`); default all.
+        exclude: the layers to leave (e.g. ``exclude="classifier"``); default none. A layer
+            whose weight is tied to an embedding is always left to it.
         **kwargs: options passed to the per-tensor initialiser (e.g. ``mode``, ``gain`` of
             :func:`~relulab.init.kaiming_normal_`).
 
     Returns:
-        An :class:`~relulab.init.InitReport`, one row per layer.
+        An :class:`~relulab.init.InitReport`, one row per layer, with the untouched weights.
 
     Raises:
         InitNotApplicableError: ``rai`` / ``raai`` on a model with bias-free layers (named).
@@ -297,30 +318,39 @@ def init_model_(
     chosen = get_scheme(scheme)
     if chosen.data_dependent:
         raise ValueError(f"{scheme!r} is data-dependent: use apply_init_(model, {scheme!r}, data)")
-    layers = parameter_layers(model)
+    blocks, left = select_blocks(model, include, exclude)
     if chosen.requires_bias:
-        check_biases(scheme, layers)
-    report = InitReport()
-    for name, layer in layers:
-        chosen.fill(layer.weight, layer.bias, generator, **kwargs)
-        report.append(layer_report(name, layer, scheme))
+        check_biases(scheme, blocks)
+    report = InitReport(scheme=scheme)
+    for block in blocks:
+        weight = block.read()
+        chosen.fill(weight, block.bias, generator, **kwargs)
+        block.store(weight)
+        report.append(block_report(block, scheme))
+    report.untouched = untouched_weights(model, left, blocks)
     return report
 
 
 def apply_init_(
     model: nn.Module,
     scheme: str,
-    data: Tensor | None = None,
+    data: Data | None = None,
     generator: torch.Generator | None = None,
+    *,
+    include: Selector | None = None,
+    exclude: Selector | None = None,
 ) -> InitReport:
     """Apply any scheme of :data:`SCHEMES` by name: per-tensor ones by :func:`init_model_`,
     data-dependent ones (``scale``, ``scale_bias``, ``lsuv``) on ``data``.
 
     Args:
-        model: any ``nn.Module`` with Linear/Conv layers.
+        model: any ``nn.Module`` with layers of :mod:`relulab.init.layers`.
         scheme: a key of :data:`SCHEMES`.
-        data: the samples a data-dependent scheme measures (ignored by the others).
+        data: the samples a data-dependent scheme measures (ignored by the others): a tensor,
+            a mapping of model arguments, or an iterable of batches.
         generator: the random generator.
+        include: the layers to set; default all.
+        exclude: the layers to leave; default none.
 
     Returns:
         An :class:`~relulab.init.InitReport`.
@@ -333,7 +363,7 @@ def apply_init_(
     """
     chosen = get_scheme(scheme)
     if not chosen.data_dependent:
-        return init_model_(model, scheme, generator)
+        return init_model_(model, scheme, generator, include=include, exclude=exclude)
     if data is None:
         raise ValueError(f"{scheme!r} is data-dependent: give the data to measure")
-    return chosen.apply(model, data, generator=generator)
+    return chosen.apply(model, data, generator=generator, include=include, exclude=exclude)
