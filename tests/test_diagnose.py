@@ -1,5 +1,7 @@
 """relulab diagnose: any model by factory, data from a file or Gaussian, clear errors."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -184,3 +186,89 @@ def test_a_missing_package_names_the_directory_searched(tmp_path, monkeypatch, c
     assert cli.main(["diagnose", "mypkg.models:make_net", "--out", "d"]) == 2
     err = capsys.readouterr().err
     assert "No module named 'mypkg'" in err and str(tmp_path) in err and err.count("\n") == 1
+
+
+def test_the_default_report_directory_is_runs_diagnose_model(tmp_path, monkeypatch, capsys):
+    """Like ``relulab run``: runs/diagnose-<model> (rewritten by a later diagnose: see above),
+    never a foreign directory; nothing else is written in the current directory."""
+    monkeypatch.chdir(tmp_path)
+    foreign = Path("runs/diagnose-relulab.nn.examples-small_cnn")
+    (tmp_path / foreign).mkdir(parents=True)
+    (tmp_path / foreign / "notes.txt").write_text("mine")
+    assert cli.main(["diagnose", "relulab.nn.examples:small_cnn"]) == 2
+    assert f"--out {foreign} is not empty" in capsys.readouterr().err
+    assert cli.main(["diagnose", "relulab.nn.examples:deep_mlp", "--samples", "16"]) == 0
+    out = tmp_path / "runs" / "diagnose-relulab.nn.examples-deep_mlp"
+    assert (out / "report.html").is_file() and (out / "probe.csv").is_file()
+    assert [p.name for p in tmp_path.iterdir()] == ["runs"]
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [out.name, foreign.name]
+
+
+TOKEN_MODEL = """
+import torch
+from torch import nn
+
+
+class TokenNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed, self.fc = nn.Embedding(30, 8), nn.Linear(8, 12)
+        self.act = Squash()
+
+    def forward(self, input_ids, attention_mask=None):
+        return self.act(self.fc(self.embed(input_ids))).mean(dim=1)
+
+
+class Squash(nn.Module):
+    def forward(self, x):
+        return x / (1 + x.abs())
+
+
+def make():
+    torch.manual_seed(0)
+    return TokenNet()
+"""
+
+
+@pytest.fixture
+def token_model(tmp_path, monkeypatch):
+    import sys
+
+    (tmp_path / "r34tokens.py").write_text(TOKEN_MODEL)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    yield tmp_path
+    sys.modules.pop("r34tokens", None)
+
+
+def test_token_ids_stay_integers_from_npz_and_pt_files(token_model, capsys):
+    import torch
+
+    ids = np.random.default_rng(0).integers(0, 30, (12, 7))
+    np.savez(token_model / "ids.npz", input_ids=ids.astype(np.int32), attention_mask=ids > 3)
+    torch.save({"input_ids": torch.from_numpy(ids)}, token_model / "ids.pt")
+    np.save(token_model / "ids.npy", ids.astype(np.int16))
+    common = ["diagnose", "r34tokens:make", "--activation-types", "r34tokens:Squash"]
+    for name in ("ids.npz", "ids.pt", "ids.npy"):
+        out = token_model / name.replace(".", "-")
+        assert cli.main([*common, "--data", name, "--batch-size", "5", "--out", str(out)]) == 0
+        frame = pd.read_csv(out / "probe.csv")
+        assert set(frame["name"]) == {"act#0"} and set(frame["units"]) == {12}
+        assert set(frame["unit_axis_rule"]) == {"producer"}
+    axis = cli.main([*common, "--data", "ids.pt", "--unit-axis", "1", "--out", "axis"])
+    assert axis == 0 and set(pd.read_csv(token_model / "axis" / "probe.csv")["units"]) == {7}
+    capsys.readouterr()
+    assert cli.main(["diagnose", "r34tokens:make", "--data", "ids.pt", "--out", "none"]) == 2
+    assert "no ReLU-family or smooth activation" in capsys.readouterr().err
+    assert cli.main([*common[:2], "--activation-types", "r34tokens:nothing", "--out", "x"]) == 2
+    assert "has no attribute 'nothing'" in capsys.readouterr().err
+
+
+def test_mismatched_token_arrays_are_refused_in_one_line(token_model, capsys):
+    np.savez(
+        token_model / "bad.npz", input_ids=np.zeros((4, 7), int), attention_mask=np.ones((3, 7))
+    )
+    assert cli.main(["diagnose", "r34tokens:make", "--data", "bad.npz", "--out", "d"]) == 2
+    err = capsys.readouterr().err
+    assert "different numbers of samples (input_ids: 4, attention_mask: 3)" in err
+    assert err.count("\n") == 1 and not (token_model / "d").exists()

@@ -119,7 +119,10 @@ def test_hooks_work_on_a_torchvision_style_sequential_cnn_and_batches_agree():
         for key in ("dead_fraction", "delta", "sample_mean_variance_ratio"):
             assert a.metrics[key] == pytest.approx(b.metrics[key], rel=1e-9)
     frame = whole.frame
-    assert set(frame.columns) == {"layer", "name", "module", "kind", "metric", "value"}
+    assert list(frame.columns) == [
+        "layer", "name", "module", "kind", "units", "unit_axis", "unit_axis_rule", "metric", "value"
+    ]  # fmt: skip
+    assert set(frame["unit_axis_rule"]) == {"producer"}
     assert len(frame) > 10 and whole.names == ["2#0", "5#0"]
 
 
@@ -240,3 +243,110 @@ def test_plot_returns_a_figure_and_saves_only_when_asked(tmp_path, monkeypatch):
     assert isinstance(figure, Figure) and list(tmp_path.iterdir()) == []
     result.plot(tmp_path / "probe.png")
     assert (tmp_path / "probe.png").stat().st_size > 1000
+
+
+class _NewGELU(nn.Module):
+    """GPT-2's gelu_new as transformers writes it: a torch.tanh inside a formula."""
+
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(0.7978845608 * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class _Conv1D(nn.Module):
+    """transformers' Conv1D: x @ W + b by torch.addmm on the flattened input, W (in, out)."""
+
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.randn(nx, nf) * 0.3)
+        self.bias = nn.Parameter(torch.zeros(nf))
+
+    def forward(self, x):
+        out = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return out.view(*x.shape[:-1], self.nf)
+
+
+_NewGELU.__name__ = _NewGELU.__qualname__ = "NewGELUActivation"
+_NewGELU.__module__ = "transformers.activations"
+_Conv1D.__name__ = _Conv1D.__qualname__ = "Conv1D"
+_Conv1D.__module__ = "transformers.pytorch_utils"
+
+
+class _GPT2MLP(nn.Module):
+    def __init__(self, d=8, inner=24):
+        super().__init__()
+        self.c_fc, self.act, self.c_proj = _Conv1D(inner, d), _NewGELU(), _Conv1D(d, inner)
+
+    def forward(self, x):
+        return self.c_proj(self.act(self.c_fc(x)))
+
+
+def test_a_composite_activation_is_one_call_and_conv1d_produces_the_last_axis():
+    """Recognised by class name (no transformers import): the tanh inside is not a layer, the
+    units are Conv1D's n_inner (not the sequence length), the kinks read W's columns."""
+    torch.manual_seed(0)
+    model = _GPT2MLP()
+    with torch.no_grad():
+        model.c_fc.bias[:6] = -100.0
+    x = torch.randn(5, 7, 8)
+    result = probe(model, x)
+    (layer,) = result.layers
+    assert (layer.name, layer.kind, layer.family) == ("act#0", "NewGELUActivation", "smooth")
+    assert (layer.units, layer.unit_axis, layer.unit_axis_rule) == (24, 2, "producer")
+    assert layer.producer == "c_fc (Conv1D)"
+    assert layer.metrics["never_positive_fraction"] == 0.25
+    w, b = model.c_fc.weight.detach().double(), model.c_fc.bias.detach().double()
+    np.testing.assert_allclose(layer.kinks, (-b / w.norm(dim=0)).numpy(), rtol=1e-9)
+    z = model.c_fc(x).detach().double().reshape(-1, 24)
+    m2, v2 = z.mean(0).square().mean(), z.var(0, unbiased=False).mean()
+    assert layer.metrics["sample_mean_variance_ratio"] == pytest.approx(float((m2 / v2).sqrt()))
+
+
+def test_activations_nested_in_an_activation_module_are_part_of_it():
+    class Gate(nn.Module):  # the user's own composite, holding an nn.ReLU
+        def __init__(self):
+            super().__init__()
+            self.inner = nn.ReLU()
+
+        def forward(self, x):
+            return self.inner(x) * torch.tanh(x)
+
+    model = nn.Sequential(nn.Linear(3, 5), Gate(), nn.Linear(5, 5), nn.ReLU())
+    result = probe(model, torch.randn(20, 3), activation_types=[Gate])
+    assert result.names == ["1#0", "3#0"] and result.layers[0].kind == "Gate"
+
+
+class _TokenModel(nn.Module):
+    """A language model's signature: model(input_ids=…, attention_mask=…), a dict out."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed, self.fc = nn.Embedding(20, 6), nn.Linear(6, 10)
+
+    def forward(self, input_ids, attention_mask, scale=1.0):
+        h = F.relu(self.fc(self.embed(input_ids))) * scale
+        return {"logits": h.sum(dim=1), "hidden": h}
+
+
+def test_mapping_inputs_leave_padding_out_and_outputs_give_their_logits():
+    torch.manual_seed(0)
+    model = _TokenModel()
+    ids = torch.randint(0, 20, (6, 5))
+    mask = torch.ones_like(ids)
+    mask[::2, 3:] = 0  # every other sequence: 3 tokens, then 2 of padding
+    data = {"input_ids": ids, "attention_mask": mask, "scale": 2.0}
+    result = probe(model, data, batch_size=4)
+    (layer,) = result.layers
+    z = model.fc(model.embed(ids)).detach().double()[mask.bool()]  # the 24 real tokens
+    m2, v2 = z.mean(0).square().mean(), z.var(0, unbiased=False).mean()
+    assert layer.metrics["sample_mean_variance_ratio"] == pytest.approx(float((m2 / v2).sqrt()))
+    assert layer.metrics["dead_fraction"] == float((z.amax(0) <= 0).double().mean())
+    h = torch.relu(z)
+    assert layer.metrics["delta"] == pytest.approx(float(h.mean(0).std(unbiased=False)))
+    assert layer.metrics["effective_rank_token_centred"] == pytest.approx(effective_rank(h, True))
+    graded = probe(model, data, targets=torch.randn(6, 10), loss_fn=nn.MSELoss())
+    assert graded.layers[0].metrics["gradient_second_moment"] > 0
+    with pytest.raises(ValueError, match="disagree on the number of samples"):
+        probe(model, {"input_ids": ids, "attention_mask": mask[:4]})
+    with pytest.raises(ValueError, match=r"could not run on data input_ids \(6, 5\) \(int64\)"):
+        probe(model, {"input_ids": ids})  # no attention_mask argument

@@ -1,24 +1,36 @@
-"""``relulab diagnose``: probe any PyTorch model built by a factory, under one or several inits."""
+"""``relulab diagnose``: probe any PyTorch model built by a factory, under one or several inits.
+
+The report goes to ``--out``, by default ``runs/diagnose-<model>`` (the spec with ``:`` as
+``-``), as ``relulab run`` writes ``runs/<experiment>-<preset>``: a new or empty directory, or
+an earlier diagnose report's, never another one.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from rich.table import Table
 
-from relulab.cli.common import UsageError, bounded_int, console, seed_int
+from relulab.cli.common import UsageError, bounded_int, console, positive_int, seed_int
 from relulab.errors import describe_error
 from relulab.files import check_output_dir, write_atomic
 from relulab.runner import DirectoryInUseError, check_not_in_use, is_scaffolding, locked
 
-__all__ = ["DIAGNOSE_MARKER", "add_parser", "command"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from relulab.probe.diagnose import Diagnosis
+
+__all__ = ["DIAGNOSE_MARKER", "add_parser", "command", "default_out"]
 
 DIAGNOSE_MARKER = ".relulab-diagnose"  # marks a directory as a diagnose report's: rewritable
 MAX_SAMPLES = 10_000_000
@@ -35,8 +47,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     diagnose = commands.add_parser(
         "diagnose",
         help="probe any PyTorch model's ReLU units (dead/always-on, r, rank, Δ)",
-        description="Build MODEL (module.path:factory), feed it data (a .npy/.pt file or "
-        "Gaussian samples), print the per-layer probe table and write a report.",
+        description="Build MODEL (module.path:factory), feed it data (a .npy/.npz/.pt file, "
+        "or Gaussian samples / random token ids shaped for its first layer), print the "
+        "per-layer probe table and write a report.",
     )
     diagnose.add_argument(
         "model",
@@ -44,7 +57,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "(the current directory is searched first, as by python -m)",
     )
     diagnose.add_argument(
-        "--data", default=None, help=".npy or .pt file of inputs (default: Gaussian samples)"
+        "--data",
+        default=None,
+        help=".npy file of inputs, or .npz / .pt file of named model arguments (input_ids, "
+        "attention_mask, …: the model is called as model(**data), padding left out); integers "
+        "stay integers (default: Gaussian samples, or random token ids for an embedding)",
     )
     diagnose.add_argument(
         "--samples",
@@ -55,7 +72,29 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     diagnose.add_argument(
         "--input-shape",
         default=None,
-        help="per-sample shape for Gaussian data, e.g. 3,32,32 (default: from the first layer)",
+        help="per-sample shape of the made-up data, e.g. 3,224,224, or the sequence length "
+        "T for token ids (default: relulab's guess from the first layer: 3,32,32 for a "
+        "Conv2d, 32 tokens for an embedding)",
+    )
+    diagnose.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=None,
+        help="probe in batches of this size (default: all samples at once)",
+    )
+    diagnose.add_argument(
+        "--unit-axis",
+        type=int,
+        default=None,
+        help="the unit (feature) axis of every activation, instead of following the layer "
+        "that produced it (e.g. -1)",
+    )
+    diagnose.add_argument(
+        "--activation-types",
+        default=None,
+        metavar="CLASSES",
+        help="further activation module classes to probe, comma-separated "
+        "module.path:Class (the current directory is searched first)",
     )
     diagnose.add_argument(
         "--init",
@@ -82,9 +121,26 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     diagnose.add_argument("--seed", type=seed_int, default=0, help="seed in [0, 2**63)")
     diagnose.add_argument(
         "--out",
-        default="diagnose",
-        help="report directory (default diagnose): new, empty, or an earlier diagnose report's",
+        default=None,
+        help="report directory (default runs/diagnose-MODEL): new, empty, or an earlier "
+        "diagnose report's",
     )
+
+
+def default_out(model: str) -> str:
+    """``runs/diagnose-<model>``, the spec's characters outside ``[A-Za-z0-9._-]`` as ``-``.
+
+    Args:
+        model: the ``module.path:factory`` spec.
+
+    Returns:
+        The default report directory, relative to the current directory.
+
+    Example:
+        >>> default_out("relulab.nn.examples:deep_mlp")
+        'runs/diagnose-relulab.nn.examples-deep_mlp'
+    """
+    return "runs/diagnose-" + re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-.")
 
 
 def _parse_shape(text: str | None) -> tuple[int, ...] | None:
@@ -159,16 +215,86 @@ def _user_code() -> Iterator[None]:
             signal.signal(signal.SIGINT, previous)
 
 
-def command(args: argparse.Namespace) -> int:
+def _refusal(args: argparse.Namespace, error: Exception, guess: str | None, data: object) -> str:
+    """The one line saying why the model could not be probed, and what to pass instead."""
+    from relulab.probe import ModelRunError
 
+    if isinstance(error, ModelRunError) and guess is not None:
+        return (
+            f"{args.model} did not run on {guess}: {error.reason.rstrip('.')}; pass "
+            "--input-shape (e.g. --input-shape 3,224,224, or T for token ids) or --data"
+        )
+    if isinstance(error, ModelRunError) and _has_integers(data):
+        return (
+            f"{error}; integer data are passed as integers (token ids): save inputs that "
+            "should be numbers (images, features) as floating point"
+        )
+    if isinstance(error, ValueError):
+        return str(error)
+    return f"probing {args.model} failed ({describe_error(error)})"
+
+
+def _has_integers(data: object) -> bool:
+    tensors = data.values() if isinstance(data, dict) else [data]
+    return any(
+        isinstance(t, torch.Tensor) and not t.is_floating_point() and t.dtype != torch.bool
+        for t in tensors
+    )
+
+
+def _data_shape(data: object) -> object:
+    if isinstance(data, dict):
+        return {name: tuple(tensor.shape) for name, tensor in data.items()}
+    return tuple(data.shape)
+
+
+def _probe(
+    args: argparse.Namespace, inits: list[str], shape: tuple[int, ...] | None
+) -> tuple[Diagnosis, object, str]:
+    """Build the model, load or guess the data, probe: ``(diagnosis, data, data source)``;
+    anything the user's code or data get wrong is a one-line :class:`UsageError`."""
     from relulab.probe.diagnose import (
         build_model,
-        comparison_table,
         default_shape,
         diagnose,
-        key_metrics,
+        guess_inputs,
+        load_activation_types,
         load_data,
     )
+
+    data, guess, source = None, None, str(args.data)
+    try:
+        with _user_code():
+            activation_types = load_activation_types(args.activation_types)
+            factory = build_model(args.model)
+            model = factory()
+            generator = torch.Generator().manual_seed(args.seed)
+            if args.data is None:
+                _check_data_size(args.samples, default_shape(model, shape))
+                guessed = guess_inputs(model, args.samples, shape, generator)
+                data, source = guessed.data, guessed.description
+                guess = source if guessed.guessed else None
+            else:
+                data = load_data(args.data, model, args.samples, shape, generator)
+            found = diagnose(
+                factory,
+                data,
+                inits,
+                args.seed,
+                args.mode,
+                unit_axis=args.unit_axis,
+                activation_types=activation_types,
+                batch_size=args.batch_size,
+            )
+    except _UserCodeStoppedError as error:
+        raise UsageError(f"probing {args.model} failed ({error})") from None
+    except Exception as error:  # the user's model failed while being probed: nothing written
+        raise UsageError(_refusal(args, error, guess, data)) from None
+    return found, data, source
+
+
+def command(args: argparse.Namespace) -> int:
+    from relulab.probe.diagnose import comparison_table, key_metrics
     from relulab.report import write_diagnose_report
 
     inits = (args.compare_inits or args.init).split(",")
@@ -178,27 +304,9 @@ def command(args: argparse.Namespace) -> int:
             f"unknown init(s) {', '.join(unknown)}; choose default or " + ", ".join(_init_names())
         )
     shape = _parse_shape(args.input_shape)
-    out = _check_out(args.out)
-    try:
-        with _user_code():
-            factory = build_model(args.model)
-            model = factory()
-            if args.data is None:
-                _check_data_size(args.samples, default_shape(model, shape))
-            data = load_data(
-                args.data, model, args.samples, shape, torch.Generator().manual_seed(args.seed)
-            )
-            found = diagnose(factory, data, inits, args.seed, args.mode)
-        tables = {
-            metric: comparison_table(found.frame, metric) for metric in key_metrics(found.frame)
-        }
-        names = found.names
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    except _UserCodeStoppedError as error:
-        raise UsageError(f"probing {args.model} failed ({error})") from None
-    except Exception as error:  # the user's model failed while being probed: nothing written
-        raise UsageError(f"probing {args.model} failed ({describe_error(error)})") from None
+    out = _check_out(args.out or default_out(args.model))
+    found, data, source = _probe(args, inits, shape)
+    tables = {metric: comparison_table(found.frame, metric) for metric in key_metrics(found.frame)}
     try:
         with locked(out):  # one writer: a second diagnose into --out is refused, not lost
             write_atomic(out / DIAGNOSE_MARKER, "written by relulab diagnose\n")
@@ -209,25 +317,48 @@ def command(args: argparse.Namespace) -> int:
                 out,
                 args.model,
                 found.inits,
-                tuple(data.shape),
+                _data_shape(data),
                 tables,
-                names,
+                found.names,
                 mode=found.mode,
                 skipped=found.skipped,
+                calls=found.calls,
+                notes=found.notes,
+                data_source=source,
             )
     except DirectoryInUseError as error:
         raise UsageError(str(error)) from None
+    _print_summary(found, tables)
+    console().print(f"report: {report}")
+    return 0
+
+
+def _print_summary(found: Diagnosis, tables: dict[str, pd.DataFrame]) -> None:
     terminal = console()
     for name, why in found.skipped.items():
         terminal.print(f"note: skipped init {name}: {why}", highlight=False, soft_wrap=True)
+    for note in found.notes:
+        terminal.print(f"note: {note}", highlight=False, soft_wrap=True)
     terminal.print(f"probed in {found.mode} mode", highlight=False)
+    calls = Table(title="activation calls")
+    for column in ("activation call", "kind", "units", "unit axis", "rule", "producer"):
+        calls.add_column(column)
+    for row in found.calls.itertuples():
+        calls.add_row(
+            row.name,
+            row.kind,
+            str(row.units),
+            str(row.unit_axis),
+            row.unit_axis_rule,
+            row.producer or "",
+        )
+    terminal.print(calls)
     for metric, table in tables.items():
         rich_table = Table(title=metric)
         rich_table.add_column("activation call")
         for name in table.columns:
             rich_table.add_column(str(name))
         for layer, row in table.iterrows():
-            rich_table.add_row(names.get(layer, str(layer)), *(f"{v:.3g}" for v in row.to_numpy()))
+            label = found.names.get(layer, str(layer))
+            rich_table.add_row(label, *(f"{v:.3g}" for v in row.to_numpy()))
         terminal.print(rich_table)
-    terminal.print(f"report: {report}")
-    return 0

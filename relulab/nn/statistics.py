@@ -57,6 +57,7 @@ __all__ = [
     "delta",
     "delta_from_means",
     "effective_rank",
+    "effective_rank_cap",
     "effective_ranks",
     "mean_variance_ratio",
     "module_sample_dims",
@@ -425,6 +426,28 @@ def effective_rank(matrix: Tensor | np.ndarray, centred: bool = False) -> float:
     p = singular / total
     p = p[p > 0]
     return float(torch.exp(-(p * p.log()).sum()))
+
+
+def effective_rank_cap(samples: int, features: int, centred: bool = False) -> int:
+    r"""The largest value :func:`effective_rank` can take on a samples × features matrix:
+    :math:`\min(N, \text{features})`, or :math:`\min(N - 1, \text{features})` centred (the
+    column means removed, the N rows span at most N − 1 directions). A reading near it says
+    more about N than about the representation: flattening each sequence ``(T, d)`` of a
+    transformer into one row of T·d features puts every layer at N − 1.
+
+    Args:
+        samples: N, the rows.
+        features: the columns.
+        centred: as in :func:`effective_rank`.
+
+    Returns:
+        The cap (0 for a centred single row).
+
+    Example:
+        >>> effective_rank_cap(32, 16 * 64, centred=True), effective_rank_cap(2000, 64)
+        (31, 64)
+    """
+    return max(0, min(samples - int(centred), features))
 
 
 def effective_ranks(stack: Tensor, centred: bool = False) -> Tensor:

@@ -1,24 +1,55 @@
 """Diagnostics of any ``nn.Module``'s activations, one layer per activation call (modules and
-functions alike): unit states, kinks, Δ, sample-mean/variance ratios, per-sample gradients,
-effective rank, R² — in the train or eval mode, the model left as it was found.
+functions alike, Hugging Face's composite activations as one): unit states, kinks, Δ,
+sample-mean/variance ratios, per-sample gradients, effective rank (per sample and per token),
+R² — on tensors or a language model's token inputs (padding left out), in the train or eval
+mode, the model left as it was found.
 
 The statistics themselves are defined once, in :mod:`relulab.nn.statistics`; ``effective_rank``
 is re-exported here for convenience. Definitions, unit axis, call naming and modes:
 ``docs/probe.md``."""
 
 from relulab.nn.statistics import effective_rank
-from relulab.probe.calls import ACTIVATION_FUNCTIONS, ACTIVATION_MODULES, resolve_unit_axis
-from relulab.probe.core import ACTIVATION_TYPES, MODES, LayerProbe, ProbeResult, preserved, probe
+from relulab.probe.calls import (
+    ACTIVATION_FUNCTIONS,
+    ACTIVATION_MODULES,
+    COMPOSITE_ACTIVATIONS,
+    PRODUCER_MODULES,
+    activation_family,
+    resolve_unit_axis,
+)
+from relulab.probe.core import (
+    ACTIVATION_TYPES,
+    MODES,
+    LayerProbe,
+    ModelRunError,
+    ProbeData,
+    ProbeResult,
+    UnitAxisWarning,
+    preserved,
+    probe,
+    rank_at_sample_cap,
+)
+from relulab.probe.monitor import Monitor, MonitorWarning, Thresholds
 
 __all__ = [
     "ACTIVATION_FUNCTIONS",
     "ACTIVATION_MODULES",
     "ACTIVATION_TYPES",
+    "COMPOSITE_ACTIVATIONS",
     "MODES",
+    "PRODUCER_MODULES",
     "LayerProbe",
+    "ModelRunError",
+    "Monitor",
+    "MonitorWarning",
+    "ProbeData",
     "ProbeResult",
+    "Thresholds",
+    "UnitAxisWarning",
+    "activation_family",
     "effective_rank",
     "preserved",
     "probe",
+    "rank_at_sample_cap",
     "resolve_unit_axis",
 ]

@@ -4,10 +4,14 @@ write, its output, its unit axis and the layer that produced its input.
 A *layer* of the probe is one activation **call**: a module called twice (ResNet's
 ``BasicBlock`` reuses one ``nn.ReLU(inplace=True)``) is two layers. Two sources of calls:
 
-* **activation modules** (:data:`ACTIVATION_MODULES`, plus the caller's own types): a forward
-  pre-hook reduces the input :math:`z` *before* the module runs (so an in-place ReLU cannot
-  overwrite it), a forward hook reads the output :math:`h`. Named ``{module path}#{k}``, the
-  k-th call (from 0) of that module in one forward pass: ``layer1.0.relu#1``.
+* **activation modules** (:data:`ACTIVATION_MODULES`; the *composite* ones of
+  :data:`COMPOSITE_ACTIVATIONS`, matched by class name — Hugging Face's ``NewGELUActivation``,
+  ``GELUActivation``, ``GELUTanh``, …; plus the caller's own types): a forward pre-hook reduces
+  the input :math:`z` *before* the module runs (so an in-place ReLU cannot overwrite it), a
+  forward hook reads the output :math:`h`. Named ``{module path}#{k}``, the k-th call (from 0)
+  of that module in one forward pass: ``layer1.0.relu#1``. Whatever runs inside an activation
+  module — the ``torch.tanh`` inside GPT-2's ``gelu_new`` formula, a nested ``nn.ReLU`` — is
+  part of that one activation, never a layer of its own.
 * **activation functions** (:data:`ACTIVATION_FUNCTIONS`: ``F.relu``, ``torch.relu``,
   ``Tensor.relu_``, ``F.gelu``, ``F.silu``, ``torch.tanh``, …) called anywhere but inside an
   activation module: a :class:`torch.overrides.TorchFunctionMode` sees each call, reduces its
@@ -17,15 +21,25 @@ A *layer* of the probe is one activation **call**: a module called twice (ResNet
 
 The **unit axis** follows the layer that produced the input (the *producer*): the most recent
 call in this forward pass of a function with a feature axis (:data:`PRODUCER_FUNCTIONS`) —
-``F.linear`` (so ``nn.Linear``), ``F.embedding``, ``F.layer_norm``: the **last** axis at any
-rank; ``F.conv*d``, ``F.batch_norm``, ``F.group_norm``, ``F.instance_norm``: axis **1**. The
-rule, in order (:func:`resolve_unit_axis`):
+``F.linear`` (so ``nn.Linear``), ``torch.addmm``, ``torch.matmul``, ``F.embedding``,
+``F.layer_norm``: the **last** axis at any rank; ``F.conv*d``, ``F.batch_norm``,
+``F.group_norm``, ``F.instance_norm``: axis **1** — or the output of a producing module
+(:data:`PRODUCER_MODULES`: Hugging Face's ``Conv1D``, GPT-2's Linear, last axis). The rule, in
+order (:func:`resolve_unit_axis`):
 
 1. ``unit_axis`` given by the caller: that axis;
 2. the input has the producer's output rank and the producer's width on the producer's axis:
    that axis (this covers the producer's output itself, and a residual sum after it);
-3. exactly one axis after the first has the producer's width (a transposed output): that axis;
-4. otherwise axis 1 (channels-first), reported as ``unit_axis_rule = "default"``.
+3. a last-axis producer's 2-D output re-viewed (``x.view(-1, d)`` → ``addmm`` → ``.view(N, T,
+   d')``): the input has the same number of elements and the producer's width last: the last
+   axis (``"reshaped"``);
+4. exactly one axis after the first has the producer's width (a transposed output): that axis;
+5. otherwise axis 1 (channels-first), reported as ``unit_axis_rule = "default"`` — and
+   :func:`relulab.probe.probe` warns (:class:`UnitAxisWarning`).
+
+**Padding.** With a token mask ``(N, T)`` (the ``attention_mask`` of a language model's
+inputs, 0 at padding), the positions of an activation ``(N, T, …)`` whose mask is 0 are left
+out of every statistic (:func:`unit_rows`).
 """
 
 from __future__ import annotations
@@ -43,18 +57,22 @@ from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
 from relulab.nn.activations import ReLUMinusB
-from relulab.nn.statistics import sample_dims_except
 
 __all__ = [
     "ACTIVATION_FUNCTIONS",
     "ACTIVATION_MODULES",
+    "COMPOSITE_ACTIVATIONS",
     "FAMILIES",
     "PRODUCER_FUNCTIONS",
+    "PRODUCER_MODULES",
     "CallRecorder",
     "LayerAccumulator",
+    "ProbeError",
     "Producer",
+    "activation_family",
     "family_of",
     "resolve_unit_axis",
+    "unit_rows",
 ]
 
 Family = Literal["rectifier", "leaky", "smooth", "other"]
@@ -81,6 +99,63 @@ ACTIVATION_MODULES: dict[type[nn.Module], Family] = {
     nn.Softplus: "smooth",
     nn.Tanh: "smooth",
 }
+
+#: Composite activation modules — one activation written as several operations (GPT-2's
+#: ``gelu_new`` is ``0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))``) — by the qualified name of
+#: their class (or of a base class), so that no library needs importing to recognise them:
+#: Hugging Face ``transformers``' ``activations`` module (5.x and 4.x names) and BLOOM's GELU.
+#: Their input is the pre-activation; the operations inside are not layers of their own.
+COMPOSITE_ACTIVATIONS: dict[str, Family] = {
+    **{
+        f"transformers.activations.{name}": "smooth"
+        for name in (
+            "GELUActivation",
+            "NewGELUActivation",
+            "GELUTanh",
+            "PytorchGELUTanh",
+            "FastGELUActivation",
+            "QuickGELUActivation",
+            "ClippedGELUActivation",
+            "AccurateGELUActivation",
+            "SiLUActivation",
+            "MishActivation",
+            "SqrtSoftplusActivation",
+        )
+    },
+    "transformers.activations.ReLUSquaredActivation": "rectifier",
+    "transformers.activations.XIELUActivation": "leaky",
+    "transformers.models.bloom.modeling_bloom.BloomGelu": "smooth",
+}
+
+
+def _qualified_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def activation_family(module_type: type) -> Family | None:
+    """The family of a recognised activation module type — one of :data:`ACTIVATION_MODULES`
+    or :data:`COMPOSITE_ACTIVATIONS`, or a subclass — else ``None``.
+
+    Args:
+        module_type: a module's class.
+
+    Returns:
+        ``"rectifier"``, ``"leaky"``, ``"smooth"``, or ``None`` when not an activation.
+
+    Example:
+        >>> activation_family(nn.ReLU), activation_family(nn.Linear)
+        ('rectifier', None)
+        >>> where = {"__module__": "transformers.activations"}  # matched by name: no import
+        >>> activation_family(type("NewGELUActivation", (nn.Module,), where))
+        'smooth'
+    """
+    for base in module_type.__mro__:
+        if base in ACTIVATION_MODULES:
+            return ACTIVATION_MODULES[base]
+        family = COMPOSITE_ACTIVATIONS.get(_qualified_name(base))
+        if family is not None:
+            return family
+    return None
 
 
 def _functions() -> dict[Callable, tuple[str, Family]]:
@@ -135,6 +210,13 @@ PRODUCER_FUNCTIONS: dict[Callable, tuple[str, int]] = {
     function: (name, axis)
     for name, axis, function in [
         ("linear", -1, F.linear),
+        ("addmm", -1, torch.addmm),
+        ("addmm", -1, Tensor.addmm),
+        ("matmul", -1, torch.matmul),
+        ("matmul", -1, Tensor.matmul),
+        ("mm", -1, torch.mm),
+        ("mm", -1, Tensor.mm),
+        ("bmm", -1, torch.bmm),
         ("bilinear", -1, F.bilinear),
         ("embedding", -1, F.embedding),
         ("layer_norm", -1, F.layer_norm),
@@ -153,23 +235,40 @@ PRODUCER_FUNCTIONS: dict[Callable, tuple[str, int]] = {
 }
 
 
+#: Modules whose output is a producer's (last axis), by qualified class name, with the layout
+#: of their ``weight``: Hugging Face's ``Conv1D`` (GPT-2's Linear: ``x @ W + b`` with ``W``
+#: stored ``(in, out)``, computed by ``torch.addmm`` on the flattened input and re-viewed).
+PRODUCER_MODULES: dict[str, tuple[str, Literal["in_out"]]] = {
+    "transformers.pytorch_utils.Conv1D": ("Conv1D", "in_out"),
+    "transformers.modeling_utils.Conv1D": ("Conv1D", "in_out"),
+}
+
+#: Producers whose weight gives each unit a hyperplane ``w_j·x + b_j``, and its layout:
+#: ``out_in`` (``F.linear``: row j) or ``in_out`` (``addmm(b, x, W)``: column j).
+_WEIGHTED = {"linear": "out_in", "addmm": "in_out", "Conv1D": "in_out"}
+
+
 def family_of(module_type: type[nn.Module]) -> Family:
     """The family of an activation module type: its own, that of the nearest known base
-    class, or ``"other"``.
+    class (:func:`activation_family`), or ``"other"``.
 
     Example:
         >>> family_of(nn.ReLU), family_of(nn.GELU), family_of(nn.Identity)
         ('rectifier', 'smooth', 'other')
     """
-    for base in module_type.__mro__:
-        if base in ACTIVATION_MODULES:
-            return ACTIVATION_MODULES[base]
-    return "other"
+    return activation_family(module_type) or "other"
+
+
+class ProbeError(ValueError):
+    """The probe itself cannot measure a call (not the model failing): never reworded as a
+    failure of the model on its data."""
 
 
 @dataclass
 class Producer:
-    """The most recent call of a :data:`PRODUCER_FUNCTIONS` function in this forward pass."""
+    """The most recent call of a :data:`PRODUCER_FUNCTIONS` function (or output of a
+    :data:`PRODUCER_MODULES` module) in this forward pass; ``weight_layout`` says how
+    ``weight`` holds unit j's weights (``"out_in"``: row j; ``"in_out"``: column j)."""
 
     label: str
     function: str
@@ -180,6 +279,7 @@ class Producer:
     version: int
     weight: Tensor | None = None
     bias: Tensor | None = None
+    weight_layout: str = "out_in"
 
 
 def resolve_unit_axis(
@@ -194,7 +294,7 @@ def resolve_unit_axis(
 
     Returns:
         ``(axis, rule)``, the axis non-negative, the rule ``"given"``, ``"producer"``,
-        ``"moved"`` or ``"default"``.
+        ``"reshaped"``, ``"moved"`` or ``"default"``.
 
     Example:
         >>> linear = Producer("fc", "linear", 2, 64, 3, torch.zeros(0), 0)
@@ -202,6 +302,9 @@ def resolve_unit_axis(
         (2, 'producer')
         >>> resolve_unit_axis(torch.zeros(8, 64, 10), linear)  # transposed after the Linear
         (1, 'moved')
+        >>> flat = Producer("c_fc", "addmm", 1, 64, 2, torch.zeros(80, 64), 0)
+        >>> resolve_unit_axis(torch.zeros(8, 10, 64), flat)  # (N·T, d) re-viewed as (N, T, d)
+        (2, 'reshaped')
         >>> resolve_unit_axis(torch.zeros(8, 16, 5, 5), None)
         (1, 'default')
     """
@@ -217,6 +320,12 @@ def resolve_unit_axis(
     if producer is not None:
         if z.dim() == producer.ndim and z.shape[producer.axis] == producer.width:
             return producer.axis, "producer"
+        if (
+            producer.axis == producer.ndim - 1
+            and z.shape[-1] == producer.width
+            and z.numel() == producer.output.numel()
+        ):
+            return z.dim() - 1, "reshaped"
         matches = [axis for axis in range(1, z.dim()) if z.shape[axis] == producer.width]
         if len(matches) == 1:
             return matches[0], "moved"
@@ -227,11 +336,60 @@ def _float64(tensor: Tensor) -> Tensor:
     return tensor.detach().to(torch.float64)
 
 
+def _token_axis(tensor: Tensor, unit_axis: int, mask: Tensor | None) -> int | None:
+    """The axis a token mask ``(N, T)`` applies to: axis 1 (axis 2 when the units are on axis
+    1), if ``tensor`` has the mask's N samples first and its T positions there; else ``None``."""
+    if mask is None or tensor.dim() < 3:
+        return None
+    axis = 2 if unit_axis % tensor.dim() == 1 else 1
+    if tuple(tensor.shape[:1]) + (tensor.shape[axis],) != tuple(mask.shape):
+        return None
+    return axis
+
+
+def unit_rows(tensor: Tensor, unit_axis: int, mask: Tensor | None = None) -> Tensor:
+    """Every position of every sample as one row, the units as columns: ``(rows, units)``;
+    with a token mask ``(N, T)`` (1 = a token, 0 = padding) only the positions it keeps.
+
+    Args:
+        tensor: an activation, samples first, e.g. ``(N, T, d)`` or ``(N, C, H, W)``.
+        unit_axis: the unit axis.
+        mask: optional ``(N, T)`` token mask, applied when ``tensor`` has N samples first and T
+            positions on axis 1 (axis 2 when the units are on axis 1); otherwise ignored.
+
+    Returns:
+        The ``(rows, units)`` matrix, rows in sample-major order.
+
+    Example:
+        >>> h = torch.arange(12.0).reshape(2, 3, 2)  # N=2 sequences of T=3 tokens, 2 units
+        >>> unit_rows(h, 2, torch.tensor([[1, 1, 0], [1, 0, 0]])).tolist()
+        [[0.0, 1.0], [2.0, 3.0], [6.0, 7.0]]
+    """
+    axis = unit_axis % tensor.dim()
+    units = tensor.shape[axis]
+    token_axis = _token_axis(tensor, axis, mask)
+    if token_axis is None:
+        return tensor.movedim(axis, -1).reshape(-1, units)
+    moved = tensor.movedim((0, token_axis, axis), (0, 1, -1))
+    return moved[mask.to(device=tensor.device, dtype=torch.bool)].reshape(-1, units)
+
+
+def _zero_padding(tensor: Tensor, unit_axis: int, mask: Tensor | None) -> Tensor:
+    """``tensor`` with its padded positions set to 0 (for the per-sample rank rows)."""
+    token_axis = _token_axis(tensor, unit_axis, mask)
+    if token_axis is None:
+        return tensor
+    shape = [1] * tensor.dim()
+    shape[0], shape[token_axis] = mask.shape
+    return tensor * mask.to(device=tensor.device, dtype=tensor.dtype).reshape(shape)
+
+
 @dataclass
 class LayerAccumulator:
     """Running per-unit sums of one activation call over the batches (float64, CPU): of
-    :math:`z` (sum, sum of squares, min, max) and of :math:`h` (sum), the first rows of
-    :math:`h` flattened per sample (for effective rank and R²) and the gradient sums."""
+    :math:`z` (sum, sum of squares, min, max) and of :math:`h` (sum) over the kept positions,
+    the first rows of :math:`h` flattened per sample (for effective rank and R²), the first
+    position rows ``(tokens, units)`` (for the per-token rank) and the gradient sums."""
 
     index: int
     name: str
@@ -256,28 +414,25 @@ class LayerAccumulator:
     kept: list[Tensor] = field(default_factory=list)
     kept_rows: int = 0
     rows_aligned: bool = True
+    token_kept: list[Tensor] = field(default_factory=list)
+    token_kept_rows: int = 0
 
     @property
     def units(self) -> int:
         return 0 if self.z_sum is None else int(self.z_sum.numel())
 
-    def add_input(self, z: Tensor, batch_size: int) -> None:
-        """Reduce one call's pre-activation over every axis but the unit axis."""
-        dims = sample_dims_except(z, self.unit_axis)
+    def add_input(self, z: Tensor, batch_size: int, mask: Tensor | None = None) -> None:
+        """Reduce one call's pre-activation over every axis but the unit axis (over the kept
+        positions only, with a token ``mask``)."""
         if self.z_sum is not None and z.shape[self.unit_axis] != self.units:
-            raise ValueError(
+            raise ProbeError(
                 f"activation call {self.name} had {self.units} units on axis {self.unit_axis} "
                 f"and now {z.shape[self.unit_axis]}: the model calls its activations "
                 "differently from batch to batch"
             )
-        z64 = _float64(z)
-        sums = (
-            z64.sum(dim=dims).cpu(),
-            z64.square().sum(dim=dims).cpu(),
-            z64.amax(dim=dims).cpu(),
-            z64.amin(dim=dims).cpu(),
-        )
-        self.count += z.numel() // z.shape[self.unit_axis]
+        rows = unit_rows(_float64(z), self.unit_axis, mask)
+        sums = (rows.sum(dim=0).cpu(), rows.square().sum(dim=0).cpu(), *_extremes(rows))
+        self.count += rows.shape[0]
         self.samples += batch_size
         self.rows_aligned = self.rows_aligned and z.shape[0] == batch_size
         if self.z_sum is None:
@@ -288,23 +443,57 @@ class LayerAccumulator:
         self.z_max = torch.maximum(self.z_max, sums[2])
         self.z_min = torch.minimum(self.z_min, sums[3])
 
-    def add_output(self, h: Tensor, keep_rows: int) -> None:
-        """Add one call's activation: per-unit sums, and rows kept for rank and R²."""
-        if not isinstance(h, Tensor) or h.shape[self.unit_axis] != self.units:
+    def add_output(
+        self,
+        h: Tensor,
+        keep_rows: int,
+        mask: Tensor | None = None,
+        keep_token_rows: int | None = None,
+    ) -> None:
+        """Add one call's activation: per-unit sums over the kept positions, the first
+        ``keep_rows`` samples flattened for the rank and R² (padded positions set to 0) and the
+        first ``keep_token_rows`` (default ``keep_rows``) kept positions for the per-token
+        rank."""
+        if not isinstance(h, Tensor) or h.dim() <= self.unit_axis:
+            return
+        if h.shape[self.unit_axis] != self.units:
             return
         h64 = _float64(h)
-        total = h64.sum(dim=sample_dims_except(h, self.unit_axis)).cpu()
+        rows = unit_rows(h64, self.unit_axis, mask)
+        total = rows.sum(dim=0).cpu()
         self.h_sum = total if self.h_sum is None else self.h_sum + total
         wanted = keep_rows - self.kept_rows
         if self.rows_aligned and wanted > 0:
-            rows = h64[:wanted].reshape(min(h.shape[0], wanted), -1).cpu().clone()
-            self.kept.append(rows)
-            self.kept_rows += rows.shape[0]
+            flat = _zero_padding(h64[:wanted], self.unit_axis, _head(mask, wanted))
+            flat = flat.reshape(min(h.shape[0], wanted), -1).cpu().clone()
+            self.kept.append(flat)
+            self.kept_rows += flat.shape[0]
+        wanted = (keep_rows if keep_token_rows is None else keep_token_rows) - self.token_kept_rows
+        if h.dim() > 2 and wanted > 0:
+            self.token_kept.append(rows[:wanted].cpu().clone())
+            self.token_kept_rows += self.token_kept[-1].shape[0]
 
-    def add_gradient(self, grad: Tensor, factor: float) -> None:
-        """Add :math:`(\\text{factor}\\cdot\\partial L/\\partial h)^2` summed, and its count."""
-        self.grad_sq_sum += float((_float64(grad) * factor).square().sum())
-        self.grad_count += grad.numel()
+    def add_gradient(self, grad: Tensor, factor: float, mask: Tensor | None = None) -> None:
+        """Add :math:`(\\text{factor}\\cdot\\partial L/\\partial h)^2` summed over the kept
+        positions, and its count."""
+        rows = unit_rows(_float64(grad), self.unit_axis, mask)
+        self.grad_sq_sum += float((rows * factor).square().sum())
+        self.grad_count += rows.numel()
+
+
+def _extremes(rows: Tensor) -> tuple[Tensor, Tensor]:
+    """Per-column maximum and minimum of ``rows`` on the CPU (−∞ and +∞ for no rows: every
+    position of the batch was padding)."""
+    if rows.shape[0] == 0:
+        units = rows.shape[1]
+        return torch.full((units,), -torch.inf, dtype=rows.dtype), torch.full(
+            (units,), torch.inf, dtype=rows.dtype
+        )
+    return rows.amax(dim=0).cpu(), rows.amin(dim=0).cpu()
+
+
+def _head(mask: Tensor | None, rows: int) -> Tensor | None:
+    return None if mask is None else mask[:rows]
 
 
 def _first_tensor(args: tuple, kwargs: dict) -> Any:
@@ -333,24 +522,35 @@ class CallRecorder(TorchFunctionMode):
         extra_types: tuple[type[nn.Module], ...] = (),
         unit_axis: int | None = None,
         keep_rows: int = 0,
+        keep_token_rows: int | None = None,
     ) -> None:
         super().__init__()
         self.model = model
         self.names = {id(m): name for name, m in model.named_modules()}
-        types = tuple(ACTIVATION_MODULES) + tuple(extra_types)
         self.activation_modules = {
-            id(m): m for m in model.modules() if isinstance(m, types) and m is not model
+            id(m): m
+            for m in model.modules()
+            if m is not model
+            and (activation_family(type(m)) is not None or isinstance(m, tuple(extra_types)))
+        }
+        self.producer_modules = {
+            id(m): PRODUCER_MODULES[name]
+            for m in model.modules()
+            for name in [_producer_module_name(type(m))]
+            if name is not None
         }
         self.unit_axis = unit_axis
         self.keep_rows = keep_rows
+        self.keep_token_rows = keep_rows if keep_token_rows is None else keep_token_rows
         self.layers: dict[tuple[str, str | None, int], LayerAccumulator] = {}
         self.gradient_factor = 1.0
         self._gradients = False
         self._stack: list[nn.Module] = []
-        self._pending: list[tuple[LayerAccumulator | None, Tensor | None]] = []
+        self._pending: list[LayerAccumulator | None] = []
         self._calls: Counter = Counter()
         self._producer: Producer | None = None
         self._batch_size = 0
+        self._mask: Tensor | None = None
         self._active = False
         self._handles: list[Any] = []
 
@@ -368,23 +568,26 @@ class CallRecorder(TorchFunctionMode):
         self._handles.clear()
 
     def _pre_hook(self, module: nn.Module, args: tuple, kwargs: dict) -> None:
+        outermost = not self._inside_activation_module()
         self._stack.append(module)
-        if self._active and id(module) in self.activation_modules:
-            z = _first_tensor(args, kwargs)
-            if isinstance(z, Tensor):
-                key = (self.names.get(id(module), ""), None)
-                layer = self._layer(key, type(module).__name__, family_of(type(module)), z)
-                layer.add_input(z, self._batch_size)
-                self._pending.append((layer, z))
-                return
-        if id(module) in self.activation_modules:
-            self._pending.append((None, None))
+        if id(module) not in self.activation_modules:
+            return
+        z = _first_tensor(args, kwargs)
+        if not (self._active and outermost and isinstance(z, Tensor)):
+            self._pending.append(None)  # nested in another activation: part of that one
+            return
+        key = (self.names.get(id(module), ""), None)
+        layer = self._layer(key, type(module).__name__, family_of(type(module)), z)
+        layer.add_input(z, self._batch_size, self._mask)
+        self._pending.append(layer)
 
     def _post_hook(self, module: nn.Module, args: tuple, output: Any) -> None:
         if id(module) in self.activation_modules and self._pending:
-            layer, _ = self._pending.pop()
+            layer = self._pending.pop()
             if layer is not None:
                 self._output(layer, output)
+        if self._active and id(module) in self.producer_modules and isinstance(output, Tensor):
+            self._set_module_producer(module, output)
         if self._stack and self._stack[-1] is module:
             self._stack.pop()
 
@@ -406,7 +609,7 @@ class CallRecorder(TorchFunctionMode):
         return output
 
     def _inside_activation_module(self) -> bool:
-        return bool(self._stack) and id(self._stack[-1]) in self.activation_modules
+        return any(id(module) in self.activation_modules for module in self._stack)
 
     def _caller_path(self) -> str:
         caller = self._stack[-1] if self._stack else self.model
@@ -420,7 +623,7 @@ class CallRecorder(TorchFunctionMode):
         if not isinstance(z, Tensor) or z.dim() < 2:
             return func(*args, **kwargs)
         layer = self._layer((self._caller_path(), short), f"F.{short}", family, z)
-        layer.add_input(z, self._batch_size)  # before the call: an in-place call overwrites z
+        layer.add_input(z, self._batch_size, self._mask)  # before an in-place call writes z
         output = func(*args, **kwargs)
         self._output(layer, output)
         return output
@@ -429,23 +632,22 @@ class CallRecorder(TorchFunctionMode):
         self, producer: tuple[str, int], args: tuple, kwargs: dict, output: Tensor
     ) -> None:
         function, axis = producer
-        axis = axis % output.dim()
-        path = self._caller_path()
         weight = bias = None
         if function == "linear":
             weight = _argument(args, kwargs, 1, "weight")
             bias = _argument(args, kwargs, 2, "bias")
-        self._producer = Producer(
-            label=f"{path or '(model)'} ({function})",
-            function=function,
-            axis=axis,
-            width=output.shape[axis],
-            ndim=output.dim(),
-            output=output,
-            version=output._version,
-            weight=weight if isinstance(weight, Tensor) else None,
-            bias=bias if isinstance(bias, Tensor) else None,
+        elif function == "addmm":  # addmm(bias, x, W): x @ W + bias, W stored (in, out)
+            weight = _argument(args, kwargs, 2, "mat2")
+            bias = _argument(args, kwargs, 0, "input")
+        self._producer = _producer(
+            self._caller_path(), function, axis, output, weight, bias, _WEIGHTED.get(function)
         )
+
+    def _set_module_producer(self, module: nn.Module, output: Tensor) -> None:
+        function, layout = self.producer_modules[id(module)]
+        weight, bias = getattr(module, "weight", None), getattr(module, "bias", None)
+        path = self.names.get(id(module), "")
+        self._producer = _producer(path, function, -1, output, weight, bias, layout)
 
     # -- layers -------------------------------------------------------------------------------
     def _layer(
@@ -459,8 +661,11 @@ class CallRecorder(TorchFunctionMode):
             return layer
         path, function = key
         name = f"{path}#{call}" if function is None else f"{path}:{function}#{call}"
-        axis, rule = resolve_unit_axis(z, self._producer, self.unit_axis)
-        producer = self._producer if rule in ("producer", "moved") else None
+        try:
+            axis, rule = resolve_unit_axis(z, self._producer, self.unit_axis)
+        except ValueError as error:
+            raise ProbeError(f"activation call {name}: {error}") from None
+        producer = self._producer if rule in ("producer", "reshaped", "moved") else None
         layer = LayerAccumulator(
             index=len(self.layers),
             name=name,
@@ -480,21 +685,26 @@ class CallRecorder(TorchFunctionMode):
     def _output(self, layer: LayerAccumulator, output: Any) -> None:
         if not isinstance(output, Tensor):
             return
-        layer.add_output(output, self.keep_rows)
+        layer.add_output(output, self.keep_rows, self._mask, self.keep_token_rows)
         if self._gradients and output.requires_grad:
-            output.register_hook(lambda grad: layer.add_gradient(grad, self.gradient_factor))
+            mask = self._mask
+            output.register_hook(lambda grad: layer.add_gradient(grad, self.gradient_factor, mask))
 
     # -- one forward pass ---------------------------------------------------------------------
     @contextmanager
-    def recording(self, batch_size: int, gradients: bool = False) -> Iterator[None]:
+    def recording(
+        self, batch_size: int, gradients: bool = False, mask: Tensor | None = None
+    ) -> Iterator[None]:
         """Record the calls of one forward pass over a batch of ``batch_size`` samples; with
         ``gradients``, hook each output's gradient, scaled by :attr:`gradient_factor` when
-        the backward pass delivers it."""
+        the backward pass delivers it; with a token ``mask`` ``(N, T)``, leave the positions
+        where it is 0 (padding) out of every statistic."""
         self._calls.clear()
         self._stack.clear()
         self._pending.clear()
         self._producer = None
         self._batch_size = batch_size
+        self._mask = None if mask is None else mask.detach()
         self._gradients = gradients
         self.gradient_factor = 1.0
         self._active = True
@@ -504,13 +714,54 @@ class CallRecorder(TorchFunctionMode):
         finally:
             self._active = False
             self._producer = None
+            self._mask = None
+
+
+def _producer_module_name(module_type: type) -> str | None:
+    for base in module_type.__mro__:
+        if _qualified_name(base) in PRODUCER_MODULES:
+            return _qualified_name(base)
+    return None
+
+
+def _producer(
+    path: str,
+    function: str,
+    axis: int,
+    output: Tensor,
+    weight: Any,
+    bias: Any,
+    layout: str | None,
+) -> Producer:
+    """A :class:`Producer` of ``output``; the weight and bias kept for kinks when ``layout``
+    says how to read them and their shapes fit the output's width."""
+    axis = axis % output.dim()
+    width = output.shape[axis]
+    weighted = (
+        layout is not None
+        and isinstance(weight, Tensor)
+        and weight.dim() == 2
+        and weight.shape[0 if layout == "out_in" else 1] == width
+    )
+    return Producer(
+        label=f"{path or '(model)'} ({function})",
+        function=function,
+        axis=axis,
+        width=width,
+        ndim=output.dim(),
+        output=output,
+        version=output._version,
+        weight=weight if weighted else None,
+        bias=bias if weighted and isinstance(bias, Tensor) and bias.numel() == width else None,
+        weight_layout=layout or "out_in",
+    )
 
 
 def _kinks(producer: Producer, z: Tensor, axis: int) -> np.ndarray | None:
-    r"""Per unit :math:`-b_j/\lVert w_j\rVert` when ``z`` is exactly a Linear layer's output."""
+    r"""Per unit :math:`-b_j/\lVert w_j\rVert` when ``z`` is exactly the output of a layer
+    with a weight per unit (``F.linear``, ``addmm``, Hugging Face's ``Conv1D``)."""
     if (
-        producer.function != "linear"
-        or producer.weight is None
+        producer.weight is None
         or z is not producer.output
         or z._version != producer.version
         or axis != producer.axis
@@ -518,9 +769,9 @@ def _kinks(producer: Producer, z: Tensor, axis: int) -> np.ndarray | None:
         return None
     with torch.no_grad():
         weight = producer.weight.detach().to(torch.float64)
-        norms = weight.norm(dim=1)
+        norms = weight.norm(dim=1 if producer.weight_layout == "out_in" else 0)
         bias = (
-            producer.bias.detach().to(torch.float64)
+            producer.bias.detach().to(torch.float64).reshape(-1)
             if producer.bias is not None
             else torch.zeros_like(norms)
         )

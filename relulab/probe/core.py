@@ -1,16 +1,25 @@
 r"""Diagnostics of the activations of any ``nn.Module``, one *layer* per activation **call**.
 
 Every call of an activation — a module (``nn.ReLU``, :class:`relulab.nn.ReLUMinusB`,
-``nn.LeakyReLU``, ``nn.GELU``, ``nn.SiLU``, ``nn.Tanh``, …) or a function (``F.relu``,
-``torch.relu``, ``x.relu_()``, ``F.gelu``, ``F.silu``, ``torch.tanh``, …, as
-``nn.TransformerEncoderLayer`` calls its activation) — is a layer, named ``{module path}#{k}``
-or ``{caller path}:{function}#{k}`` (:mod:`relulab.probe.calls`). Its input :math:`z`, taken
-before any in-place write, is the pre-activation; its output :math:`h`. A *unit* is a feature
-on the unit axis, which follows the layer that produced :math:`z`: the **last** axis of a
-Linear output at any rank (a sequence ``(N, T, d)`` has d units), axis **1** of a convolution;
-statistics run over every other axis. Per-unit sums, maxima and minima are accumulated call
-by call (no tensor is kept but the first rows of :math:`h` for the rank); every statistic is
-then computed by the one function of :mod:`relulab.nn.statistics` the engine uses too.
+``nn.LeakyReLU``, ``nn.GELU``, ``nn.SiLU``, ``nn.Tanh``, …, and composite ones such as Hugging
+Face's ``NewGELUActivation``) or a function (``F.relu``, ``torch.relu``, ``x.relu_()``,
+``F.gelu``, ``F.silu``, ``torch.tanh``, …, as ``nn.TransformerEncoderLayer`` calls its
+activation) — is a layer, named ``{module path}#{k}`` or ``{caller path}:{function}#{k}``
+(:mod:`relulab.probe.calls`). Its input :math:`z`, taken before any in-place write, is the
+pre-activation; its output :math:`h`. A *unit* is a feature on the unit axis, which follows the
+layer that produced :math:`z`: the **last** axis of a Linear (``addmm``, ``matmul``, Hugging
+Face ``Conv1D``) output at any rank (a sequence ``(N, T, d)`` has d units), axis **1** of a
+convolution; statistics run over every other axis — over the kept tokens only when the data
+carry an ``attention_mask``. When no producer explains the axis the default (axis 1) is used
+and :class:`UnitAxisWarning` names the calls. Per-unit sums, maxima and minima are accumulated
+call by call (no tensor is kept but the first rows of :math:`h` for the ranks); every statistic
+is then computed by the one function of :mod:`relulab.nn.statistics` the engine uses too.
+
+The data are a tensor (``model(x)``) or a mapping of model arguments (``model(**inputs)``: a
+tokenizer's ``input_ids``, ``attention_mask``, …; every tensor in it has the samples first and
+is batched, anything else is passed unchanged). The model may return a tensor, a tuple, a
+mapping or a Hugging Face ``ModelOutput``: its ``logits`` (else its first tensor) are what
+``loss_fn`` receives, and ``loss_fn="model"`` takes the model's own ``loss``.
 
 Definitions, over the probed data:
 
@@ -40,8 +49,13 @@ Definitions, over the probed data:
   already per sample).
 * **effective rank** (seed ``004_…`` §3, eq. 1): :math:`\exp(-\sum_i \bar s_i \ln \bar s_i)`,
   :math:`\bar s = s/\sum s`, :math:`s` the singular values of the samples × features matrix of
-  :math:`h` (each sample's activation flattened), *uncentred* and *centred* (centring caps it
-  at N − 1).
+  :math:`h` (each sample's activation flattened, padded tokens set to 0), *uncentred* and
+  *centred*; centring caps it at :math:`\min(N-1, \text{features})`
+  (``effective_rank_centred_cap``). A sequence ``(T, d)`` flattened into T·d features puts
+  every transformer layer at that N − 1 cap (:func:`rank_at_sample_cap`), so calls with
+  positions (tokens, pixels) also get the **per-token** reading
+  ``effective_rank_token_{uncentred,centred}``: rows = the kept tokens (positions), columns =
+  the units.
 * **R²** on given features (seed ``004_…`` appendix D): the in-sample :math:`R^2` of a
   least-squares fit (with intercept) from :math:`h` to each feature column, averaged over
   columns.
@@ -56,11 +70,12 @@ parameters' ``.grad``, hooks, and torch's global random state.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -68,10 +83,11 @@ import torch
 from torch import Tensor, nn
 
 from relulab.files import replacing
-from relulab.nn.run import run_model
+from relulab.nn.run import expected_input
 from relulab.nn.statistics import (
     delta_from_means,
     effective_rank,
+    effective_rank_cap,
     mean_variance_ratio,
     r_squared,
     sample_moments_from_sums,
@@ -82,14 +98,36 @@ from relulab.nn.statistics import (
 from relulab.probe.calls import (
     ACTIVATION_FUNCTIONS,
     ACTIVATION_MODULES,
+    COMPOSITE_ACTIVATIONS,
     CallRecorder,
     LayerAccumulator,
+    ProbeError,
 )
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["ACTIVATION_TYPES", "MODES", "LayerProbe", "ProbeResult", "preserved", "probe"]
+__all__ = [
+    "ACTIVATION_TYPES",
+    "MODES",
+    "RANK_CAP_FRACTION",
+    "LayerProbe",
+    "ModelRunError",
+    "ProbeData",
+    "ProbeResult",
+    "UnitAxisWarning",
+    "preserved",
+    "probe",
+    "rank_at_sample_cap",
+]
+
+#: The data :func:`probe` takes: a tensor (``model(x)``) or a mapping of model arguments
+#: (``model(**inputs)``), samples first.
+ProbeData: TypeAlias = Tensor | Mapping[str, Any]
+
+#: A centred per-sample effective rank at or above this fraction of its N − 1 cap is reported
+#: as *at the sample cap* (:func:`rank_at_sample_cap`).
+RANK_CAP_FRACTION = 0.9
 
 #: The activation module types probed without being asked (plus ``activation_types``).
 ACTIVATION_TYPES: tuple[type[nn.Module], ...] = tuple(ACTIVATION_MODULES)
@@ -99,6 +137,52 @@ MODES: tuple[str, ...] = ("train", "eval")
 
 RECTIFIER_STATES = ("dead_fraction", "always_on_fraction", "balanced_fraction")
 SIGN_STATES = ("never_positive_fraction", "always_positive_fraction", "mixed_sign_fraction")
+
+
+class UnitAxisWarning(UserWarning):
+    """Some activation calls got their unit axis by the default rule (axis 1): no producing
+    layer explained it, so their ``units`` may be positions rather than features."""
+
+
+class ModelRunError(ValueError):
+    """The model itself failed on the data (wrong shape, dtype, arguments, image size …).
+
+    Attributes:
+        data: how the data looked (shapes and dtypes).
+        reason: the model's own error, one line.
+    """
+
+    def __init__(self, message: str, data: str, reason: str) -> None:
+        super().__init__(message)
+        self.data = data
+        self.reason = reason
+
+
+def rank_at_sample_cap(metrics: Mapping[str, float]) -> bool:
+    """Whether a call's centred per-sample effective rank sits at its cap N − 1 — the number of
+    probed samples, not the representation, bounds it (at least :data:`RANK_CAP_FRACTION` of
+    the cap, with N − 1 below the number of features).
+
+    Args:
+        metrics: a call's metrics (``effective_rank_centred``, ``effective_rank_centred_cap``,
+            ``effective_rank_rows``).
+
+    Returns:
+        ``True`` when at the sample cap; ``False`` otherwise or when the rank was not measured.
+
+    Example:
+        >>> rank_at_sample_cap(
+        ...     {"effective_rank_centred": 30.6, "effective_rank_centred_cap": 31,
+        ...      "effective_rank_rows": 32}
+        ... )
+        True
+    """
+    rank = metrics.get("effective_rank_centred")
+    cap = metrics.get("effective_rank_centred_cap")
+    rows = metrics.get("effective_rank_rows")
+    if rank is None or cap is None or rows is None or cap <= 0:
+        return False
+    return cap == rows - 1 and rank >= RANK_CAP_FRACTION * cap
 
 
 @dataclass
@@ -118,8 +202,8 @@ class LayerProbe:
             forward pass.
         family: ``"rectifier"`` (dead units exist), ``"leaky"``, ``"smooth"`` or ``"other"``.
         unit_axis: the unit axis of the call's input.
-        unit_axis_rule: how it was chosen: ``"producer"``, ``"moved"``, ``"default"``,
-            ``"given"`` (:func:`relulab.probe.calls.resolve_unit_axis`).
+        unit_axis_rule: how it was chosen: ``"producer"``, ``"reshaped"``, ``"moved"``,
+            ``"default"``, ``"given"`` (:func:`relulab.probe.calls.resolve_unit_axis`).
         producer: the layer that produced the input (``"fc1 (linear)"``), if one matched.
 
     Example:
@@ -141,6 +225,12 @@ class LayerProbe:
     unit_axis_rule: str = "default"
     producer: str | None = None
 
+    @property
+    def rank_at_sample_cap(self) -> bool:
+        """Whether the centred per-sample effective rank sits at its N − 1 cap
+        (:func:`rank_at_sample_cap`)."""
+        return rank_at_sample_cap(self.metrics)
+
 
 @dataclass
 class ProbeResult:
@@ -149,8 +239,8 @@ class ProbeResult:
 
     Example:
         >>> result = probe(nn.Sequential(nn.Linear(2, 3), nn.ReLU()), torch.randn(20, 2))
-        >>> sorted(result.frame.columns)
-        ['kind', 'layer', 'metric', 'module', 'name', 'value']
+        >>> list(result.frame.columns[4:])
+        ['units', 'unit_axis', 'unit_axis_rule', 'metric', 'value']
         >>> result.mode, "dead_fraction" in result.table().columns
         ('train', True)
     """
@@ -161,18 +251,19 @@ class ProbeResult:
     @property
     def frame(self) -> pd.DataFrame:
         """Tidy: one row per call and metric (``layer``, ``name``, ``module``, ``kind``,
-        ``metric``, ``value``)."""
-        columns = ["layer", "name", "module", "kind", "metric", "value"]
+        ``units``, ``unit_axis``, ``unit_axis_rule``, ``metric``, ``value``)."""
+        columns = [*_CALL_COLUMNS, "metric", "value"]
         rows = [
-            (layer.index, layer.name, layer.module, layer.kind, metric, value)
+            (*_call_fields(layer), metric, value)
             for layer in self.layers
             for metric, value in layer.metrics.items()
         ]
         return pd.DataFrame(rows, columns=columns)
 
     def table(self) -> pd.DataFrame:
-        """Wide: one row per call (``layer``, ``name``, ``kind``, ``units``), one column per
-        metric (NaN where a metric does not apply, e.g. ``dead_fraction`` of a GELU)."""
+        """Wide: one row per call (``layer``, ``name``, ``kind``, ``units``, ``unit_axis``,
+        ``unit_axis_rule``, ``producer``, ``rank_at_sample_cap``), one column per metric (NaN
+        where a metric does not apply, e.g. ``dead_fraction`` of a GELU)."""
         return pd.DataFrame(
             [
                 {
@@ -180,6 +271,10 @@ class ProbeResult:
                     "name": layer.name,
                     "kind": layer.kind,
                     "units": layer.units,
+                    "unit_axis": layer.unit_axis,
+                    "unit_axis_rule": layer.unit_axis_rule,
+                    "producer": layer.producer,
+                    "rank_at_sample_cap": layer.rank_at_sample_cap,
                     **layer.metrics,
                 }
                 for layer in self.layers
@@ -238,6 +333,30 @@ class ProbeResult:
         return fig
 
 
+_CALL_COLUMNS = ("layer", "name", "module", "kind", "units", "unit_axis", "unit_axis_rule")
+
+
+def _call_fields(layer: LayerProbe) -> tuple:
+    return (
+        layer.index,
+        layer.name,
+        layer.module,
+        layer.kind,
+        layer.units,
+        layer.unit_axis,
+        layer.unit_axis_rule,
+    )
+
+
+def _rank_metrics(rows: Tensor, prefix: str) -> dict[str, float]:
+    """Uncentred and centred effective rank of a rows × features matrix, and the centred cap."""
+    return {
+        f"{prefix}_uncentred": effective_rank(rows, centred=False),
+        f"{prefix}_centred": effective_rank(rows, centred=True),
+        f"{prefix}_centred_cap": float(effective_rank_cap(*rows.shape, centred=True)),
+    }
+
+
 def _layer_metrics(acc: LayerAccumulator, features: np.ndarray | None) -> dict[str, float]:
     mean, variance = sample_moments_from_sums(acc.z_sum, acc.z_sq_sum, acc.count)
     states = unit_states_from_extremes(acc.z_min, acc.z_max)
@@ -260,10 +379,12 @@ def _layer_metrics(acc: LayerAccumulator, features: np.ndarray | None) -> dict[s
     )
     if acc.kept:
         kept = torch.cat(acc.kept)
-        metrics["effective_rank_uncentred"] = effective_rank(kept, centred=False)
-        metrics["effective_rank_centred"] = effective_rank(kept, centred=True)
+        metrics.update(_rank_metrics(kept, "effective_rank"))
+        metrics["effective_rank_rows"] = float(kept.shape[0])
         if features is not None:
             metrics["r_squared"] = r_squared(kept.numpy(), features[: kept.shape[0]])
+    if acc.token_kept:
+        metrics.update(_rank_metrics(torch.cat(acc.token_kept), "effective_rank_token"))
     if acc.grad_count:
         metrics["gradient_second_moment"] = acc.grad_sq_sum / acc.grad_count
     if acc.kinks is not None:
@@ -307,8 +428,113 @@ def preserved(model: nn.Module, devices: Sequence[int] = ()) -> Iterator[None]:
                 buffer.copy_(saved)
 
 
-def _cuda_devices(model: nn.Module, data: Tensor) -> list[int]:
-    tensors = [data, *model.parameters(), *model.buffers()]
+# -- the data: a tensor or a mapping of model arguments ------------------------------------
+def _tensors(data: ProbeData) -> list[Tensor]:
+    if isinstance(data, Tensor):
+        return [data]
+    return [value for value in data.values() if isinstance(value, Tensor)]
+
+
+def _num_samples(data: ProbeData) -> int:
+    """N, the samples on the first axis of the data (of every tensor of a mapping)."""
+    if isinstance(data, Tensor):
+        if data.dim() == 0:
+            raise ValueError("the data are a single number; give samples along the first axis")
+        return data.shape[0]
+    if not isinstance(data, Mapping):
+        raise TypeError(f"data must be a tensor or a mapping of tensors, got {type(data).__name__}")
+    sizes = {name: value.shape[0] for name, value in data.items() if isinstance(value, Tensor)}
+    if not sizes or any(value.dim() == 0 for value in _tensors(data)):
+        raise ValueError("the data mapping needs tensors with the samples on their first axis")
+    if len(set(sizes.values())) > 1:
+        shown = ", ".join(f"{name}: {size}" for name, size in sizes.items())
+        raise ValueError(f"the data's tensors disagree on the number of samples ({shown})")
+    return next(iter(sizes.values()))
+
+
+def _batch(data: ProbeData, start: int, stop: int) -> ProbeData:
+    if isinstance(data, Tensor):
+        return data[start:stop]
+    return {
+        name: value[start:stop] if isinstance(value, Tensor) else value
+        for name, value in data.items()
+    }
+
+
+def _token_mask(batch: ProbeData) -> Tensor | None:
+    """The batch's ``attention_mask`` ``(N, T)`` (0 at padding), if the data carry one."""
+    if not isinstance(batch, Mapping):
+        return None
+    mask = batch.get("attention_mask")
+    return mask if isinstance(mask, Tensor) and mask.dim() == 2 else None
+
+
+def _describe(data: ProbeData) -> str:
+    """``of shape (4, 7) (float32)``, or ``input_ids (4, 16) int64, …`` for a mapping."""
+
+    def one(tensor: Tensor) -> str:
+        return f"{tuple(tensor.shape)} ({str(tensor.dtype).removeprefix('torch.')})"
+
+    if isinstance(data, Tensor):
+        return f"of shape {one(data)}"
+    return ", ".join(
+        f"{name} {one(value)}" for name, value in data.items() if isinstance(value, Tensor)
+    )
+
+
+def _expected(model: nn.Module) -> str:
+    """What the model's first layer takes, for error messages (token ids for an embedding)."""
+    for module in model.modules():
+        if isinstance(module, nn.Embedding):
+            return f"integer token ids (N, T) below {module.num_embeddings}"
+        if isinstance(module, nn.Linear | nn.Conv1d | nn.Conv2d | nn.Conv3d):
+            break
+    return expected_input(model)
+
+
+def _call_model(model: nn.Module, batch: ProbeData, description: str) -> Any:
+    """``model(batch)``, or ``model(**batch)`` for a mapping; the model's own failure on the
+    data becomes a :class:`ModelRunError` naming the data and what the model takes."""
+    try:
+        return model(**batch) if isinstance(batch, Mapping) else model(batch)
+    except ProbeError:
+        raise
+    except (RuntimeError, ValueError, TypeError, IndexError) as error:
+        reason = " ".join(str(error).split()) or type(error).__name__
+        raise ModelRunError(
+            f"the model could not run on data {description} (its first layer expects "
+            f"{_expected(model)}): {reason}",
+            description,
+            reason,
+        ) from None
+
+
+def _output_tensor(output: Any) -> Any:
+    """The tensor a loss compares with the targets: the output itself, its ``logits`` (a
+    Hugging Face ``ModelOutput`` or any mapping), else its first tensor."""
+    if isinstance(output, Tensor):
+        return output
+    if isinstance(output, Mapping):
+        logits, values = output.get("logits"), list(output.values())
+    else:
+        logits = getattr(output, "logits", None)
+        values = list(output) if isinstance(output, tuple | list) else []
+    if isinstance(logits, Tensor):
+        return logits
+    return next((value for value in values if isinstance(value, Tensor)), output)
+
+
+def _scalar_loss(loss: Any) -> Any:
+    """A loss as a tensor: itself, or the ``loss`` of a ``ModelOutput`` / mapping."""
+    if isinstance(loss, Tensor):
+        return loss
+    if isinstance(loss, Mapping):
+        return loss.get("loss")
+    return getattr(loss, "loss", loss)
+
+
+def _cuda_devices(model: nn.Module, data: ProbeData) -> list[int]:
+    tensors = [*_tensors(data), *model.parameters(), *model.buffers()]
     return sorted({t.device.index or 0 for t in tensors if t.is_cuda})
 
 
@@ -330,8 +556,8 @@ def _loss_reduction(loss_fn: Callable, output: Any, target: Tensor) -> str:
     if not isinstance(output, Tensor):
         raise unknown
     with torch.no_grad():
-        once = loss_fn(output.detach(), target)
-        twice = loss_fn(torch.cat([output.detach()] * 2), torch.cat([target] * 2))
+        once = _scalar_loss(loss_fn(output.detach(), target))
+        twice = _scalar_loss(loss_fn(torch.cat([output.detach()] * 2), torch.cat([target] * 2)))
     if not isinstance(once, Tensor) or once.numel() != 1:
         raise ValueError("loss_fn must return a scalar (reduction 'mean' or 'sum')")
     ratio = float(twice) / float(once) if float(once) != 0 else float("nan")
@@ -342,10 +568,24 @@ def _loss_reduction(loss_fn: Callable, output: Any, target: Tensor) -> str:
     raise unknown
 
 
-def _backward_inputs(model: nn.Module, leaf: Tensor | None) -> list[Tensor]:
-    inputs = [p for p in model.parameters() if p.requires_grad]
-    if leaf is not None:
-        inputs.insert(0, leaf)
+def _with_leaves(batch: ProbeData) -> tuple[ProbeData, list[Tensor]]:
+    """The batch with its floating-point tensors as fresh leaves requiring grad (integer ones,
+    token ids, as they are), and those leaves."""
+    if isinstance(batch, Tensor):
+        if not batch.is_floating_point():
+            return batch, []
+        leaf = batch.detach().clone().requires_grad_(True)
+        return leaf.clone(), [leaf]
+    leaves: dict[str, Tensor] = {
+        name: value.detach().clone().requires_grad_(True)
+        for name, value in batch.items()
+        if isinstance(value, Tensor) and value.is_floating_point()
+    }
+    return {**batch, **{name: leaf.clone() for name, leaf in leaves.items()}}, list(leaves.values())
+
+
+def _backward_inputs(model: nn.Module, leaves: list[Tensor]) -> list[Tensor]:
+    inputs = [*leaves, *(p for p in model.parameters() if p.requires_grad)]
     if not inputs:
         raise ValueError(
             "cannot measure gradients: the data are not floating point and no parameter "
@@ -354,43 +594,79 @@ def _backward_inputs(model: nn.Module, leaf: Tensor | None) -> list[Tensor]:
     return inputs
 
 
+def _model_loss(output: Any) -> Tensor:
+    loss = _scalar_loss(output)
+    if not isinstance(loss, Tensor) or loss.numel() != 1:
+        raise ValueError(
+            'loss_fn="model" needs the model to return its loss (a ModelOutput with .loss: '
+            "give the labels in the data, e.g. {'input_ids': …, 'labels': …})"
+        )
+    return loss
+
+
 def _run_batches(
     model: nn.Module,
     recorder: CallRecorder,
-    data: Tensor,
+    data: ProbeData,
     targets: Tensor | None,
-    loss_fn: Callable | None,
+    loss_fn: Callable | str | None,
     batch_size: int | None,
 ) -> None:
-    step = batch_size or len(data)
-    reduction = None
-    for start in range(0, len(data), step):
-        batch = data[start : start + step]
-        size = batch.shape[0]
+    total = _num_samples(data)
+    step = batch_size or total
+    description = _describe(data)
+    reduction = "mean" if loss_fn == "model" else None  # a model's loss averages its batch
+    for start in range(0, total, step):
+        batch = _batch(data, start, start + step)
+        size, mask = min(step, total - start), _token_mask(batch)
         if loss_fn is None:
-            with torch.no_grad(), recorder.recording(size):
-                run_model(model, batch, tuple(data.shape))
+            with torch.no_grad(), recorder.recording(size, mask=mask):
+                _call_model(model, batch, description)
             continue
-        target = targets[start : start + step]
-        leaf = batch.detach().clone().requires_grad_(True) if batch.is_floating_point() else None
-        inputs = _backward_inputs(model, leaf)
+        batch, leaves = _with_leaves(batch)
+        inputs = _backward_inputs(model, leaves)
         with torch.enable_grad():
-            with recorder.recording(size, gradients=True):
-                output = run_model(model, batch if leaf is None else leaf.clone(), data.shape)
-            reduction = reduction or _loss_reduction(loss_fn, output, target)
+            with recorder.recording(size, gradients=True, mask=mask):
+                output = _call_model(model, batch, description)
+            if loss_fn == "model":
+                loss = _model_loss(output)
+            else:
+                target = targets[start : start + step]
+                prediction = _output_tensor(output)
+                reduction = reduction or _loss_reduction(loss_fn, prediction, target)
+                loss = _scalar_loss(loss_fn(prediction, target))
             # per sample: a mean over the batch scales every sample's gradient by 1/B
             recorder.gradient_factor = float(size) if reduction == "mean" else 1.0
-            loss = loss_fn(output, target)
             if not isinstance(loss, Tensor) or not loss.requires_grad:
                 raise ValueError("the loss does not depend on anything that requires grad")
             torch.autograd.grad(loss, inputs, allow_unused=True)
 
 
+def _check_request(
+    data: ProbeData, targets: Tensor | None, loss_fn: Callable | str | None, mode: str
+) -> int:
+    """N, after refusing inconsistent arguments in one line each."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be 'train' or 'eval', got {mode!r}")
+    samples = _num_samples(data)
+    if isinstance(loss_fn, str):
+        if loss_fn != "model":
+            raise ValueError(f'loss_fn must be a callable or "model", got {loss_fn!r}')
+        if targets is not None:
+            raise ValueError('loss_fn="model" takes no targets: put the labels in the data')
+        return samples
+    if (targets is None) != (loss_fn is None):
+        raise ValueError("give both targets and loss_fn to measure gradients, or neither")
+    if targets is not None and len(targets) != samples:
+        raise ValueError(f"{len(targets)} targets for {samples} samples")
+    return samples
+
+
 def probe(
     model: nn.Module,
-    data: Tensor,
+    data: ProbeData,
     targets: Tensor | None = None,
-    loss_fn: Callable[[Tensor, Tensor], Tensor] | None = None,
+    loss_fn: Callable[[Tensor, Tensor], Tensor] | Literal["model"] | None = None,
     features: np.ndarray | Tensor | None = None,
     batch_size: int | None = None,
     max_rank_samples: int = 2000,
@@ -404,20 +680,31 @@ def probe(
     One forward pass per batch, with hooks on every module and a torch-function mode that
     sees functional activations; per-unit sums, maxima and minima are accumulated call by
     call, and the statistics are those of :mod:`relulab.nn.statistics`. The model is left as
-    it was found (mode, buffers, ``requires_grad``, ``.grad``, hooks, random state).
+    it was found (mode, buffers, ``requires_grad``, ``.grad``, hooks, random state). When a
+    call's unit axis came from the default rule (no producing layer explained it), one
+    :class:`UnitAxisWarning` names those calls.
 
     Args:
         model: any ``nn.Module``.
-        data: inputs ``(N, …)`` in the model's input shape, samples first.
+        data: inputs ``(N, …)`` in the model's input shape, samples first — or a mapping of
+            model arguments (``model(**data)``), e.g. ``{"input_ids": …, "attention_mask":
+            …}``: every tensor in it is batched along its first axis, other values are passed
+            unchanged; positions where ``attention_mask`` ``(N, T)`` is 0 (padding) are left
+            out of every statistic.
         targets: with ``loss_fn``, the targets; then the per-sample gradient second moment is
             measured (the parameters' ``.grad`` are not touched).
-        loss_fn: a scalar loss averaging or summing over samples, e.g. ``nn.MSELoss()``.
+        loss_fn: a scalar loss averaging or summing over samples, e.g. ``nn.MSELoss()``,
+            called on the model's output (its ``logits`` for a ``ModelOutput``); or
+            ``"model"``: the model's own ``loss`` (labels in ``data``), taken as a mean over
+            the batch.
         features: ``(N, k)`` task features: adds the R² of each call's representation.
         batch_size: run ``data`` in batches of this size (default: all at once). In
             ``"train"`` mode, normalisation layers then see batches of this size.
-        max_rank_samples: rows of each call's activation kept for effective rank and R².
+        max_rank_samples: samples of each call's activation kept for effective rank and R²,
+            and kept positions (tokens) for the per-token rank.
         activation_types: further module types to probe as activations (your own); the
-            built-in ones (:data:`ACTIVATION_TYPES`) are always probed.
+            built-in ones (:data:`ACTIVATION_TYPES`, and the composite ones of
+            :data:`relulab.probe.calls.COMPOSITE_ACTIVATIONS`) are always probed.
         mode: ``"train"`` (batch statistics, dropout on: what training sees) or ``"eval"``.
         unit_axis: the unit axis of every call, instead of the producer rule.
 
@@ -429,17 +716,23 @@ def probe(
         >>> result = probe(model, torch.randn(256, 4))
         >>> 0.0 <= result.layers[0].metrics["dead_fraction"] <= 1.0
         True
+        >>> embed = nn.Sequential(nn.Embedding(10, 8), nn.Linear(8, 8), nn.GELU())
+        >>> ids = torch.randint(0, 10, (4, 6))
+        >>> class Wrapped(nn.Module):  # a language model's signature
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.body = embed
+        ...     def forward(self, input_ids, attention_mask):
+        ...         return self.body(input_ids)
+        >>> found = probe(Wrapped(), {"input_ids": ids, "attention_mask": torch.ones_like(ids)})
+        >>> found.layers[0].units, found.layers[0].unit_axis_rule
+        (8, 'producer')
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be 'train' or 'eval', got {mode!r}")
-    if (targets is None) != (loss_fn is None):
-        raise ValueError("give both targets and loss_fn to measure gradients, or neither")
-    if targets is not None and len(targets) != len(data):
-        raise ValueError(f"{len(targets)} targets for {len(data)} samples")
+    samples = _check_request(data, targets, loss_fn, mode)
     if features is not None:
-        features = np.asarray(features, dtype=np.float64).reshape(len(data), -1)
+        features = np.asarray(features, dtype=np.float64).reshape(samples, -1)
     recorder = CallRecorder(
-        model, tuple(activation_types), unit_axis, min(max_rank_samples, len(data))
+        model, tuple(activation_types), unit_axis, min(max_rank_samples, samples), max_rank_samples
     )
     with preserved(model, _cuda_devices(model, data)):
         model.train(mode == "train")
@@ -467,14 +760,33 @@ def probe(
         )
         for acc in recorder.layers.values()
     ]
+    _warn_default_axis(layers)
     return ProbeResult(layers, mode)
+
+
+def _warn_default_axis(layers: list[LayerProbe]) -> None:
+    """One :class:`UnitAxisWarning` naming every call whose unit axis is the default's."""
+    chosen = [layer for layer in layers if layer.unit_axis_rule == "default"]
+    if not chosen:
+        return
+    named = ", ".join(f"{layer.name} ({layer.units} units)" for layer in chosen[:8])
+    more = f" and {len(chosen) - 8} more" if len(chosen) > 8 else ""
+    warnings.warn(
+        f"{len(chosen)} activation call(s) took axis 1 as their unit axis by the default rule "
+        f"(no Linear, convolution or normalisation produced their input): {named}{more}; "
+        "if axis 1 is not the feature axis (e.g. a sequence (N, T, d)), pass unit_axis= "
+        "(relulab diagnose --unit-axis)",
+        UnitAxisWarning,
+        stacklevel=3,
+    )
 
 
 def _no_activation_message(model: nn.Module) -> str:
     modules = ", ".join(t.__name__ for t in ACTIVATION_TYPES)
+    composites = ", ".join(sorted({name.rsplit(".", 1)[1] for name in COMPOSITE_ACTIVATIONS}))
     functions = ", ".join(sorted({short for short, _ in ACTIVATION_FUNCTIONS.values()}))
     return (
         f"no ReLU-family or smooth activation was called by the {type(model).__name__} model: "
-        f"neither a module ({modules}) nor a function ({functions}); pass "
+        f"neither a module ({modules}; {composites}) nor a function ({functions}); pass "
         "activation_types= for your own activation modules"
     )

@@ -2,17 +2,21 @@
 
 ``module.path:factory`` names a callable returning an ``nn.Module``; like ``python -m``, the
 current directory is searched first, so ``relulab diagnose mypkg.models:make_net`` finds
-``./mypkg``. Data come from a ``.npy`` or ``.pt`` file, or are Gaussian :math:`N(0, 1)` samples
-shaped for the model's first layer (``--input-shape`` for convolutions; 3×32×32 by default [I]).
-Each init is applied to a fresh model and probed in the given mode (``train`` by default: what
-the first training steps see); an init that cannot apply to the model (e.g. ``scale_bias`` or
-``rai`` on bias-free layers) is skipped with a one-line note.
+``./mypkg``. Data come from a file — ``.npy`` (one array), ``.npz`` (several: model arguments
+such as ``input_ids`` and ``attention_mask``) or ``.pt`` (a tensor or a dict of tensors) —
+floating point as float32, integers (token ids, masks) as int64, booleans as they are; or are
+relulab's guess from the model's first layer (:func:`guess_inputs`): Gaussian :math:`N(0, 1)`
+samples shaped for a Linear or convolution (``--input-shape`` for convolutions; 3×32×32 by
+default [I]), random token ids for an embedding (sequences of 32 by default). Each init is
+applied to a fresh model and probed in the given mode (``train`` by default: what the first
+training steps see); an init that cannot apply to the model (e.g. ``scale_bias`` or ``rai`` on
+bias-free layers) is skipped with a one-line note.
 
 Whatever the user hands over may be broken; each such case is a ``ValueError`` with one clear
 message: a module that fails to import (syntax error, an exception at import time), a factory
 that is missing, not callable, needs arguments, raises or returns no ``nn.Module``; a data file
 that is not a NumPy/torch file, is damaged, holds strings or objects, a single number, no
-samples, or non-finite values.
+samples, tensors of different lengths, or non-finite values.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,18 +37,26 @@ from torch import nn
 
 from relulab import init
 from relulab.errors import describe_error
-from relulab.probe import probe
+from relulab.probe.core import ProbeData, ProbeResult, UnitAxisWarning, probe
 
 __all__ = [
+    "DEFAULT_SEQUENCE_LENGTH",
     "KEY_METRICS",
     "Diagnosis",
+    "InputGuess",
     "build_model",
     "comparison_table",
     "default_shape",
     "diagnose",
+    "guess_inputs",
     "key_metrics",
+    "load_activation_types",
     "load_data",
 ]
+
+#: The sequence length of the random token ids guessed for a model whose first layer is an
+#: ``nn.Embedding`` (``--input-shape T`` sets it).
+DEFAULT_SEQUENCE_LENGTH = 32
 
 #: The metrics ``relulab diagnose`` tabulates, those the probed calls have, in this order
 #: (unit states of rectifiers, then sign states of leaky and smooth activations).
@@ -54,6 +67,7 @@ KEY_METRICS = (
     "always_positive_fraction",
     "sample_mean_variance_ratio",
     "effective_rank_centred",
+    "effective_rank_token_centred",
     "delta",
 )
 
@@ -73,16 +87,11 @@ def _current_directory_on_path() -> Iterator[None]:
             sys.path.remove(cwd)
 
 
-def build_model(spec: str) -> Callable[[], nn.Module]:
-    """Resolve ``module.path:factory`` to a factory that returns a fresh ``nn.Module``.
-
-    Raises ``ValueError`` (one line) for a bad spec, a module that cannot be imported, a
-    missing or non-callable factory; the returned factory raises ``ValueError`` when the
-    user's factory raises or returns something else than an ``nn.Module``.
-    """
+def _import_attribute(spec: str, what: str = "factory") -> object:
+    """The object ``module.path:name`` names, the current directory first on the path."""
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
-        raise ValueError(f"expected module.path:factory, got {spec!r}")
+        raise ValueError(f"expected module.path:{what}, got {spec!r}")
     try:
         with _current_directory_on_path():
             module = importlib.import_module(module_name)
@@ -97,7 +106,17 @@ def build_model(spec: str) -> Callable[[], nn.Module]:
         ) from None
     if not hasattr(module, attribute):
         raise ValueError(f"cannot load {spec!r}: {module_name} has no attribute {attribute!r}")
-    factory = getattr(module, attribute)
+    return getattr(module, attribute)
+
+
+def build_model(spec: str) -> Callable[[], nn.Module]:
+    """Resolve ``module.path:factory`` to a factory that returns a fresh ``nn.Module``.
+
+    Raises ``ValueError`` (one line) for a bad spec, a module that cannot be imported, a
+    missing or non-callable factory; the returned factory raises ``ValueError`` when the
+    user's factory raises or returns something else than an ``nn.Module``.
+    """
+    factory = _import_attribute(spec)
     if not callable(factory):
         raise ValueError(f"{spec} is of type {type(factory).__name__}, not a factory to call")
 
@@ -117,18 +136,112 @@ def build_model(spec: str) -> Callable[[], nn.Module]:
     return make
 
 
+def load_activation_types(text: str | None) -> tuple[type[nn.Module], ...]:
+    """Module classes named ``module.path:Class`` (or ``module.path.Class``), comma-separated,
+    imported as the model is (current directory first).
+
+    Args:
+        text: the comma-separated names (``--activation-types``), or ``None``.
+
+    Returns:
+        The classes, in order (empty for ``None``); a name that cannot be imported or is not an
+        ``nn.Module`` class is a one-line ``ValueError``.
+
+    Example:
+        >>> [cls.__name__ for cls in load_activation_types("torch.nn:Hardswish,torch.nn.Mish")]
+        ['Hardswish', 'Mish']
+    """
+    found = []
+    for spec in (part.strip() for part in (text or "").split(",")):
+        if not spec:
+            continue
+        if ":" not in spec:
+            spec = ":".join(spec.rsplit(".", 1))
+        cls = _import_attribute(spec, "Class")
+        if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+            raise ValueError(f"activation type {spec} is not an nn.Module class")
+        found.append(cls)
+    return tuple(found)
+
+
+def _first_layer(model: nn.Module) -> nn.Module | None:
+    kinds = nn.Linear | nn.Conv1d | nn.Conv2d | nn.Embedding
+    return next((module for module in model.modules() if isinstance(module, kinds)), None)
+
+
 def default_shape(model: nn.Module, input_shape: tuple[int, ...] | None) -> tuple[int, ...]:
-    """``input_shape`` if given, else the per-sample shape the model's first layer takes."""
+    """``input_shape`` if given, else the per-sample shape the model's first layer takes (a
+    sequence of :data:`DEFAULT_SEQUENCE_LENGTH` token ids for an embedding)."""
     if input_shape:
         return input_shape
-    for module in model.modules():
-        if isinstance(module, nn.Linear):
-            return (module.in_features,)
-        if isinstance(module, nn.Conv2d):
-            return (module.in_channels, 32, 32)
-        if isinstance(module, nn.Conv1d):
-            return (module.in_channels, 64)
+    first = _first_layer(model)
+    if isinstance(first, nn.Linear):
+        return (first.in_features,)
+    if isinstance(first, nn.Conv2d):
+        return (first.in_channels, 32, 32)
+    if isinstance(first, nn.Conv1d):
+        return (first.in_channels, 64)
+    if isinstance(first, nn.Embedding):
+        return (DEFAULT_SEQUENCE_LENGTH,)
     raise ValueError("cannot infer the input shape; pass --input-shape")
+
+
+@dataclass(frozen=True)
+class InputGuess:
+    """Inputs relulab made up for a model given no data.
+
+    Attributes:
+        data: the samples (Gaussian floats, or token ids for an embedding).
+        description: what they are and why, e.g. ``Gaussian samples of shape 3×32×32
+            (relulab's guess from the first layer, a Conv2d)``.
+        guessed: whether the shape was guessed (no ``--input-shape``).
+    """
+
+    data: torch.Tensor
+    description: str
+    guessed: bool
+
+
+def guess_inputs(
+    model: nn.Module,
+    samples: int,
+    input_shape: tuple[int, ...] | None,
+    generator: torch.Generator,
+) -> InputGuess:
+    """Inputs for a model given no data: random token ids in ``[0, num_embeddings)`` when its
+    first layer is an ``nn.Embedding``, else Gaussian :math:`N(0, 1)` samples; per-sample shape
+    ``input_shape`` or :func:`default_shape`'s guess.
+
+    Args:
+        model: the model the inputs are for.
+        samples: N.
+        input_shape: the per-sample shape (``--input-shape``), or ``None`` to guess it.
+        generator: the random generator.
+
+    Returns:
+        An :class:`InputGuess`: the data, what they are, and whether the shape was guessed.
+
+    Example:
+        >>> guess = guess_inputs(nn.Sequential(nn.Embedding(50, 8), nn.ReLU()), 4, None,
+        ...                      torch.Generator().manual_seed(0))
+        >>> guess.data.shape, guess.data.dtype, guess.guessed
+        (torch.Size([4, 32]), torch.int64, True)
+    """
+    shape = default_shape(model, input_shape)
+    first = _first_layer(model)
+    text = "×".join(str(size) for size in shape)
+    source = (
+        "given by --input-shape"
+        if input_shape
+        else f"relulab's guess from the first layer, a {type(first).__name__}"
+    )
+    if isinstance(first, nn.Embedding):
+        data = torch.randint(0, first.num_embeddings, (samples, *shape), generator=generator)
+        return InputGuess(
+            data, f"random token ids, sequences of {text} ({source})", not input_shape
+        )
+    data = torch.randn((samples, *shape), generator=generator)
+    return InputGuess(data, f"Gaussian samples of shape {text} ({source})", not input_shape)
 
 
 def load_data(
@@ -137,21 +250,29 @@ def load_data(
     samples: int,
     input_shape: tuple[int, ...] | None,
     generator: torch.Generator,
-) -> torch.Tensor:
-    """The data to probe with: a file's array, or Gaussian samples."""
+) -> ProbeData:
+    """The data to probe with: a file's array (``.npy``), arrays (``.npz``: a dict, or the one
+    array of ``np.savez(file, x)``) or tensor / dict of tensors (``.pt``), the first
+    ``samples`` of each; or, without a file, :func:`guess_inputs`'s. Floating point becomes
+    float32, integers int64 (token ids stay integers), booleans stay booleans."""
     if path is None:
-        return torch.randn((samples, *default_shape(model, input_shape)), generator=generator)
+        return guess_inputs(model, samples, input_shape, generator).data
     file = Path(path)
     if not file.is_file():
         raise ValueError(f"no data file at {file}")
     if file.suffix == ".npy":
-        array = _read_npy(file)
+        data: ProbeData = _read_npy(file)
+    elif file.suffix == ".npz":
+        data = _read_npz(file)
     elif file.suffix == ".pt":
-        array = _read_pt(file)
+        data = _read_pt(file)
     else:
-        raise ValueError(f"data must be a .npy or .pt file, got {file.name}")
-    _check_samples(array, file)
-    return array[:samples]
+        raise ValueError(f"data must be a .npz, .npy or .pt file, got {file.name}")
+    if isinstance(data, Mapping):
+        _check_mapping(data, file)
+        return {name: tensor[:samples] for name, tensor in data.items()}
+    _check_samples(data, file)
+    return data[:samples]
 
 
 _NPY_MAGIC = b"\x93NUMPY"
@@ -169,9 +290,41 @@ def _read_npy(file: Path) -> torch.Tensor:
         raise ValueError(f"{file} is a damaged .npy file ({describe_error(error)})") from None
     except Exception as error:
         raise ValueError(f"{file} is a damaged .npy file ({describe_error(error)})") from None
+    return _tensor_from_numpy(array, file)
+
+
+def _tensor_from_numpy(array: np.ndarray, file: Path, name: str = "") -> torch.Tensor:
+    where = f"{file}[{name!r}]" if name else str(file)
     if array.dtype.kind not in "biuf":
-        raise ValueError(f"{file} holds {array.dtype} data, expected numbers")
-    return torch.from_numpy(np.asarray(array, dtype=np.float32))
+        raise ValueError(f"{where} holds {array.dtype} data, expected numbers")
+    return _standard_dtype(torch.from_numpy(np.array(array)))
+
+
+def _standard_dtype(tensor: torch.Tensor) -> torch.Tensor:
+    """Floating point as float32, integers as int64 (token ids), booleans as they are."""
+    if tensor.is_floating_point():
+        return tensor.float()
+    if tensor.dtype == torch.bool:
+        return tensor
+    return tensor.long()
+
+
+def _read_npz(file: Path) -> ProbeData:
+    try:
+        with np.load(file, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except ValueError as error:
+        if "allow_pickle" in str(error):
+            raise ValueError(f"{file} holds Python objects, expected arrays of numbers") from None
+        raise ValueError(f"{file} is a damaged .npz file ({describe_error(error)})") from None
+    except Exception as error:
+        raise ValueError(f"{file} is not a readable .npz file ({describe_error(error)})") from None
+    if not arrays:
+        raise ValueError(f"{file} holds no arrays")
+    tensors = {name: _tensor_from_numpy(array, file, name) for name, array in arrays.items()}
+    if list(tensors) == ["arr_0"]:  # np.savez(file, x): one unnamed array
+        return tensors["arr_0"]
+    return tensors
 
 
 _PT_MAGICS = (b"PK\x03\x04", b"\x80")  # torch.save's zip archive; its legacy pickle
@@ -187,23 +340,46 @@ def _read_pt(file: Path) -> torch.Tensor:
     except Exception as error:
         first_sentence = describe_error(error).split(". ")[0]
         raise ValueError(f"{file} is a damaged or unsafe .pt file ({first_sentence})") from None
-    if not isinstance(array, torch.Tensor):
-        raise ValueError(f"{file} holds a {type(array).__name__}, expected a tensor")
-    if array.is_complex():
-        raise ValueError(f"{file} holds {array.dtype} data, expected real numbers")
-    return array.detach().float()
+    if isinstance(array, Mapping):
+        return {str(name): _pt_tensor(value, file, str(name)) for name, value in array.items()}
+    return _pt_tensor(array, file)
 
 
-def _check_samples(array: torch.Tensor, file: Path) -> None:
+def _pt_tensor(value: object, file: Path, name: str = "") -> torch.Tensor:
+    where = f"{file}[{name!r}]" if name else str(file)
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(
+            f"{where} holds a {type(value).__name__}, expected a tensor (or a dict of tensors)"
+        )
+    if value.is_complex():
+        raise ValueError(f"{where} holds {value.dtype} data, expected real numbers")
+    return _standard_dtype(value.detach())
+
+
+def _check_mapping(data: Mapping[str, torch.Tensor], file: Path) -> None:
+    if not data:
+        raise ValueError(f"{file} holds an empty dict; expected tensors such as input_ids")
+    for name, tensor in data.items():
+        _check_samples(tensor, file, name)
+    lengths = {name: tensor.shape[0] for name, tensor in data.items()}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{name}: {length}" for name, length in lengths.items())
+        raise ValueError(f"{file}: its arrays hold different numbers of samples ({shown})")
+
+
+def _check_samples(array: torch.Tensor, file: Path, name: str = "") -> None:
+    where = f"{file}[{name!r}]" if name else str(file)
     if array.ndim == 0:
-        raise ValueError(f"{file} holds a single number; expected samples along the first axis")
+        raise ValueError(f"{where} holds a single number; expected samples along the first axis")
     if array.shape[0] == 0 or array.numel() == 0:
-        raise ValueError(f"{file} holds no samples (shape {tuple(array.shape)})")
+        raise ValueError(f"{where} holds no samples (shape {tuple(array.shape)})")
+    if not array.is_floating_point():
+        return
     finite = torch.isfinite(array)
     if not bool(finite.all()):
         bad = int((~finite).sum())
         raise ValueError(
-            f"{file} contains {bad} NaN or infinite value(s) of {array.numel()}; "
+            f"{where} contains {bad} NaN or infinite value(s) of {array.numel()}; "
             "the probe needs finite data"
         )
 
@@ -214,16 +390,23 @@ class Diagnosis:
 
     Attributes:
         frame: tidy, one row per init, call and metric (``init``, ``layer``, ``name``,
-            ``module``, ``kind``, ``metric``, ``value``).
+            ``module``, ``kind``, ``units``, ``unit_axis``, ``unit_axis_rule``, ``metric``,
+            ``value``).
         mode: the forward mode probed in (``"train"`` or ``"eval"``).
         names: per layer index, the call's label (``layer1.0.relu#1 (ReLU)``).
         skipped: per init that could not apply, why (one line).
+        calls: one row per activation call (``layer``, ``name``, ``kind``, ``units``,
+            ``unit_axis``, ``unit_axis_rule``, ``producer``), as the first init probed found them.
+        notes: one line each: calls whose unit axis is the default rule's, calls whose centred
+            effective rank sits at the N − 1 sample cap.
     """
 
     frame: pd.DataFrame
     mode: str
     names: dict[int, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    calls: pd.DataFrame = field(default_factory=pd.DataFrame)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def inits(self) -> list[str]:
@@ -231,15 +414,66 @@ class Diagnosis:
         return list(dict.fromkeys(self.frame["init"]))
 
 
+_CALL_COLUMNS = ["layer", "name", "kind", "units", "unit_axis", "unit_axis_rule", "producer"]
+
+
+def _probe_quietly(
+    model: nn.Module, data: ProbeData, **options: object
+) -> tuple[ProbeResult, list[str]]:
+    """The probe and the one-line texts of its warnings (the default-rule unit axis)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnitAxisWarning)
+        result = probe(model, data, **options)
+    for warning in caught:
+        if not issubclass(warning.category, UnitAxisWarning):
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    return result, [str(w.message) for w in caught if issubclass(w.category, UnitAxisWarning)]
+
+
+def _rank_note(init_name: str, result: ProbeResult) -> str | None:
+    """One line naming the calls whose centred per-sample rank sits at its N − 1 cap."""
+    capped = [layer for layer in result.layers if layer.rank_at_sample_cap]
+    if not capped:
+        return None
+    cap = int(capped[0].metrics["effective_rank_centred_cap"])
+    shown = ", ".join(layer.name for layer in capped[:6])
+    more = f" and {len(capped) - 6} more" if len(capped) > 6 else ""
+    return (
+        f"init {init_name}: the centred effective rank of {len(capped)} of {len(result.layers)} "
+        f"call(s) sits at its sample cap N − 1 = {cap} ({shown}{more}): each sample's "
+        "activation is one flattened row, so the number of samples bounds it; read "
+        "effective_rank_token_centred (one row per token) or probe more samples"
+    )
+
+
 def diagnose(
     factory: Callable[[], nn.Module],
-    data: torch.Tensor,
+    data: ProbeData,
     inits: list[str],
     seed: int = 0,
     mode: str = "train",
+    *,
+    unit_axis: int | None = None,
+    activation_types: Sequence[type[nn.Module]] = (),
+    batch_size: int | None = None,
 ) -> Diagnosis:
     """Probe a fresh model per init (in ``mode``); an init that cannot apply to the model
     (:class:`~relulab.init.InitNotApplicableError`) is skipped and noted.
+
+    Args:
+        factory: builds a fresh model.
+        data: a tensor or a mapping of model arguments (:func:`relulab.probe.probe`).
+        inits: init names (``"default"``: as built).
+        seed: the seed of the inits' generator.
+        mode: ``"train"`` or ``"eval"``.
+        unit_axis: the unit axis of every call, instead of the producer rule.
+        activation_types: further module types to probe as activations.
+        batch_size: probe in batches of this size.
+
+    Returns:
+        A :class:`Diagnosis`.
 
     Example:
         >>> from relulab.nn.examples import deep_mlp
@@ -247,8 +481,17 @@ def diagnose(
         ...                  ["default", "kaiming_normal"])
         >>> found.inits, found.mode, found.names[0]
         (['default', 'kaiming_normal'], 'train', '1#0 (ReLU)')
+        >>> found.calls.loc[0, "units"], found.calls.loc[0, "unit_axis_rule"]
+        (np.int64(8), 'producer')
     """
-    frames, skipped, names = [], {}, {}
+    options = {
+        "mode": mode,
+        "unit_axis": unit_axis,
+        "activation_types": tuple(activation_types),
+        "batch_size": batch_size,
+    }
+    frames, skipped, names, notes = [], {}, {}, []
+    calls = pd.DataFrame(columns=_CALL_COLUMNS)
     for name in inits:
         model = factory()
         try:
@@ -257,7 +500,11 @@ def diagnose(
         except init.InitNotApplicableError as error:
             skipped[name] = str(error)
             continue
-        result = probe(model, data, mode=mode)
+        result, axis_notes = _probe_quietly(model, data, **options)
+        if not frames:
+            calls = result.table()[_CALL_COLUMNS]
+            notes.extend(axis_notes)
+        notes.extend(note for note in [_rank_note(name, result)] if note)
         names.update({layer.index: f"{layer.name} ({layer.kind})" for layer in result.layers})
         frame = result.frame
         frame.insert(0, "init", name)
@@ -267,7 +514,7 @@ def diagnose(
             "no init applies to this model: "
             + "; ".join(f"{name}: {why}" for name, why in skipped.items())
         )
-    return Diagnosis(pd.concat(frames, ignore_index=True), mode, names, skipped)
+    return Diagnosis(pd.concat(frames, ignore_index=True), mode, names, skipped, calls, notes)
 
 
 def key_metrics(frame: pd.DataFrame) -> list[str]:

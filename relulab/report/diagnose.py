@@ -170,28 +170,66 @@ def _probe_figure(
     save_figure(fig, path)
 
 
+def _shape_text(data_shape: tuple[int, ...] | Mapping[str, tuple[int, ...]]) -> str:
+    """``(512, 64)``, or ``input_ids (8, 16), attention_mask (8, 16)`` for named arrays.
+
+    Example:
+        >>> _shape_text({"input_ids": (8, 16), "attention_mask": (8, 16)})
+        'input_ids (8, 16), attention_mask (8, 16)'
+    """
+    if isinstance(data_shape, Mapping):
+        return ", ".join(f"{name} {tuple(shape)}" for name, shape in data_shape.items())
+    return str(tuple(data_shape))
+
+
+def _call_rows(calls: pd.DataFrame | None) -> list[dict[str, Any]]:
+    """The activation-call table's rows: name, kind, units, unit axis, rule, producer."""
+    if calls is None or calls.empty:
+        return []
+    return [
+        {
+            "name": str(row["name"]),
+            "kind": str(row["kind"]),
+            "units": int(row["units"]),
+            "unit_axis": int(row["unit_axis"]),
+            "rule": str(row["unit_axis_rule"]),
+            "producer": "" if pd.isna(row["producer"]) else str(row["producer"]),
+        }
+        for _, row in calls.iterrows()
+    ]
+
+
 def write_diagnose_report(
     out_dir: Path,
     model: str,
     inits: Sequence[str],
-    data_shape: tuple[int, ...],
+    data_shape: tuple[int, ...] | Mapping[str, tuple[int, ...]],
     tables: dict[str, pd.DataFrame],
     layer_names: Mapping[Any, str] | None = None,
     mode: str = "train",
     skipped: Mapping[str, str] | None = None,
+    *,
+    calls: pd.DataFrame | None = None,
+    notes: Sequence[str] = (),
+    data_source: str | None = None,
 ) -> Path:
-    """Write ``report.html`` of ``relulab diagnose``: one figure (a panel per metric) and one
-    table per metric.
+    """Write ``report.html`` of ``relulab diagnose``: the activation calls (units, unit axis
+    and the rule that chose it), notes, one figure (a panel per metric) and one table per
+    metric.
 
     Args:
         out_dir: the report directory (``probe.png`` is written there too).
         model: the ``module.path:factory`` spec, shown as the title.
         inits: the initialisers compared, in order.
-        data_shape: the shape of the probed data.
+        data_shape: the shape of the probed data, or per named array (token data) its shape.
         tables: per metric, rows = activation calls, columns = inits.
         layer_names: per layer index, the label to show (the call's name and kind).
         mode: the forward mode probed in (``"train"`` or ``"eval"``), stated in the report.
         skipped: per init that could not apply to the model, why.
+        calls: one row per activation call (``name``, ``kind``, ``units``, ``unit_axis``,
+            ``unit_axis_rule``, ``producer``), tabulated first.
+        notes: one-line notes (unit axes by the default rule, ranks at the sample cap).
+        data_source: where the data came from (a file, or relulab's guess), stated.
 
     Returns:
         The path of the written report.
@@ -213,7 +251,10 @@ def write_diagnose_report(
         "diagnose.html",
         model=model,
         inits=inits,
-        data_shape=data_shape,
+        data_shape=_shape_text(data_shape),
+        data_source=data_source,
+        calls=_call_rows(calls),
+        notes=list(notes),
         mode=mode,
         mode_text=MODE_TEXT.get(mode, mode),
         skipped=dict(skipped or {}),
