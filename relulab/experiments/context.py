@@ -12,6 +12,8 @@ import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from relulab.progress import StepLines
+
 __all__ = ["RunContext"]
 
 
@@ -36,10 +38,15 @@ class RunContext:
 
     @contextlib.contextmanager
     def progress(self, total: int, description: str) -> Iterator[ProgressCallback]:
-        """A progress bar over ``total`` steps; silent with ``quiet`` or off a terminal."""
+        """A progress bar over ``total`` steps on a terminal; off one, a line on stderr at most
+        every :data:`relulab.progress.LINE_INTERVAL_S` seconds
+        (:class:`~relulab.progress.StepLines`); silent with ``quiet``."""
         console = Console(stderr=True)
-        if self.quiet or not console.is_terminal:
+        if self.quiet:
             yield lambda n: None
+            return
+        if not console.is_terminal:
+            yield StepLines(total, description).advance
             return
         columns = (
             TextColumn("{task.description}"),

@@ -1,4 +1,5 @@
-"""Activations (ReLU−b, …), model families as ordinary ``torch.nn`` modules, and the activation
+"""Activations (ReLU−b, …) and swapping them in and out of any model
+(:func:`replace_activations`), model families as ordinary ``torch.nn`` modules, and the activation
 statistics shared by the probe and the engine (:mod:`relulab.nn.statistics`)."""
 
 from relulab.nn.activations import ACTIVATION_NAMES, Activation, ReLUMinusB, get_activation
@@ -9,6 +10,13 @@ from relulab.nn.models import (
     ResidualToy,
     activation_module,
     residual_block,
+)
+from relulab.nn.replace import (
+    ActivationReplacementWarning,
+    Replaced,
+    Replacement,
+    replace_activations,
+    restore_activations,
 )
 from relulab.nn.single_neuron import SingleNeuron
 
@@ -25,4 +33,9 @@ __all__ = [
     "get_activation",
     "AllCNNC",
     "UNet",
+    "ActivationReplacementWarning",
+    "Replaced",
+    "Replacement",
+    "replace_activations",
+    "restore_activations",
 ]

@@ -2,7 +2,8 @@
 
 Autoescaping is on for every template, so every string a user or an experiment can influence
 (config values, experiment names, claim texts, docstrings) is HTML-escaped; the only markup a
-filter adds (``docstring``) is built from escaped text.
+filter adds (``docstring``) is built from escaped text, and the formulas of a docstring are
+SVG drawn by matplotlib's mathtext (:mod:`relulab.report.mathsvg`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from markupsafe import Markup, escape
 
 from relulab.files import write_atomic
 from relulab.report import scorecard
+from relulab.report.mathsvg import math_markup
 
 __all__ = ["embedded_figures", "environment", "render_docstring", "write_page"]
 
@@ -31,42 +34,76 @@ environment = Environment(
 
 _INLINE_CODE = re.compile(r"``(.+?)``|:math:`(.+?)`|:(?:class|func|mod|meth|attr):`~?(.+?)`")
 _BULLET = re.compile(r"^\s*[*-]\s+")
+_MATH_DIRECTIVE = re.compile(r"^\s*\.\. math::\s*")
+_LINE_BREAK = re.compile(r"\\\\\s*")
 
 
-def _inline(text: str) -> Markup:
-    """Escape ``text``; reST inline literals and roles become ``<code>``."""
+def _math(tex: str, drawn: Counter, display: bool = False) -> Markup:
+    """One formula as SVG, its ids numbered by the times ``tex`` was drawn on this page."""
+    markup = math_markup(tex, drawn[tex], display)
+    drawn[tex] += 1
+    return markup
+
+
+def _inline(text: str, drawn: Counter) -> Markup:
+    """Escape ``text``; reST inline literals and roles become ``<code>``, ``:math:`` SVG."""
     out, position = Markup(""), 0
     for match in _INLINE_CODE.finditer(text):
         out += escape(text[position : match.start()])
-        literal = next(group for group in match.groups() if group is not None)
-        out += Markup("<code>{}</code>").format(literal)
+        literal, formula, role = match.groups()
+        if formula is not None:
+            out += _math(formula, drawn)
+        else:
+            out += Markup("<code>{}</code>").format(literal if literal is not None else role)
         position = match.end()
     return out + escape(text[position:])
 
 
+def _display_math(lines: list[str], drawn: Counter) -> Markup:
+    """A ``.. math::`` block: each line of the formula (split at ``\\``) centred on its own."""
+    text = " ".join([_MATH_DIRECTIVE.sub("", lines[0]), *(line.strip() for line in lines[1:])])
+    rows = [row.strip() for row in _LINE_BREAK.split(text) if row.strip()]
+    return Markup('<div class="math">{}</div>').format(
+        Markup("").join(_math(row, drawn, display=True) for row in rows)
+    )
+
+
+def _bullets(lines: list[str], drawn: Counter) -> Markup:
+    """A bullet list; a line without a bullet continues the item before it."""
+    items: list[str] = []
+    for line in lines:
+        if _BULLET.match(line) or not items:
+            items.append(_BULLET.sub("", line))
+        else:
+            items[-1] += " " + line.strip()
+    return Markup("<ul>{}</ul>").format(
+        Markup("").join(Markup("<li>{}</li>").format(_inline(i, drawn)) for i in items)
+    )
+
+
 def render_docstring(text: str | None) -> Markup:
-    """A module docstring as HTML paragraphs and bullet lists (escaped; reST literals as code).
+    """A module docstring as HTML paragraphs and bullet lists (escaped; reST literals as code;
+    ``:math:`` roles and ``.. math::`` blocks as SVG drawn by mathtext, offline).
 
     Example:
         >>> str(render_docstring("One ``x`` <b>."))
         '<p>One <code>x</code> &lt;b&gt;.</p>'
+        >>> "<svg" in render_docstring(r"A :math:`\\sigma(XW)`.")
+        True
     """
     blocks = re.split(r"\n\s*\n", (text or "").strip())
-    html = Markup("")
+    html, drawn, directive = Markup(""), Counter(), False
     for block in filter(None, (b.strip("\n") for b in blocks)):
         lines = block.splitlines()
-        if _BULLET.match(lines[0]):
-            items: list[str] = []
-            for line in lines:
-                if _BULLET.match(line) or not items:
-                    items.append(_BULLET.sub("", line))
-                else:
-                    items[-1] += " " + line.strip()
-            html += Markup("<ul>{}</ul>").format(
-                Markup("").join(Markup("<li>{}</li>").format(_inline(i)) for i in items)
-            )
+        if directive or _MATH_DIRECTIVE.match(lines[0]):
+            directive = _MATH_DIRECTIVE.sub("", block).strip() == ""  # formula in the next block
+            if not directive:
+                html += _display_math(lines, drawn)
+        elif _BULLET.match(lines[0]):
+            html += _bullets(lines, drawn)
         else:
-            html += Markup("<p>{}</p>").format(_inline(" ".join(line.strip() for line in lines)))
+            paragraph = " ".join(line.strip() for line in lines)
+            html += Markup("<p>{}</p>").format(_inline(paragraph, drawn))
     return html
 
 

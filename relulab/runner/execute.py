@@ -32,6 +32,7 @@ from relulab.experiments import get_experiment
 from relulab.experiments.base import Experiment
 from relulab.faults import fault_point
 from relulab.files import check_output_dir, remove_temporaries, write_atomic
+from relulab.progress import UnitLines, stderr_is_terminal
 from relulab.report import write_run_report
 from relulab.runner.environment import library_versions, resolve_device
 from relulab.runner.parallel import (
@@ -354,8 +355,11 @@ def execute_runs(
             return task.run not in sessions  # its run ended (a serial executor's failure)
 
         show = (executor.kind != "serial") if progress is None else progress
-        if show and isinstance(executor, SerialExecutor):
+        terminal = stderr_is_terminal()
+        if show and terminal and isinstance(executor, SerialExecutor):
             executor.quiet = True  # one live display at a time: ours, not the units' own bars
+        # off a terminal: a line per finished unit instead of the bar (relulab.progress)
+        lines = None if quiet or terminal else UnitLines(len(tasks))
         with _progress_bar(len(tasks), quiet or not show) as advance:
             advance(0, executor.activity(label))
             for outcome in executor.outcomes(tasks, skip):
@@ -373,6 +377,10 @@ def execute_runs(
                     session.store.save_unit(unit, outcome.result, threads=outcome.threads)
                     fault_point(f"unit-saved:{unit}")
                 advance(1, executor.activity(label))
+                if lines is not None:
+                    lines.finished(
+                        _run_label(runs, index), unit, outcome.wall_s, outcome.error is not None
+                    )
                 if not session.pending:
                     complete(index)
     finally:
@@ -381,9 +389,18 @@ def execute_runs(
     return [outcome for outcome in outcomes if outcome is not None]
 
 
+def _run_label(runs: Sequence[PreparedRun], index: int) -> str:
+    """The experiment of run ``index``, with its directory's name when that says more (a sweep
+    point: ``anisotropy d=4``)."""
+    run = runs[index]
+    name, where = run.experiment.name, run.out_dir.name
+    return f"{name} {where}" if len(runs) > 1 and where != name else name
+
+
 @contextlib.contextmanager
 def _progress_bar(total: int, silent: bool) -> Iterator[Callable[[int, str], None]]:
-    """One bar over ``total`` units with the workers' current activity; silent off a terminal."""
+    """One bar over ``total`` units with the workers' current activity; silent off a terminal
+    (where :class:`relulab.progress.UnitLines` writes a line per unit instead)."""
     console = Console(stderr=True)
     if silent or total == 0 or not console.is_terminal:
         yield lambda n, activity: None
