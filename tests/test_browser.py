@@ -1,9 +1,11 @@
 """The reports in a real browser: headless Chromium at 1400 px opens the index and every report
 from ``file://`` and checks there are no console errors, every image loads, every internal link
 resolves (file and anchor), the Verdict column is on screen, the filters and the figure zoom
-work. The index's screenshot is written as an artefact to ``$RELULAB_ARTEFACTS/index.png`` (default
-``build/test-artefacts``); with ``RELULAB_UPDATE_SCREENSHOT=1`` it also replaces the README's
-``docs/images/index.png``, so an ordinary test run leaves the checkout unchanged.
+work; a tiny BERT's diagnose report reads at a glance (calls by number on the figure's axis, a
+key naming them, the rank's sample cap marked). The index's screenshot is written as an
+artefact to ``$RELULAB_ARTEFACTS/index.png`` (default ``build/test-artefacts``); with
+``RELULAB_UPDATE_SCREENSHOT=1`` it also replaces the README's ``docs/images/index.png``, so an
+ordinary test run leaves the checkout unchanged.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them) and Selenium;
 skipped with the reason when they are missing.
@@ -172,6 +174,56 @@ def test_every_page_loads_cleanly_at_1400_px(browser, reproduce_dir, sample_dir)
     assert len(pages) == 2 + len(TINY) + 1 + 2  # two indexes, runs, diagnose, two samples
     for page in pages:
         _check_page(browser, page)
+
+
+TINY_BERT = """
+import torch
+import transformers
+
+def bert():
+    torch.manual_seed(0)
+    return transformers.BertModel(transformers.BertConfig(
+        vocab_size=50, hidden_size=32, num_hidden_layers=4, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=64))
+"""
+
+
+@pytest.fixture(scope="module")
+def transformer_report(tmp_path_factory):
+    """``relulab diagnose`` of a 4-layer BERT built from a config (nothing downloaded)."""
+    pytest.importorskip("transformers")
+    work = tmp_path_factory.mktemp("transformer")
+    (work / "r35_tiny_bert.py").write_text(TINY_BERT)
+    out = work / "diagnose"
+    args = ["diagnose", "r35_tiny_bert:bert", "--samples=16", "--input-shape=16", "--quiet"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(work)
+        patch.setattr("sys.dont_write_bytecode", True)
+        assert cli.main([*args, "--compare-inits=default,kaiming_normal", f"--out={out}"]) == 0
+        patch.delitem(__import__("sys").modules, "r35_tiny_bert", raising=False)
+    return out / "report.html"
+
+
+def test_a_transformer_diagnose_report_reads_at_a_glance(browser, transformer_report):
+    _check_page(browser, transformer_report)  # no console errors, images load, no overflow
+    figure = browser.find_element("css selector", "#figure-probe img")
+    size = browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); return [r.width, r.height]", figure
+    )
+    assert figure.is_displayed() and size[0] > 600 and size[1] > 300, size
+    ticks = [e.text for e in browser.find_elements("css selector", "#figure-key .tick")]
+    assert ticks == ["0", "1", "2", "3", "4"]  # 4 MLP GELUs and the pooler's tanh, by number
+    assert all(len(tick) <= 3 for tick in ticks), "tick labels are call numbers, not names"
+    keys = browser.find_elements("css selector", "#figure-key .key")
+    titles = [key.get_attribute("title") for key in keys]
+    assert titles[0].startswith("encoder.layer.0.intermediate.intermediate_act_fn#0")
+    assert titles[-1] == "pooler.activation#0 (Tanh)"
+    boxes = [browser.execute_script("return arguments[0].getBoundingClientRect()", k) for k in keys]
+    for a, b in zip(boxes, boxes[1:], strict=False):  # the key's entries never overlap
+        assert a["right"] <= b["left"] + 0.5 or a["bottom"] <= b["top"] + 0.5, (a, b)
+    assert browser.find_element("id", "advice").is_displayed()
+    flags = [e.text for e in browser.find_elements("css selector", "td .flag")]
+    assert flags and set(flags) == {"cap"}  # 16 sequences: every MLP's centred rank at 15
 
 
 def _visible(driver, selector: str) -> list:

@@ -272,3 +272,128 @@ def test_mismatched_token_arrays_are_refused_in_one_line(token_model, capsys):
     err = capsys.readouterr().err
     assert "different numbers of samples (input_ids: 4, attention_mask: 3)" in err
     assert err.count("\n") == 1 and not (token_model / "d").exists()
+
+
+# -- issue 35: advice, the format of the printed tables, progress lines, the report's flags ----
+LONG_NAMES = '''
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    """Three ReLU blocks whose call names share a long prefix (as a transformer's do)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.encoder_with_a_long_name = nn.ModuleList(
+            nn.Sequential(nn.Linear(8, 8), nn.ReLU()) for _ in range(3)
+        )
+        nn.init.constant_(self.encoder_with_a_long_name[1][0].bias, -20.0)  # dead units
+
+    def forward(self, x):
+        for block in self.encoder_with_a_long_name:
+            x = block(x)
+        return x
+
+
+def make():
+    return Net()
+'''
+PROGRESS_LINE = r"relulab: diagnose r35names:make: .+, [\d.]+ s elapsed"
+
+
+@pytest.fixture
+def long_names(tmp_path, monkeypatch):
+    import sys
+
+    (tmp_path / "r35names.py").write_text(LONG_NAMES)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    yield ["diagnose", "r35names:make", "--samples", "64", "--compare-inits", "default,lsuv"]
+    sys.modules.pop("r35names", None)
+
+
+def test_off_a_terminal_names_are_printed_in_full_with_the_advice(long_names, capsys):
+    import re
+
+    assert cli.main([*long_names, "--out", "d"]) == 0
+    out, err = capsys.readouterr()
+    assert "| 1 | encoder_with_a_long_name.1.1#0 | ReLU | 8 |" in out  # markdown, not truncated
+    assert "## dead_fraction" in out and "## advice" in out
+    assert "| default | dead units | encoder_with_a_long_name.1.1#0, " in out
+    lines = err.splitlines()
+    assert all(re.fullmatch(PROGRESS_LINE, line) for line in lines), err
+    assert [line.split(": ")[2].split(",")[0].split(" (")[0] for line in lines] == [
+        "model built",
+        "data ready",
+        "init default probed",
+        "init lsuv probed",
+        "report written to d/report.html",
+    ]
+    html = Path("d/report.html").read_text()
+    assert 'id="advice"' in html and "seed 003" in html and 'id="figure-key"' in html
+    assert 'title="encoder_with_a_long_name.2.1#0 (ReLU)"' in html
+
+
+def test_format_csv_prints_one_row_per_init_and_call_and_quiet_silences_progress(
+    long_names, capsys
+):
+    import io
+
+    assert cli.main([*long_names, "--format", "csv", "--quiet", "--out", "d"]) == 0
+    out, err = capsys.readouterr()
+    frame = pd.read_csv(io.StringIO(out))
+    assert len(frame) == 6 and list(frame["init"]) == ["default"] * 3 + ["lsuv"] * 3
+    assert frame.loc[1, "name"] == "encoder_with_a_long_name.1.1#0"
+    assert frame.loc[1, "dead_fraction"] == 1.0
+    assert {"rank_at_sample_cap", "unit_states_by_batch_norm", "delta_relative"} <= set(frame)
+    assert err.splitlines() == ["relulab: report: d/report.html"]
+
+
+def test_format_table_folds_long_names_instead_of_cutting_them(long_names, capsys):
+    assert cli.main([*long_names, "--format", "table", "--quiet", "--out", "d"]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out and "advice" in out
+
+
+def test_batch_norm_before_the_activation_is_flagged_in_train_mode(tmp_path, monkeypatch, capsys):
+    import sys
+
+    (tmp_path / "r35bn").mkdir()
+    (tmp_path / "r35bn" / "__init__.py").write_text("")
+    (tmp_path / "r35bn" / "models.py").write_text(PACKAGE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    args = ["diagnose", "r35bn.models:make_net", "--samples", "8", "--input-shape", "3,6,6"]
+    try:
+        assert cli.main([*args, "--quiet", "--out", "d"]) == 0
+        out = capsys.readouterr().out
+        assert "take a BatchNorm's output in train mode (relu#0, relu#1)" in out
+        assert "| 0 | relu#0 (ReLU) | 0 (BN) |" in out  # the dead fraction, marked
+        html = (tmp_path / "d" / "report.html").read_text()
+        assert '<span class="flag" title="the input is a train-mode BatchNorm' in html
+        assert cli.main([*args, "--quiet", "--mode", "eval", "--out", "d"]) == 0
+        assert "(BN)" not in capsys.readouterr().out  # eval: running statistics, no flag
+    finally:
+        for name in [name for name in sys.modules if name.startswith("r35bn")]:
+            del sys.modules[name]
+
+
+def test_progress_lines_wait_for_the_first_probe(capsys):
+    from relulab.cli.diagnose import DiagnoseLines
+
+    now = [0.0]
+    lines = DiagnoseLines("m:f", 2, clock=lambda: now[0])
+    lines.stage("model built")
+    assert capsys.readouterr().err == "", "held: the model may still be refused"
+    now[0] = 1.0
+    lines.init_done("default", "probed")
+    assert capsys.readouterr().err.splitlines() == [
+        "relulab: diagnose m:f: model built, 0.0 s elapsed",
+        "relulab: diagnose m:f: init default probed: 1/2 steps (50%), 1.0 s elapsed",
+    ]
+    slow = DiagnoseLines("m:f", 1, clock=lambda: now[0])
+    now[0] = 40.0
+    slow.stage("model built")  # a slow stage is reported at once
+    assert capsys.readouterr().err == "relulab: diagnose m:f: model built, 39.0 s elapsed\n"

@@ -3,6 +3,12 @@
 The report goes to ``--out``, by default ``runs/diagnose-<model>`` (the spec with ``:`` as
 ``-``), as ``relulab run`` writes ``runs/<experiment>-<preset>``: a new or empty directory, or
 an earlier diagnose report's, never another one.
+
+The tables go to stdout as ``--format``: ``table`` (rich tables, the default on a terminal),
+``markdown`` (the default off one: full call names, nothing truncated) or ``csv`` (one row per
+init and call; notes then go to stderr). Off a terminal, stderr gets a line per stage — the
+model built, the data ready, each init probed, the report written — with the time since the
+start (:class:`DiagnoseLines`; ``--quiet`` silences them).
 """
 
 from __future__ import annotations
@@ -11,8 +17,10 @@ import argparse
 import contextlib
 import re
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +31,8 @@ from rich.table import Table
 from relulab.cli.common import UsageError, bounded_int, console, positive_int, seed_int
 from relulab.errors import describe_error
 from relulab.files import check_output_dir, write_atomic
+from relulab.progress import LINE_INTERVAL_S, StepLines, format_seconds, stderr_is_terminal
+from relulab.progress import write_line as _write_line
 from relulab.runner import DirectoryInUseError, check_not_in_use, is_scaffolding, locked
 
 if TYPE_CHECKING:
@@ -30,11 +40,21 @@ if TYPE_CHECKING:
 
     from relulab.probe.diagnose import Diagnosis
 
-__all__ = ["DIAGNOSE_MARKER", "add_parser", "command", "default_out"]
+__all__ = [
+    "DIAGNOSE_MARKER",
+    "FORMATS",
+    "DiagnoseLines",
+    "add_parser",
+    "command",
+    "default_out",
+    "markdown_table",
+]
 
 DIAGNOSE_MARKER = ".relulab-diagnose"  # marks a directory as a diagnose report's: rewritable
 MAX_SAMPLES = 10_000_000
 COMPARED_INITS = ("kaiming_normal", "lecun_normal", "orthogonal", "scale_bias", "lsuv")
+#: The layouts of the printed tables (``--format``).
+FORMATS = ("table", "csv", "markdown")
 
 
 def _init_names() -> list[str]:
@@ -118,6 +138,19 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="forward mode to probe in: train (batch statistics, dropout on: what training "
         "sees; default) or eval (running statistics, no dropout)",
     )
+    diagnose.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="layout of the printed tables: table (rich tables; the default on a terminal), "
+        "markdown (the default off a terminal: full call names, nothing truncated) or csv (one "
+        "row per init and activation call, notes on stderr)",
+    )
+    diagnose.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress lines on stderr (written off a terminal: one per stage)",
+    )
     diagnose.add_argument("--seed", type=seed_int, default=0, help="seed in [0, 2**63)")
     diagnose.add_argument(
         "--out",
@@ -180,6 +213,61 @@ def _check_data_size(samples: int, shape: tuple[int, ...]) -> None:
 
     n_bytes = 4 * samples * int(np.prod(shape, dtype=object))
     check_memory(2 * n_bytes, torch.device("cpu"), f"probing {samples} samples of shape {shape}")
+
+
+class DiagnoseLines:
+    """Progress of ``relulab diagnose`` off a terminal: a stderr line per stage — the model
+    built, the data ready, each init probed or skipped (k of n, :class:`StepLines`' count), the
+    report written — with the time since the start.
+
+    A stage line written before the first init is probed waits for it (or for
+    :data:`LINE_INTERVAL_S` seconds to have passed): a model or data refused before then leaves
+    one line on stderr, the error.
+
+    Example:
+        >>> ticks = iter([0.0, 0.5, 1.0, 1.25])
+        >>> lines = DiagnoseLines("m:f", 2, enabled=False, clock=lambda: next(ticks))
+        >>> lines.stage("model built")
+        'diagnose m:f: model built, 0.5 s elapsed'
+        >>> lines.init_done("default", "probed")
+        'diagnose m:f: init default probed: 1/2 steps (50%), 1.0 s elapsed'
+    """
+
+    def __init__(
+        self,
+        model: str,
+        inits: int,
+        enabled: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.model = model
+        self.enabled = enabled
+        self.clock = clock
+        self.steps = StepLines(inits, f"diagnose {model}", interval=0.0, clock=clock)
+        self.pending: list[str] = []
+        self.probed = False
+
+    def stage(self, text: str) -> str:
+        """Write (or hold) the line of a finished stage; returns it."""
+        elapsed = format_seconds(self.clock() - self.steps.started)
+        return self._emit(f"diagnose {self.model}: {text}, {elapsed} elapsed")
+
+    def init_done(self, init: str, outcome: str) -> str:
+        """Count one init (``outcome`` ``"probed"`` or ``"skipped"``); write its line."""
+        self.steps.done += 1
+        self.steps.description = f"diagnose {self.model}: init {init} {outcome}"
+        self.probed = self.probed or outcome == "probed"
+        return self._emit(self.steps.line(self.clock()))
+
+    def _emit(self, line: str) -> str:
+        if not self.enabled:
+            return line
+        self.pending.append(line)
+        if self.probed or self.clock() - self.steps.started >= LINE_INTERVAL_S:
+            for text in self.pending:
+                _write_line(text)
+            self.pending.clear()
+        return line
 
 
 class _UserCodeStoppedError(Exception):
@@ -249,7 +337,10 @@ def _data_shape(data: object) -> object:
 
 
 def _probe(
-    args: argparse.Namespace, inits: list[str], shape: tuple[int, ...] | None
+    args: argparse.Namespace,
+    inits: list[str],
+    shape: tuple[int, ...] | None,
+    lines: DiagnoseLines,
 ) -> tuple[Diagnosis, object, str]:
     """Build the model, load or guess the data, probe: ``(diagnosis, data, data source)``;
     anything the user's code or data get wrong is a one-line :class:`UsageError`."""
@@ -268,6 +359,8 @@ def _probe(
             activation_types = load_activation_types(args.activation_types)
             factory = build_model(args.model)
             model = factory()
+            size = sum(p.numel() for p in model.parameters())
+            lines.stage(f"model built ({type(model).__name__}, {size:,} parameters)")
             generator = torch.Generator().manual_seed(args.seed)
             if args.data is None:
                 _check_data_size(args.samples, default_shape(model, shape))
@@ -276,6 +369,7 @@ def _probe(
                 guess = source if guessed.guessed else None
             else:
                 data = load_data(args.data, model, args.samples, shape, generator)
+            lines.stage(f"data ready: {_shape_line(data)}; probing {len(inits)} init(s)")
             found = diagnose(
                 factory,
                 data,
@@ -285,12 +379,20 @@ def _probe(
                 unit_axis=args.unit_axis,
                 activation_types=activation_types,
                 batch_size=args.batch_size,
+                progress=lines.init_done,
             )
     except _UserCodeStoppedError as error:
         raise UsageError(f"probing {args.model} failed ({error})") from None
     except Exception as error:  # the user's model failed while being probed: nothing written
         raise UsageError(_refusal(args, error, guess, data)) from None
     return found, data, source
+
+
+def _shape_line(data: object) -> str:
+    shape = _data_shape(data)
+    if isinstance(shape, dict):
+        return ", ".join(f"{name} {size}" for name, size in shape.items())
+    return str(shape)
 
 
 def command(args: argparse.Namespace) -> int:
@@ -305,7 +407,10 @@ def command(args: argparse.Namespace) -> int:
         )
     shape = _parse_shape(args.input_shape)
     out = _check_out(args.out or default_out(args.model))
-    found, data, source = _probe(args, inits, shape)
+    terminal = console()
+    layout = args.format or ("table" if terminal.is_terminal else "markdown")
+    lines = DiagnoseLines(args.model, len(inits), not (args.quiet or stderr_is_terminal()))
+    found, data, source = _probe(args, inits, shape, lines)
     tables = {metric: comparison_table(found.frame, metric) for metric in key_metrics(found.frame)}
     try:
         with locked(out):  # one writer: a second diagnose into --out is refused, not lost
@@ -325,40 +430,156 @@ def command(args: argparse.Namespace) -> int:
                 calls=found.calls,
                 notes=found.notes,
                 data_source=source,
+                flags=found.flags,
+                advice=found.advice,
             )
     except DirectoryInUseError as error:
         raise UsageError(str(error)) from None
-    _print_summary(found, tables)
-    console().print(f"report: {report}")
+    lines.stage(f"report written to {report}")
+    PRINTERS[layout](found, tables)
+    if layout == "csv":
+        _write_line(f"report: {report}")
+    else:
+        terminal.print(f"report: {report}", highlight=False, soft_wrap=True)
     return 0
 
 
-def _print_summary(found: Diagnosis, tables: dict[str, pd.DataFrame]) -> None:
-    terminal = console()
-    for name, why in found.skipped.items():
-        terminal.print(f"note: skipped init {name}: {why}", highlight=False, soft_wrap=True)
-    for note in found.notes:
-        terminal.print(f"note: {note}", highlight=False, soft_wrap=True)
-    terminal.print(f"probed in {found.mode} mode", highlight=False)
-    calls = Table(title="activation calls")
-    for column in ("activation call", "kind", "units", "unit axis", "rule", "producer"):
-        calls.add_column(column)
-    for row in found.calls.itertuples():
-        calls.add_row(
-            row.name,
-            row.kind,
-            str(row.units),
-            str(row.unit_axis),
-            row.unit_axis_rule,
-            row.producer or "",
-        )
-    terminal.print(calls)
+def _mark(metric: str, raised: dict[str, bool]) -> str:
+    """`` (cap)`` / `` (BN)`` after a value to discount, as the report marks it
+    (:data:`relulab.report.diagnose.FLAGS`)."""
+    from relulab.report.diagnose import FLAGS
+
+    for flag, (metrics, mark, _) in FLAGS.items():
+        if metric in metrics and raised.get(flag):
+            return f" ({mark})"
+    return ""
+
+
+def _flags_of(found: Diagnosis) -> dict[tuple[str, int], dict[str, bool]]:
+    if found.flags.empty:
+        return {}
+    records = found.flags.to_dict("records")
+    return {(str(row["init"]), int(row["layer"])): row for row in records}
+
+
+def _lead_lines(found: Diagnosis) -> list[str]:
+    """Skipped inits, notes and the mode, one line each."""
+    skipped = [f"note: skipped init {name}: {why}" for name, why in found.skipped.items()]
+    notes = [f"note: {note}" for note in found.notes]
+    return [*skipped, *notes, f"probed in {found.mode} mode"]
+
+
+def _call_rows(found: Diagnosis) -> list[list[str]]:
+    return [
+        [str(row.layer), row.name, row.kind, str(row.units), str(row.unit_axis)]
+        + [row.unit_axis_rule, row.producer or ""]
+        for row in found.calls.itertuples()
+    ]
+
+
+_CALL_HEADERS = ["#", "activation call", "kind", "units", "unit axis", "rule", "producer"]
+
+
+def _metric_rows(found: Diagnosis, metric: str, table: pd.DataFrame) -> list[list[str]]:
+    flags = _flags_of(found)
+    return [
+        [str(layer), found.names.get(layer, str(layer))]
+        + [
+            f"{value:.3g}{_mark(metric, flags.get((str(init), int(layer)), {}))}"
+            for init, value in zip(table.columns, row.to_numpy(), strict=True)
+        ]
+        for layer, row in table.iterrows()
+    ]
+
+
+def _advice_rows(found: Diagnosis) -> list[list[str]]:
+    return [
+        [init, item.finding.replace("_", " "), ", ".join(item.layers), item.measured_text()]
+        + [item.remedy, item.how, item.source]
+        for init, items in found.advice.items()
+        for item in items
+    ]
+
+
+_ADVICE_HEADERS = ["init", "finding", "activation calls", "measured", "remedy", "how", "source"]
+_NO_ADVICE = "no advice: no call crossed a threshold under any init"
+_HOW = "how: the remedy's code is relulab.probe.advice.SNIPPETS[how], and in the report"
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown (GitHub) table, every cell in full, ``|`` escaped.
+
+    Example:
+        >>> print(markdown_table(["#", "call"], [["0", "h.0.mlp|act#0"]]))
+        | # | call |
+        |---|---|
+        | 0 | h.0.mlp\\|act#0 |
+    """
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(headers), "|" + "---|" * len(headers), *map(line, rows)])
+
+
+def _print_markdown(found: Diagnosis, tables: dict[str, pd.DataFrame]) -> None:
+    parts = ["\n".join(_lead_lines(found))]
+    parts += ["## activation calls\n\n" + markdown_table(_CALL_HEADERS, _call_rows(found))]
     for metric, table in tables.items():
-        rich_table = Table(title=metric)
-        rich_table.add_column("activation call")
-        for name in table.columns:
-            rich_table.add_column(str(name))
-        for layer, row in table.iterrows():
-            label = found.names.get(layer, str(layer))
-            rich_table.add_row(label, *(f"{v:.3g}" for v in row.to_numpy()))
-        terminal.print(rich_table)
+        headers = ["#", "activation call", *map(str, table.columns)]
+        parts.append(
+            f"## {metric}\n\n" + markdown_table(headers, _metric_rows(found, metric, table))
+        )
+    advice = _advice_rows(found)
+    shown = markdown_table(_ADVICE_HEADERS, advice) + f"\n\n{_HOW}" if advice else _NO_ADVICE
+    parts.append("## advice\n\n" + shown)
+    sys.stdout.write("\n\n".join(parts) + "\n\n")
+    sys.stdout.flush()
+
+
+def _print_csv(found: Diagnosis, tables: dict[str, pd.DataFrame]) -> None:
+    """One row per init and call: the call, its flags and every metric; notes on stderr."""
+    for line in _lead_lines(found)[:-1]:
+        _write_line(line)
+    wide = found.frame.pivot_table(
+        index=["init", "layer"], columns="metric", values="value", sort=False
+    ).reset_index()
+    merged = wide.merge(found.flags, on=["init", "layer"]).merge(found.calls, on="layer")
+    first = ["init", "layer", "name", "kind", "units", "unit_axis", "unit_axis_rule", "producer"]
+    first += ["rank_at_sample_cap", "unit_states_by_batch_norm"]
+    columns = first + [c for c in merged.columns if c not in first]
+    sys.stdout.write(merged[columns].to_csv(index=False))
+    sys.stdout.flush()
+
+
+def _rich_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+    table = Table(title=title)
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _print_tables(found: Diagnosis, tables: dict[str, pd.DataFrame]) -> None:
+    terminal = console()
+    for line in _lead_lines(found):
+        terminal.print(line, highlight=False, soft_wrap=True)
+    terminal.print(_rich_table("activation calls", _CALL_HEADERS, _call_rows(found)))
+    for metric, table in tables.items():
+        headers = ["#", "activation call", *map(str, table.columns)]
+        terminal.print(_rich_table(metric, headers, _metric_rows(found, metric, table)))
+    advice = _advice_rows(found)
+    if advice:
+        terminal.print(_rich_table("advice", _ADVICE_HEADERS, advice))
+        terminal.print(_HOW, highlight=False, soft_wrap=True)
+    else:
+        terminal.print(_NO_ADVICE, highlight=False)
+
+
+#: How each ``--format`` prints the tables.
+PRINTERS: dict[str, Callable[[Diagnosis, dict[str, pd.DataFrame]], None]] = {
+    "table": _print_tables,
+    "csv": _print_csv,
+    "markdown": _print_markdown,
+}

@@ -62,6 +62,7 @@ __all__ = [
     "mean_variance_ratio",
     "module_sample_dims",
     "r_squared",
+    "relative_delta",
     "sample_moments",
     "sample_moments_from_sums",
     "sample_dims_except",
@@ -349,6 +350,29 @@ def delta_from_means(unit_means: Tensor) -> Tensor:
         tensor(1.)
     """
     return unit_means.std(dim=-1, unbiased=False)
+
+
+def relative_delta(unit_means: Tensor, unit_variances: Tensor) -> Tensor:
+    r"""Δ in units of how much the samples vary within a unit:
+    :math:`\Delta / \sqrt{\langle \mathrm{Var}_t h_i\rangle_i}` (relulab's normalisation, so
+    one threshold fits every scale; :class:`relulab.probe.Monitor` reports the same
+    ``delta_relative``); NaN for 0/0, :math:`+\infty` for Δ > 0 over no spread.
+
+    Args:
+        unit_means: :math:`\langle h_i\rangle_t`, units on the last axis.
+        unit_variances: :math:`\mathrm{Var}_t h_i`, same shape.
+
+    Returns:
+        The ratio, with the unit axis reduced.
+
+    Example:
+        >>> relative_delta(torch.tensor([1.0, 3.0]), torch.tensor([4.0, 4.0]))
+        tensor(0.5000)
+    """
+    spread = delta_from_means(unit_means)
+    scale = unit_variances.mean(dim=-1).sqrt()
+    ratio = spread / scale
+    return torch.where(scale > 0, ratio, torch.where(spread > 0, torch.inf, torch.nan))
 
 
 def delta(h: Tensor, sample_dims: tuple[int, ...]) -> Tensor:

@@ -2,13 +2,15 @@
 functions alike, Hugging Face's composite activations as one): unit states, kinks, Δ,
 sample-mean/variance ratios, per-sample gradients, effective rank (per sample and per token),
 R² — on tensors or a language model's token inputs (padding left out), in the train or eval
-mode, the model left as it was found.
+mode, the model left as it was found — and what the seeds suggest for them
+(:mod:`relulab.probe.advice`).
 
 The statistics themselves are defined once, in :mod:`relulab.nn.statistics`; ``effective_rank``
 is re-exported here for convenience. Definitions, unit axis, call naming and modes:
 ``docs/probe.md``."""
 
 from relulab.nn.statistics import effective_rank
+from relulab.probe.advice import Advice, AdviceList, AdviceThresholds, advise
 from relulab.probe.calls import (
     ACTIVATION_FUNCTIONS,
     ACTIVATION_MODULES,
@@ -28,6 +30,7 @@ from relulab.probe.core import (
     preserved,
     probe,
     rank_at_sample_cap,
+    unit_states_by_batch_norm,
 )
 from relulab.probe.monitor import Monitor, MonitorWarning, Thresholds
 
@@ -37,6 +40,9 @@ __all__ = [
     "ACTIVATION_TYPES",
     "COMPOSITE_ACTIVATIONS",
     "MODES",
+    "Advice",
+    "AdviceList",
+    "AdviceThresholds",
     "PRODUCER_MODULES",
     "LayerProbe",
     "ModelRunError",
@@ -47,9 +53,11 @@ __all__ = [
     "Thresholds",
     "UnitAxisWarning",
     "activation_family",
+    "advise",
     "effective_rank",
     "preserved",
     "probe",
     "rank_at_sample_cap",
     "resolve_unit_axis",
+    "unit_states_by_batch_norm",
 ]

@@ -19,7 +19,9 @@ A *layer* of the probe is one activation **call**: a module called twice (ResNet
   caller being the innermost module whose forward is running (tracked by forward pre- and
   post-hooks on every module), the root's path empty: ``layers.0:relu#0``, ``:relu#2``.
 
-The **unit axis** follows the layer that produced the input (the *producer*): the most recent
+The **unit axis** follows the layer that produced the input (the *producer*): the call whose
+output is the input itself when one of the last :data:`RECENT_PRODUCERS` calls produced it (a
+time embedding computed before a convolution and used after it), else the most recent
 call in this forward pass of a function with a feature axis (:data:`PRODUCER_FUNCTIONS`) —
 ``F.linear`` (so ``nn.Linear``), ``torch.addmm``, ``torch.matmul``, ``F.embedding``,
 ``F.layer_norm``: the **last** axis at any rank; ``F.conv*d``, ``F.batch_norm``,
@@ -44,7 +46,7 @@ out of every statistic (:func:`unit_rows`).
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -235,6 +237,11 @@ PRODUCER_FUNCTIONS: dict[Callable, tuple[str, int]] = {
 }
 
 
+#: How many of the latest producing calls are kept to find the one whose output is an
+#: activation's input itself (a choice: deep enough for a time embedding or a skip branch
+#: computed a block earlier, small enough to hold few outputs alive).
+RECENT_PRODUCERS = 64
+
 #: Modules whose output is a producer's (last axis), by qualified class name, with the layout
 #: of their ``weight``: Hugging Face's ``Conv1D`` (GPT-2's Linear: ``x @ W + b`` with ``W``
 #: stored ``(in, out)``, computed by ``torch.addmm`` on the flattened input and re-viewed).
@@ -387,9 +394,10 @@ def _zero_padding(tensor: Tensor, unit_axis: int, mask: Tensor | None) -> Tensor
 @dataclass
 class LayerAccumulator:
     """Running per-unit sums of one activation call over the batches (float64, CPU): of
-    :math:`z` (sum, sum of squares, min, max) and of :math:`h` (sum) over the kept positions,
-    the first rows of :math:`h` flattened per sample (for effective rank and R²), the first
-    position rows ``(tokens, units)`` (for the per-token rank) and the gradient sums."""
+    :math:`z` (sum, sum of squares, min, max) and of :math:`h` (sum, sum of squares) over the
+    kept positions, the first rows of :math:`h` flattened per sample (for effective rank and
+    R²), the first position rows ``(tokens, units)`` (for the per-token rank) and the gradient
+    sums. ``after_batch_norm``: the input is exactly a BatchNorm's output (``F.batch_norm``)."""
 
     index: int
     name: str
@@ -402,6 +410,7 @@ class LayerAccumulator:
     unit_axis_rule: str
     producer: str | None
     kinks: np.ndarray | None = None
+    after_batch_norm: bool = False
     samples: int = 0
     count: int = 0
     z_sum: Tensor | None = None
@@ -409,6 +418,7 @@ class LayerAccumulator:
     z_max: Tensor | None = None
     z_min: Tensor | None = None
     h_sum: Tensor | None = None
+    h_sq_sum: Tensor | None = None
     grad_sq_sum: float = 0.0
     grad_count: int = 0
     kept: list[Tensor] = field(default_factory=list)
@@ -460,8 +470,9 @@ class LayerAccumulator:
             return
         h64 = _float64(h)
         rows = unit_rows(h64, self.unit_axis, mask)
-        total = rows.sum(dim=0).cpu()
+        total, square = rows.sum(dim=0).cpu(), rows.square().sum(dim=0).cpu()
         self.h_sum = total if self.h_sum is None else self.h_sum + total
+        self.h_sq_sum = square if self.h_sq_sum is None else self.h_sq_sum + square
         wanted = keep_rows - self.kept_rows
         if self.rows_aligned and wanted > 0:
             flat = _zero_padding(h64[:wanted], self.unit_axis, _head(mask, wanted))
@@ -549,6 +560,7 @@ class CallRecorder(TorchFunctionMode):
         self._pending: list[LayerAccumulator | None] = []
         self._calls: Counter = Counter()
         self._producer: Producer | None = None
+        self._recent: deque[Producer] = deque(maxlen=RECENT_PRODUCERS)
         self._batch_size = 0
         self._mask: Tensor | None = None
         self._active = False
@@ -639,15 +651,28 @@ class CallRecorder(TorchFunctionMode):
         elif function == "addmm":  # addmm(bias, x, W): x @ W + bias, W stored (in, out)
             weight = _argument(args, kwargs, 2, "mat2")
             bias = _argument(args, kwargs, 0, "input")
-        self._producer = _producer(
-            self._caller_path(), function, axis, output, weight, bias, _WEIGHTED.get(function)
+        self._remember(
+            _producer(
+                self._caller_path(), function, axis, output, weight, bias, _WEIGHTED.get(function)
+            )
         )
 
     def _set_module_producer(self, module: nn.Module, output: Tensor) -> None:
         function, layout = self.producer_modules[id(module)]
         weight, bias = getattr(module, "weight", None), getattr(module, "bias", None)
         path = self.names.get(id(module), "")
-        self._producer = _producer(path, function, -1, output, weight, bias, layout)
+        self._remember(_producer(path, function, -1, output, weight, bias, layout))
+
+    def _remember(self, producer: Producer) -> None:
+        self._producer = producer
+        self._recent.append(producer)
+
+    def _producer_of(self, z: Tensor) -> Producer | None:
+        """The recent producer whose output is ``z`` itself, else the most recent one."""
+        for producer in reversed(self._recent):
+            if producer.output is z:
+                return producer
+        return self._producer
 
     # -- layers -------------------------------------------------------------------------------
     def _layer(
@@ -662,10 +687,11 @@ class CallRecorder(TorchFunctionMode):
         path, function = key
         name = f"{path}#{call}" if function is None else f"{path}:{function}#{call}"
         try:
-            axis, rule = resolve_unit_axis(z, self._producer, self.unit_axis)
+            source = self._producer_of(z)
+            axis, rule = resolve_unit_axis(z, source, self.unit_axis)
         except ValueError as error:
             raise ProbeError(f"activation call {name}: {error}") from None
-        producer = self._producer if rule in ("producer", "reshaped", "moved") else None
+        producer = source if rule in ("producer", "reshaped", "moved") else None
         layer = LayerAccumulator(
             index=len(self.layers),
             name=name,
@@ -678,6 +704,9 @@ class CallRecorder(TorchFunctionMode):
             unit_axis_rule=rule,
             producer=producer.label if producer is not None else None,
             kinks=_kinks(producer, z, axis) if producer is not None else None,
+            after_batch_norm=producer is not None
+            and producer.function == "batch_norm"
+            and _is_output_of(producer, z, axis),
         )
         self.layers[full_key] = layer
         return layer
@@ -703,6 +732,7 @@ class CallRecorder(TorchFunctionMode):
         self._stack.clear()
         self._pending.clear()
         self._producer = None
+        self._recent.clear()
         self._batch_size = batch_size
         self._mask = None if mask is None else mask.detach()
         self._gradients = gradients
@@ -714,6 +744,7 @@ class CallRecorder(TorchFunctionMode):
         finally:
             self._active = False
             self._producer = None
+            self._recent.clear()
             self._mask = None
 
 
@@ -757,15 +788,15 @@ def _producer(
     )
 
 
+def _is_output_of(producer: Producer, z: Tensor, axis: int) -> bool:
+    """Whether ``z`` is exactly the producer's output (the same tensor, unmodified since)."""
+    return z is producer.output and z._version == producer.version and axis == producer.axis
+
+
 def _kinks(producer: Producer, z: Tensor, axis: int) -> np.ndarray | None:
     r"""Per unit :math:`-b_j/\lVert w_j\rVert` when ``z`` is exactly the output of a layer
     with a weight per unit (``F.linear``, ``addmm``, Hugging Face's ``Conv1D``)."""
-    if (
-        producer.weight is None
-        or z is not producer.output
-        or z._version != producer.version
-        or axis != producer.axis
-    ):
+    if producer.weight is None or not _is_output_of(producer, z, axis):
         return None
     with torch.no_grad():
         weight = producer.weight.detach().to(torch.float64)

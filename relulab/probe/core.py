@@ -35,7 +35,8 @@ Definitions, over the probed data:
   :math:`j`'s hyperplane from the origin, :math:`-b_j/\lVert w_j\rVert` (seed ``001_…``'s
   :math:`x_t = -b_1/w_1` in d dims; seed ``004_…`` §5.3).
 * **Δ** (seed ``000_…``, §Representation collapse): the std over units of the per-unit sample
-  mean of :math:`h`.
+  mean of :math:`h`; ``delta_relative``, Δ over :math:`\sqrt{\langle\mathrm{Var}_t
+  h_i\rangle_i}` (the monitor's normalisation: one threshold for every scale).
 * **sample-mean/variance ratio** (seed ``002_…`` §2.2, eq. 9):
   :math:`r = \sqrt{\sum_i \langle z_i\rangle^2 / \sum_i \mathrm{Var}_t z_i}`; and the split of
   the total second moment :math:`\langle z^2\rangle = m^2 + v^2` into squared sample mean
@@ -59,6 +60,9 @@ Definitions, over the probed data:
 * **R²** on given features (seed ``004_…`` appendix D): the in-sample :math:`R^2` of a
   least-squares fit (with intercept) from :math:`h` to each feature column, averaged over
   columns.
+
+**Advice.** :meth:`ProbeResult.advice` maps the measurements to the seeds' remedies
+(:mod:`relulab.probe.advice`).
 
 **Modes.** ``mode="train"`` (the default) runs the forward pass a training step runs:
 normalisation layers use the batch's statistics and dropout is active — the units that are
@@ -90,6 +94,7 @@ from relulab.nn.statistics import (
     effective_rank_cap,
     mean_variance_ratio,
     r_squared,
+    relative_delta,
     sample_moments_from_sums,
     sample_variance_fraction,
     squared_mean_and_variance,
@@ -107,6 +112,8 @@ from relulab.probe.calls import (
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from relulab.probe.advice import AdviceList, AdviceThresholds
+
 __all__ = [
     "ACTIVATION_TYPES",
     "MODES",
@@ -119,6 +126,7 @@ __all__ = [
     "preserved",
     "probe",
     "rank_at_sample_cap",
+    "unit_states_by_batch_norm",
 ]
 
 #: The data :func:`probe` takes: a tensor (``model(x)``) or a mapping of model arguments
@@ -185,6 +193,29 @@ def rank_at_sample_cap(metrics: Mapping[str, float]) -> bool:
     return cap == rows - 1 and rank >= RANK_CAP_FRACTION * cap
 
 
+def unit_states_by_batch_norm(layer: LayerProbe, mode: str) -> bool:
+    r"""Whether a call's unit states say nothing about the layers before it: its input is a
+    BatchNorm's output in train mode, which centres every unit over the batch, so each unit
+    takes both signs and none is dead or always on — by construction while BatchNorm's shift
+    :math:`\beta` is near 0 (0 at init); a dead unit there needs :math:`\beta_i \le
+    -\gamma_i \max_t \hat z_{ti}`.
+
+    Args:
+        layer: the call.
+        mode: the mode it was probed in.
+
+    Returns:
+        ``True`` for a call right after a train-mode BatchNorm.
+
+    Example:
+        >>> model = nn.Sequential(nn.Linear(3, 8), nn.BatchNorm1d(8), nn.ReLU())
+        >>> layer = probe(model, torch.randn(32, 3)).layers[0]
+        >>> unit_states_by_batch_norm(layer, "train"), layer.metrics["dead_fraction"]
+        (True, 0.0)
+    """
+    return mode == "train" and layer.after_batch_norm
+
+
 @dataclass
 class LayerProbe:
     r"""Everything measured at one activation call.
@@ -205,6 +236,9 @@ class LayerProbe:
         unit_axis_rule: how it was chosen: ``"producer"``, ``"reshaped"``, ``"moved"``,
             ``"default"``, ``"given"`` (:func:`relulab.probe.calls.resolve_unit_axis`).
         producer: the layer that produced the input (``"fc1 (linear)"``), if one matched.
+        after_batch_norm: the input is exactly a BatchNorm's output (``F.batch_norm``, so
+            ``nn.BatchNorm*d``), unmodified; in train mode its unit states are then set by
+            construction (:func:`unit_states_by_batch_norm`).
 
     Example:
         >>> layer = probe(nn.Sequential(nn.Linear(2, 3), nn.ReLU()), torch.randn(20, 2)).layers[0]
@@ -224,6 +258,7 @@ class LayerProbe:
     unit_axis: int = 1
     unit_axis_rule: str = "default"
     producer: str | None = None
+    after_batch_norm: bool = False
 
     @property
     def rank_at_sample_cap(self) -> bool:
@@ -262,8 +297,9 @@ class ProbeResult:
 
     def table(self) -> pd.DataFrame:
         """Wide: one row per call (``layer``, ``name``, ``kind``, ``units``, ``unit_axis``,
-        ``unit_axis_rule``, ``producer``, ``rank_at_sample_cap``), one column per metric (NaN
-        where a metric does not apply, e.g. ``dead_fraction`` of a GELU)."""
+        ``unit_axis_rule``, ``producer``, ``rank_at_sample_cap``,
+        ``unit_states_by_batch_norm``), one column per metric (NaN where a metric does not
+        apply, e.g. ``dead_fraction`` of a GELU)."""
         return pd.DataFrame(
             [
                 {
@@ -275,11 +311,34 @@ class ProbeResult:
                     "unit_axis_rule": layer.unit_axis_rule,
                     "producer": layer.producer,
                     "rank_at_sample_cap": layer.rank_at_sample_cap,
+                    "unit_states_by_batch_norm": unit_states_by_batch_norm(layer, self.mode),
                     **layer.metrics,
                 }
                 for layer in self.layers
             ]
         )
+
+    def advice(self, thresholds: AdviceThresholds | None = None) -> AdviceList:
+        """What the seeds suggest for these measurements (:func:`relulab.probe.advice.advise`):
+        one :class:`~relulab.probe.advice.Advice` per finding and remedy, with its source and
+        the numbers that triggered it; empty for a healthy network.
+
+        Args:
+            thresholds: when to report a finding (default
+                :class:`~relulab.probe.advice.AdviceThresholds`).
+
+        Returns:
+            An :class:`~relulab.probe.advice.AdviceList` (``to_frame()`` for a table).
+
+        Example:
+            >>> model = nn.Sequential(nn.Linear(4, 16), nn.ReLU())
+            >>> _ = nn.init.constant_(model[0].bias, -20.0)
+            >>> [a.finding for a in probe(model, torch.randn(64, 4)).advice()][:1]
+            ['dead_units']
+        """
+        from relulab.probe.advice import advise
+
+        return advise(self, thresholds)
 
     def layer(self, name: str) -> LayerProbe:
         """The :class:`LayerProbe` called ``name`` (e.g. ``"layer1.0.relu#1"``)."""
@@ -368,7 +427,9 @@ def _layer_metrics(acc: LayerAccumulator, features: np.ndarray | None) -> dict[s
     m2, v2 = squared_mean_and_variance(mean, variance, reduce="mean")
     metrics = {key: float(value) for key, value in named.items()}
     if acc.h_sum is not None:
-        metrics["delta"] = float(delta_from_means(acc.h_sum / acc.count))
+        h_mean, h_variance = sample_moments_from_sums(acc.h_sum, acc.h_sq_sum, acc.count)
+        metrics["delta"] = float(delta_from_means(h_mean))
+        metrics["delta_relative"] = float(relative_delta(h_mean, h_variance))
     metrics.update(
         {
             "squared_sample_mean": float(m2),
@@ -757,6 +818,7 @@ def probe(
             unit_axis=acc.unit_axis,
             unit_axis_rule=acc.unit_axis_rule,
             producer=acc.producer,
+            after_batch_norm=acc.after_batch_norm,
         )
         for acc in recorder.layers.values()
     ]

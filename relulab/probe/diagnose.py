@@ -37,6 +37,7 @@ from torch import nn
 
 from relulab import init
 from relulab.errors import describe_error
+from relulab.probe.advice import AdviceList
 from relulab.probe.core import ProbeData, ProbeResult, UnitAxisWarning, probe
 
 __all__ = [
@@ -398,7 +399,11 @@ class Diagnosis:
         calls: one row per activation call (``layer``, ``name``, ``kind``, ``units``,
             ``unit_axis``, ``unit_axis_rule``, ``producer``), as the first init probed found them.
         notes: one line each: calls whose unit axis is the default rule's, calls whose centred
-            effective rank sits at the N − 1 sample cap.
+            effective rank sits at the N − 1 sample cap, calls right after a train-mode
+            BatchNorm (unit states 0 by construction).
+        flags: one row per init and call (``init``, ``layer``, ``rank_at_sample_cap``,
+            ``unit_states_by_batch_norm``): the readings to discount.
+        advice: per init probed, its :meth:`~relulab.probe.ProbeResult.advice`.
     """
 
     frame: pd.DataFrame
@@ -407,6 +412,8 @@ class Diagnosis:
     skipped: dict[str, str] = field(default_factory=dict)
     calls: pd.DataFrame = field(default_factory=pd.DataFrame)
     notes: list[str] = field(default_factory=list)
+    flags: pd.DataFrame = field(default_factory=pd.DataFrame)
+    advice: dict[str, AdviceList] = field(default_factory=dict)
 
     @property
     def inits(self) -> list[str]:
@@ -448,6 +455,27 @@ def _rank_note(init_name: str, result: ProbeResult) -> str | None:
     )
 
 
+def _batch_norm_note(result: ProbeResult) -> str | None:
+    """One line naming the calls right after a train-mode BatchNorm, whose unit states are set
+    by construction (:func:`relulab.probe.unit_states_by_batch_norm`)."""
+    table = result.table()
+    chosen = table[table["unit_states_by_batch_norm"]]
+    if chosen.empty:
+        return None
+    shown = ", ".join(chosen["name"].head(6))
+    more = f" and {len(chosen) - 6} more" if len(chosen) > 6 else ""
+    return (
+        f"{len(chosen)} of {len(table)} call(s) take a BatchNorm's output in train mode "
+        f"({shown}{more}): BatchNorm centres every unit over the batch, so their dead and "
+        "always-on (never / always positive) fractions are 0 by construction while its shift "
+        "β is near 0, as at init, and say nothing about the layers before; marked BN in the "
+        "tables (--mode eval reads a trained model's running statistics instead)"
+    )
+
+
+_FLAG_COLUMNS = ["layer", "rank_at_sample_cap", "unit_states_by_batch_norm"]
+
+
 def diagnose(
     factory: Callable[[], nn.Module],
     data: ProbeData,
@@ -458,6 +486,7 @@ def diagnose(
     unit_axis: int | None = None,
     activation_types: Sequence[type[nn.Module]] = (),
     batch_size: int | None = None,
+    progress: Callable[[str, str], None] | None = None,
 ) -> Diagnosis:
     """Probe a fresh model per init (in ``mode``); an init that cannot apply to the model
     (:class:`~relulab.init.InitNotApplicableError`) is skipped and noted.
@@ -471,6 +500,8 @@ def diagnose(
         unit_axis: the unit axis of every call, instead of the producer rule.
         activation_types: further module types to probe as activations.
         batch_size: probe in batches of this size.
+        progress: called as ``progress(init, outcome)`` after each init, the outcome
+            ``"probed"`` or ``"skipped"`` (progress lines).
 
     Returns:
         A :class:`Diagnosis`.
@@ -490,7 +521,7 @@ def diagnose(
         "activation_types": tuple(activation_types),
         "batch_size": batch_size,
     }
-    frames, skipped, names, notes = [], {}, {}, []
+    frames, flags, skipped, names, notes, advice = [], [], {}, {}, [], {}
     calls = pd.DataFrame(columns=_CALL_COLUMNS)
     for name in inits:
         model = factory()
@@ -499,22 +530,30 @@ def diagnose(
                 init.apply_init_(model, name, data, torch.Generator().manual_seed(seed))
         except init.InitNotApplicableError as error:
             skipped[name] = str(error)
+            if progress is not None:
+                progress(name, "skipped")
             continue
         result, axis_notes = _probe_quietly(model, data, **options)
         if not frames:
             calls = result.table()[_CALL_COLUMNS]
-            notes.extend(axis_notes)
+            notes.extend([*axis_notes, *filter(None, [_batch_norm_note(result)])])
         notes.extend(note for note in [_rank_note(name, result)] if note)
         names.update({layer.index: f"{layer.name} ({layer.kind})" for layer in result.layers})
+        advice[name] = result.advice()
         frame = result.frame
         frame.insert(0, "init", name)
         frames.append(frame)
+        flags.append(result.table()[_FLAG_COLUMNS].assign(init=name))
+        if progress is not None:
+            progress(name, "probed")
     if not frames:
         raise ValueError(
             "no init applies to this model: "
             + "; ".join(f"{name}: {why}" for name, why in skipped.items())
         )
-    return Diagnosis(pd.concat(frames, ignore_index=True), mode, names, skipped, calls, notes)
+    frame = pd.concat(frames, ignore_index=True)
+    flag_frame = pd.concat(flags, ignore_index=True)[["init", *_FLAG_COLUMNS]]
+    return Diagnosis(frame, mode, names, skipped, calls, notes, flag_frame, advice)
 
 
 def key_metrics(frame: pd.DataFrame) -> list[str]:

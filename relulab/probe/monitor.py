@@ -45,7 +45,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,6 +64,7 @@ from relulab.nn.statistics import (
 )
 from relulab.nn.statistics import effective_rank as _effective_rank
 from relulab.probe import calls
+from relulab.probe.advice import STATISTIC_FINDINGS, Thresholds, one_line
 from relulab.probe.calls import ACTIVATION_FUNCTIONS, ACTIVATION_MODULES, PRODUCER_FUNCTIONS
 
 __all__ = [
@@ -99,65 +100,15 @@ STATISTICS = (
     "effective_rank_centred",
 )
 
-#: What to try when a threshold is crossed, each naming its source.
+#: What to try when a threshold is crossed, each naming its source: the remedies of
+#: :data:`relulab.probe.advice.REMEDIES` in one line (defined once, there).
 ADVICE: dict[str, str] = {
-    "dead_fraction": (
-        "dead units get no gradient; give the layer biases and an init that keeps units on: "
-        "relulab.init.rai_ / raai_ (RAI, Lu et al. 2020; RAAI, seed 003 §3: fewer dead nodes), "
-        "or a small positive bias (seed 004: a hidden bias moves units to the on side)"
-    ),
-    "always_on_fraction": (
-        "always-on units are linear on the data (seed 004 §5: biases drive units always-on and "
-        "the network towards a linear one); centre each unit's pre-activation: "
-        "relulab.init.scale_bias_ (seed 002 §5.1, b_i = -mean_i), or smaller biases"
-    ),
-    "delta_relative": (
-        "unit means spread more than the samples vary (seed 000, 'Representation collapse': "
-        "ReLU's positive mean); use ReLU-b (relulab.nn.ReLUMinusB) with the analytic shift "
-        "b* = relulab.init.analytic_relu_shift(...) (1/sqrt(6 pi) = 0.23 under PyTorch's "
-        "default init, seed 000), or centre every feature with relulab.init.scale_bias_ "
-        "(seed 002)"
-    ),
+    statistic: one_line(finding) for statistic, finding in STATISTIC_FINDINGS.items()
 }
 
 
-@dataclass(frozen=True)
-class Thresholds:
-    """When :class:`Monitor` warns: a layer's statistic at or above the value (``None``: never).
-
-    The defaults are choices: ``dead_fraction`` 0.10 is keras-contrib's ``DeadReluDetector``
-    (it warns when at least 10 % of a layer's units are dead); ``always_on_fraction`` 0.5 (half
-    the layer linear on the batch) and ``delta_relative`` 1.0 (unit means spread as much as the
-    samples vary within a unit) are relulab's. The dead and always-on thresholds apply to
-    rectifiers only (ReLU, ReLU−b, ReLU6: a leaky unit that never fires still learns).
-
-    Example:
-        >>> Thresholds().crossed({"dead_fraction": 0.25, "delta_relative": 0.1})
-        [('dead_fraction', 0.25, 0.1)]
-        >>> Thresholds(dead_fraction=None).crossed({"dead_fraction": 0.25})
-        []
-    """
-
-    dead_fraction: float | None = 0.10
-    always_on_fraction: float | None = 0.5
-    delta_relative: float | None = 1.0
-
-    def crossed(self, statistics: Mapping[str, float]) -> list[tuple[str, float, float]]:
-        """The ``(statistic, value, threshold)`` of each threshold ``statistics`` reaches.
-
-        Args:
-            statistics: one layer's statistics, by name.
-
-        Returns:
-            A list, in the order of the fields.
-        """
-        hits = []
-        for item in fields(self):
-            threshold = getattr(self, item.name)
-            value = statistics.get(item.name)
-            if threshold is not None and value is not None and value >= threshold:
-                hits.append((item.name, value, threshold))
-        return hits
+#: The thresholds a :class:`Monitor` warns at unless told otherwise.
+DEFAULT_THRESHOLDS = Thresholds()
 
 
 class MonitorWarning(UserWarning):
@@ -596,7 +547,7 @@ class Monitor:
         writer: Any = None,
         log_dir: str | Path | None = None,
         wandb: Any = "auto",
-        thresholds: Thresholds | None = Thresholds(),
+        thresholds: Thresholds | None = DEFAULT_THRESHOLDS,
         statistics: Sequence[str] | None = None,
         effective_rank: bool = False,
         activation_types: Sequence[type[nn.Module]] = (),
