@@ -22,6 +22,7 @@ from torch import Tensor, nn
 from torch.nn.modules.batchnorm import _NormBase
 
 from relulab.nn.run import run_model
+from relulab.progress import StepLines
 
 __all__ = [
     "Batch",
@@ -215,12 +216,16 @@ def calibration_mode(model: nn.Module) -> Iterator[None]:
 
 @contextlib.contextmanager
 def progress_bar(total: int, description: str, show: bool | None) -> Iterator[Callable[[], None]]:
-    """A rich progress bar on stderr over ``total`` steps, yielding its one-step advance.
+    """A rich progress bar on stderr over ``total`` steps, yielding its one-step advance; off a
+    terminal, a line at most every :data:`relulab.progress.LINE_INTERVAL_S` seconds
+    (:class:`relulab.progress.StepLines`), so a log is never silent for minutes and a fast
+    init writes nothing.
 
     Args:
         total: the steps.
         description: the bar's label.
-        show: ``True`` always, ``False`` never, ``None`` when stderr is a terminal.
+        show: ``True`` the bar, ``False`` nothing, ``None`` the bar on a terminal and the
+            lines off one.
 
     Example:
         >>> with progress_bar(3, "layers", show=False) as advance:
@@ -236,8 +241,12 @@ def progress_bar(total: int, description: str, show: bool | None) -> Iterator[Ca
     )
 
     console = Console(stderr=True)
-    if show is False or (show is None and not console.is_terminal):
+    if show is False:
         yield lambda: None
+        return
+    if show is None and not console.is_terminal:  # a log: a line at most every 30 s
+        lines = StepLines(total, description)
+        yield lambda: lines.advance(1)
         return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, TimeElapsedColumn(), console=console, transient=False) as bar:
