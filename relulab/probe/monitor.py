@@ -66,6 +66,7 @@ from relulab.nn.statistics import effective_rank as _effective_rank
 from relulab.probe import calls
 from relulab.probe.advice import STATISTIC_FINDINGS, Thresholds, one_line
 from relulab.probe.calls import ACTIVATION_FUNCTIONS, ACTIVATION_MODULES, PRODUCER_FUNCTIONS
+from relulab.probe.core import preserved
 
 __all__ = [
     "ADVICE",
@@ -399,33 +400,6 @@ def _cuda_devices(model: nn.Module) -> list[int]:
     return sorted({t.device.index or 0 for t in tensors if t.is_cuda})
 
 
-@contextmanager
-def _preserved(model: nn.Module) -> Iterator[None]:
-    """Restore every module's training flag, every buffer (same object, same values) and the
-    random state (CPU and the model's CUDA devices) after the block; the fused
-    multi-head-attention fast path (which skips the activation calls) is off inside."""
-    flags = [(module, module.training) for module in model.modules()]
-    buffers = [
-        (module, name, buffer, buffer.detach().clone())
-        for module in model.modules()
-        for name, buffer in module.named_buffers(recurse=False)
-    ]
-    fastpath = torch.backends.mha.get_fastpath_enabled()
-    torch.backends.mha.set_fastpath_enabled(False)
-    try:
-        with torch.random.fork_rng(devices=_cuda_devices(model)):
-            yield
-    finally:
-        torch.backends.mha.set_fastpath_enabled(fastpath)
-        for module, training in flags:
-            module.training = training
-        with torch.no_grad():
-            for module, name, buffer, saved in buffers:
-                if getattr(module, name, None) is not buffer:
-                    setattr(module, name, buffer)
-                buffer.copy_(saved)
-
-
 def _device_of(model: nn.Module) -> torch.device | None:
     for tensor in (*model.parameters(), *model.buffers()):
         return tensor.device
@@ -687,7 +661,7 @@ class Monitor:
             self.model, self.activation_types, self.unit_axis, keep_rows=self.effective_rank
         )
         batch = self._device_batch()
-        with _preserved(self.model), torch.no_grad():
+        with preserved(self.model, _cuda_devices(self.model)), torch.no_grad():
             self.model.train(self.mode == "train")
             with recorder.attached():
                 self.forward(self.model, batch)
