@@ -8,33 +8,11 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 from torch import nn
 
+from relulab.bench.monitor import BasicBlock  # torchvision's block, defined once
+
 
 def _generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
-
-
-class BasicBlock(nn.Module):
-    """torchvision's BasicBlock: one ``nn.ReLU(inplace=True)`` called twice."""
-
-    def __init__(self, inputs: int, outputs: int, stride: int = 1) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(inputs, outputs, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(outputs)
-        self.relu = nn.ReLU(inplace=True)
-        self.conv2 = nn.Conv2d(outputs, outputs, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(outputs)
-        self.downsample = None
-        if stride != 1 or inputs != outputs:
-            self.downsample = nn.Sequential(
-                nn.Conv2d(inputs, outputs, 1, stride, bias=False), nn.BatchNorm2d(outputs)
-            )
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        identity = x if self.downsample is None else self.downsample(x)
-        out = self.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        out += identity
-        return self.relu(out)
 
 
 class ResNet18(nn.Module):

@@ -21,14 +21,17 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 from torch import nn
 
-__all__ = ["MONITOR_OVERHEAD_TARGET", "monitor_overhead", "resnet18"]
+__all__ = ["MONITOR_OVERHEAD_TARGET", "BasicBlock", "monitor_overhead", "resnet18"]
 
 #: The overhead the monitor should stay under at ``every=50`` (issue 35).
 MONITOR_OVERHEAD_TARGET = 0.10
 
 
-class _BasicBlock(nn.Module):
-    def __init__(self, inputs: int, outputs: int, stride: int) -> None:
+class BasicBlock(nn.Module):
+    """torchvision's BasicBlock: one ``nn.ReLU(inplace=True)`` called twice (also the tests'
+    reference ResNet's block)."""
+
+    def __init__(self, inputs: int, outputs: int, stride: int = 1) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(inputs, outputs, 3, stride, 1, bias=False)
         self.bn1 = nn.BatchNorm2d(outputs)
@@ -59,9 +62,7 @@ class _ResNet18(nn.Module):
         for index, stride in enumerate((1, 2, 2, 2)):
             outputs = width * 2**index
             stages.append(
-                nn.Sequential(
-                    _BasicBlock(inputs, outputs, stride), _BasicBlock(outputs, outputs, 1)
-                )
+                nn.Sequential(BasicBlock(inputs, outputs, stride), BasicBlock(outputs, outputs))
             )
             inputs = outputs
         self.layer1, self.layer2, self.layer3, self.layer4 = stages
