@@ -14,17 +14,20 @@ Off a terminal, progress is written as lines instead, so a log is never silent f
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 __all__ = [
     "LINE_INTERVAL_S",
     "StepLines",
     "UnitLines",
     "format_seconds",
+    "step_progress",
     "stderr_is_terminal",
     "write_line",
 ]
@@ -38,6 +41,36 @@ Clock = Callable[[], float]
 def stderr_is_terminal() -> bool:
     """Whether stderr is a terminal (rich's test, so bars and lines never both show)."""
     return Console(stderr=True).is_terminal
+
+
+@contextlib.contextmanager
+def step_progress(
+    total: int, description: str, show: bool | None = None
+) -> Iterator[Callable[[int], None]]:
+    """Progress over ``total`` steps, yielding ``advance(n)``: a rich bar on stderr when it is a
+    terminal (or ``show=True``), else :class:`StepLines`; nothing with ``show=False``.
+
+    Args:
+        total: the steps.
+        description: the bar's or the lines' label.
+        show: ``True`` the bar, ``False`` nothing, ``None`` the bar on a terminal and the lines
+            off one.
+
+    Example:
+        >>> with step_progress(3, "layers", show=False) as advance:
+        ...     advance(1)
+    """
+    console = Console(stderr=True)
+    if show is False:
+        yield lambda n: None
+        return
+    if show is None and not console.is_terminal:
+        yield StepLines(total, description).advance
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=console, transient=False) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda n: bar.advance(task, n)
 
 
 def write_line(text: str) -> None:

@@ -9,10 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from relulab.progress import StepLines
+from relulab.progress import step_progress
 
 __all__ = ["RunContext"]
 
@@ -41,19 +39,5 @@ class RunContext:
         """A progress bar over ``total`` steps on a terminal; off one, a line on stderr at most
         every :data:`relulab.progress.LINE_INTERVAL_S` seconds
         (:class:`~relulab.progress.StepLines`); silent with ``quiet``."""
-        console = Console(stderr=True)
-        if self.quiet:
-            yield lambda n: None
-            return
-        if not console.is_terminal:
-            yield StepLines(total, description).advance
-            return
-        columns = (
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-        )
-        with Progress(*columns, console=console, transient=False) as bar:
-            task = bar.add_task(description, total=total)
-            yield lambda n: bar.advance(task, n)
+        with step_progress(total, description, False if self.quiet else None) as advance:
+            yield advance

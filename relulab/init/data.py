@@ -22,7 +22,7 @@ from torch import Tensor, nn
 from torch.nn.modules.batchnorm import _NormBase
 
 from relulab.nn.run import run_model
-from relulab.progress import StepLines
+from relulab.progress import step_progress
 
 __all__ = [
     "Batch",
@@ -231,24 +231,5 @@ def progress_bar(total: int, description: str, show: bool | None) -> Iterator[Ca
         >>> with progress_bar(3, "layers", show=False) as advance:
         ...     advance()
     """
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    console = Console(stderr=True)
-    if show is False:
-        yield lambda: None
-        return
-    if show is None and not console.is_terminal:  # a log: a line at most every 30 s
-        lines = StepLines(total, description)
-        yield lambda: lines.advance(1)
-        return
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, TimeElapsedColumn(), console=console, transient=False) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda: bar.advance(task)
+    with step_progress(total, description, show) as advance:
+        yield lambda: advance(1)
