@@ -188,27 +188,6 @@ def _family(module_type: type) -> str | None:
 
 
 #: The last producing call: its unit axis, width, rank and number of elements.
-_Producer = tuple[int, int, int, int]
-
-
-def _unit_axis(z: Tensor, producer: _Producer | None, given: int | None) -> int:
-    """The probe's unit-axis rule (``docs/probe.md``): given; the producer's axis when the
-    rank and width match; the last axis when ``z`` is a last-axis producer's output re-viewed
-    (same size, same last axis); the one later axis with the producer's width; else axis 1."""
-    if given is not None:
-        return given % z.dim()
-    if producer is not None:
-        axis, width, ndim, numel = producer
-        if z.dim() == ndim and z.shape[axis] == width:
-            return axis
-        if axis == ndim - 1 and z.shape[-1] == width and z.numel() == numel:
-            return z.dim() - 1
-        matches = [a for a in range(1, z.dim()) if z.shape[a] == width]
-        if len(matches) == 1:
-            return matches[0]
-    return 1
-
-
 class _Recorder(TorchFunctionMode):
     """Hooks for one forward pass: a pre- and a post-hook on every module (the caller path and
     the activation modules) and a torch-function mode (functional activations, producers)."""
@@ -234,7 +213,7 @@ class _Recorder(TorchFunctionMode):
         self.calls: list[_Call] = []
         self._stack: list[tuple[nn.Module, _Call | None]] = []
         self._counts: Counter = Counter()
-        self._producer: _Producer | None = None
+        self._producer: calls.Producer | None = None
         self._handles: list[Any] = []
 
     @contextmanager
@@ -285,7 +264,9 @@ class _Recorder(TorchFunctionMode):
         output = func(*args, **kwargs)
         if producer is not None and isinstance(output, Tensor) and output.dim() >= 1:
             axis = producer[1] % output.dim()
-            self._producer = (axis, output.shape[axis], output.dim(), output.numel())
+            self._producer = calls.Producer(
+                "", producer[0], axis, output.shape[axis], output.dim(), output, 0
+            )
         return output
 
     def _inside_activation(self) -> bool:
@@ -305,7 +286,8 @@ class _Recorder(TorchFunctionMode):
             return None
         path, function = key
         name = f"{path}#{call_index}" if function is None else f"{path}:{function}#{call_index}"
-        axis = _unit_axis(z, self._producer, self.unit_axis)
+        given = None if self.unit_axis is None else self.unit_axis % z.dim()
+        axis, _ = calls.resolve_unit_axis(z, self._producer, given)  # the probe's rule
         w = _working(z)
         dims = sample_dims_except(w, axis)
         mean, variance = _mean_variance(w, dims)
