@@ -1,6 +1,7 @@
 """The README's robustness table and each docs page's robustness section are generated from the
-committed records (``results/robustness/quick/*/robustness.json``) and say what those say: a
-record added without running the sync command fails here."""
+committed records (``results/robustness/quick/*/robustness.json``, and
+``results/robustness/paper/*/robustness.json`` where the paper preset was affordable) and say
+what those say: a record added without running the sync command fails here."""
 
 import json
 from pathlib import Path
@@ -29,7 +30,7 @@ from relulab.report.robustness_docs import (
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs" / "experiments").glob("*.md"))
 FILES = [ROOT / "README.md", *PAGES]
-HEADING = "## Robustness to the inferred settings (quick)"
+HEADING = "## Robustness to the inferred settings"
 
 
 def test_every_experiment_has_a_docs_page():
@@ -220,6 +221,38 @@ def test_sync_rewrites_only_the_marked_sections(tmp_path, capsys):
     assert readme.endswith(f"Not yet committed: `other`.\n\n{END}\n\ntail\n")
     assert sync(root) == [] and main(["--root", str(root), "--check"]) == 0  # idempotent
     capsys.readouterr()
+
+
+def test_sync_adds_the_paper_record_after_the_quick_one(tmp_path, capsys):
+    root = _tree(tmp_path, f"# toy\n{BEGIN}\n{END}\n")
+    paper = dict(RECORD, preset="paper")
+    (root / "results" / "robustness" / "paper" / "toy").mkdir(parents=True)
+    (root / "results" / "robustness" / "paper" / "toy" / "robustness.json").write_text(
+        json.dumps(paper), encoding="utf-8"
+    )
+    assert main(["--root", str(root)]) == 0
+    page = marked_section((root / "docs" / "experiments" / "toy.md").read_text())
+    assert page == robustness_markdown(RECORD) + "\n\n" + robustness_markdown(paper)
+    assert "results/robustness/paper/toy/robustness.html" in page
+    other = marked_section((root / "docs" / "experiments" / "other.md").read_text())
+    assert "paper" not in other  # no paper record: the quick section only
+    readme = marked_section((root / "README.md").read_text())
+    quick_rows, paper_rows = readme.split("At the paper preset")
+    assert "results/robustness/quick/toy/robustness.html" in quick_rows
+    assert "results/robustness/paper/toy/robustness.html" in paper_rows
+    assert paper_rows.endswith("Not run at the paper preset: `other`.")
+    capsys.readouterr()
+
+
+def test_a_paper_record_without_a_page_is_refused(tmp_path):
+    root = _tree(tmp_path, f"# toy\n{BEGIN}\n{END}\n")
+    orphan = root / "results" / "robustness" / "paper" / "ghost"
+    orphan.mkdir(parents=True)
+    (orphan / "robustness.json").write_text(
+        json.dumps(dict(RECORD, experiment="ghost", preset="paper")), encoding="utf-8"
+    )
+    with pytest.raises(ValueError, match="ghost"):
+        expected_sections(root)
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,16 @@
 """Keep the README and the docs pages in step with the committed robustness records.
 
 ``python -m relulab.report.robustness_docs`` rewrites, from
-``results/robustness/quick/*/robustness.json``, the text between ``<!-- robustness:begin -->``
-and ``<!-- robustness:end -->`` in ``README.md`` (one row per experiment,
+``results/robustness/quick/*/robustness.json`` (every experiment) and
+``results/robustness/paper/*/robustness.json`` (the experiments whose paper-preset readings fit
+in about an hour here), the text between ``<!-- robustness:begin -->`` and
+``<!-- robustness:end -->`` in ``README.md`` (one row per experiment and preset,
 :func:`~relulab.report.robustness.robustness_readme_rows`) and in each
-``docs/experiments/<experiment>.md`` (:func:`~relulab.report.robustness.robustness_markdown`,
-or :func:`~relulab.report.robustness.robustness_missing_markdown` for an experiment without a
-record). Nothing outside the markers changes; a file without exactly one marker pair is refused
-before anything is written. ``--check`` writes nothing and exits 1 when a file is out of date.
+``docs/experiments/<experiment>.md`` (:func:`~relulab.report.robustness.robustness_markdown`
+per preset, or :func:`~relulab.report.robustness.robustness_missing_markdown` for an experiment
+without a quick record). Nothing outside the markers changes; a file without exactly one
+marker pair is refused before anything is written. ``--check`` writes nothing and exits 1
+when a file is out of date.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,7 @@ from relulab.report.robustness import (
 __all__ = [
     "BEGIN",
     "END",
+    "PAPER",
     "PRESET",
     "SYNC_COMMAND",
     "MarkerError",
@@ -40,7 +44,8 @@ __all__ = [
 
 BEGIN = "<!-- robustness:begin -->"
 END = "<!-- robustness:end -->"
-PRESET = "quick"
+PRESET = "quick"  # every experiment has a record at this preset
+PAPER = "paper"  # records only where the paper-preset readings are affordable here
 SYNC_COMMAND = "python -m relulab.report.robustness_docs"
 ROOT = Path(__file__).resolve().parents[2]  # the repository of an editable install
 
@@ -103,25 +108,41 @@ def load_records(directory: Path) -> dict[str, dict[str, Any]]:
     return records
 
 
+def _paper_readme_rows(records: dict[str, dict[str, Any]], names: Iterable[str]) -> str:
+    """The README's paper-preset table, under a line saying which experiments have none."""
+    if not records:
+        return ""
+    without = sorted(set(names) - set(records))
+    lines = [
+        f"At the {PAPER} preset (only where its readings take about an hour or less here):",
+        "",
+        robustness_readme_rows(records.values()),
+    ]
+    if without:
+        names_text = ", ".join(f"`{name}`" for name in without)
+        lines += ["", f"Not run at the {PAPER} preset: {names_text}."]
+    return "\n".join(lines)
+
+
 def expected_sections(root: Path = ROOT) -> dict[Path, str]:
     """Each file's marked body as the committed records give it: ``README.md`` and every
-    ``docs/experiments/*.md``."""
+    ``docs/experiments/*.md`` (the quick record, then the paper record where there is one)."""
     root = Path(root)
     records = load_records(root / "results" / "robustness" / PRESET)
+    paper = load_records(root / "results" / "robustness" / PAPER)
     pages = {path.stem: path for path in sorted((root / "docs" / "experiments").glob("*.md"))}
-    orphans = sorted(set(records) - set(pages))
+    orphans = sorted((set(records) | set(paper)) - set(pages))
     if orphans:
         raise ValueError(f"robustness records without a docs page: {', '.join(orphans)}")
-    sections = {
-        root / "README.md": robustness_readme_rows(
-            records.values(), sorted(pages.keys() - records.keys())
-        )
-    }
+    readme = robustness_readme_rows(records.values(), sorted(pages.keys() - records.keys()))
+    paper_rows = _paper_readme_rows(paper, pages)
+    sections = {root / "README.md": readme + (f"\n\n{paper_rows}" if paper_rows else "")}
     for name, path in pages.items():
         record = records.get(name)
-        sections[path] = (
-            robustness_markdown(record) if record else robustness_missing_markdown(name, PRESET)
-        )
+        body = robustness_markdown(record) if record else robustness_missing_markdown(name, PRESET)
+        if name in paper:
+            body += "\n\n" + robustness_markdown(paper[name])
+        sections[path] = body
     return sections
 
 
