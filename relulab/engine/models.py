@@ -208,7 +208,8 @@ class BatchedMLP(_StackedNetworks):
 
     @torch.no_grad()
     def module(self, s: int) -> MLP:
-        """Network ``s`` as a plain :class:`relulab.nn.MLP` with its current weights."""
+        """Network ``s`` as a plain :class:`relulab.nn.MLP` with its current weights, on the
+        batched model's device."""
         spec = self.spec
         module = MLP(
             spec.widths,
@@ -218,7 +219,7 @@ class BatchedMLP(_StackedNetworks):
             spec.batchnorm,
             float(self.shift[s]),
             spec.leaky_slope,
-        ).to(self.weights[0].dtype)
+        ).to(dtype=self.weights[0].dtype, device=self.weights[0].device)
         linears = [m for m in module if isinstance(m, torch.nn.Linear)]
         for linear, weight, bias in zip(linears, self.weights, self.biases, strict=True):
             linear.weight.copy_(weight[s])
@@ -402,13 +403,14 @@ class BatchedResidualToy(_StackedNetworks):
 
     @torch.no_grad()
     def module(self, s: int) -> ResidualToy:
-        """Network ``s`` as a plain :class:`relulab.nn.ResidualToy` with its current weights."""
+        """Network ``s`` as a plain :class:`relulab.nn.ResidualToy` with its current weights, on
+        the batched model's device."""
         if self.neuron_shifts is not None:
             raise ValueError("per-neuron shifts have no nn.ResidualToy counterpart")
         spec = self.spec
         module = ResidualToy(
             spec.width, spec.hidden, spec.blocks, spec.norm, spec.alpha, float(self.shift[s])
-        ).to(self.params[0].dtype)
+        ).to(dtype=self.params[0].dtype, device=self.params[0].device)
         for linear, weight in zip(
             [*module.fc1, *module.fc2], [*self.params[0::2], *self.params[1::2]], strict=True
         ):

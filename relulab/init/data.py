@@ -21,7 +21,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.modules.batchnorm import _NormBase
 
-from relulab.nn.run import run_model
+from relulab.nn.run import model_device, run_model, to_device
 from relulab.progress import step_progress
 
 __all__ = [
@@ -136,13 +136,15 @@ def describe(batch: Batch) -> str:
 
 
 def call_model(model: nn.Module, batch: Batch) -> Any:
-    """``model(batch)``, or ``model(**batch)`` for a mapping; a shape error becomes a
+    """``model(batch)``, or ``model(**batch)`` for a mapping, with the batch's tensors moved to
+    the model's device (:func:`relulab.nn.run.to_device`); a shape error becomes a
     ``ValueError`` naming the data's shapes.
 
     Example:
         >>> call_model(nn.Linear(2, 1), torch.zeros(3, 2)).shape
         torch.Size([3, 1])
     """
+    batch = to_device(batch, model_device(model))
     if isinstance(batch, Tensor):
         return run_model(model, batch)
     try:

@@ -279,7 +279,13 @@ def rescale_layer_(
 
 
 def _normal_draw(weight: Tensor, generator: torch.Generator | None) -> None:
-    torch.nn.init.normal_(weight, generator=generator)
+    """N(0, 1) into ``weight``, drawn where ``generator`` lives: a CPU generator on a CUDA
+    model draws on the CPU and copies, so the values do not depend on the model's device."""
+    if generator is None or generator.device == weight.device:
+        torch.nn.init.normal_(weight, generator=generator)
+        return
+    drawn = torch.empty(weight.shape, dtype=weight.dtype, device=generator.device)
+    weight.copy_(torch.nn.init.normal_(drawn, generator=generator))
 
 
 def _sample_dims(output: Tensor) -> tuple[int, ...]:

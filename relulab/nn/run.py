@@ -1,10 +1,48 @@
-"""Running a user's model with a clear error when the data do not fit it."""
+"""Running a user's model: its data moved to where the model is, and a clear error when the
+data do not fit it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+import torch
 from torch import Tensor, nn
 
-__all__ = ["expected_input", "run_model"]
+__all__ = ["expected_input", "model_device", "run_model", "to_device"]
+
+
+def model_device(model: nn.Module) -> torch.device | None:
+    """The device of the model's first parameter or buffer (``None`` for a model without any).
+
+    Example:
+        >>> model_device(nn.Linear(2, 1))
+        device(type='cpu')
+    """
+    for tensor in (*model.parameters(), *model.buffers()):
+        return tensor.device
+    return None
+
+
+def to_device(batch: Any, device: torch.device | None) -> Any:
+    """``batch`` with every tensor in it on ``device``: a tensor, or a mapping, tuple or list
+    of them (nested; a mapping or sequence keeps its type); other values as they are. The
+    data-dependent inits, the probe and the monitor call it, so data on the CPU measure a model
+    on a GPU as a training loop would after its own ``.to(device)``.
+
+    Example:
+        >>> to_device({"ids": torch.zeros(2), "name": "x"}, torch.device("cpu"))["name"]
+        'x'
+    """
+    if device is None:
+        return batch
+    if isinstance(batch, Tensor):
+        return batch.to(device)
+    if isinstance(batch, Mapping):
+        return type(batch)({key: to_device(value, device) for key, value in batch.items()})
+    if isinstance(batch, tuple | list):
+        return type(batch)(to_device(value, device) for value in batch)
+    return batch
 
 
 def expected_input(model: nn.Module) -> str:

@@ -87,7 +87,7 @@ import torch
 from torch import Tensor, nn
 
 from relulab.files import replacing
-from relulab.nn.run import expected_input
+from relulab.nn.run import expected_input, model_device, to_device
 from relulab.nn.statistics import (
     delta_from_means,
     effective_rank,
@@ -677,8 +677,9 @@ def _run_batches(
     step = batch_size or total
     description = _describe(data)
     reduction = "mean" if loss_fn == "model" else None  # a model's loss averages its batch
+    device = model_device(model)  # data elsewhere (on the CPU) go to the model, batch by batch
     for start in range(0, total, step):
-        batch = _batch(data, start, start + step)
+        batch = to_device(_batch(data, start, start + step), device)
         size, mask = min(step, total - start), _token_mask(batch)
         if loss_fn is None:
             with torch.no_grad(), recorder.recording(size, mask=mask):
@@ -692,8 +693,8 @@ def _run_batches(
             if loss_fn == "model":
                 loss = _model_loss(output)
             else:
-                target = targets[start : start + step]
                 prediction = _output_tensor(output)
+                target = targets[start : start + step].to(prediction.device)
                 reduction = reduction or _loss_reduction(loss_fn, prediction, target)
                 loss = _scalar_loss(loss_fn(prediction, target))
             # per sample: a mean over the batch scales every sample's gradient by 1/B

@@ -54,6 +54,7 @@ import torch
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
+from relulab.nn.run import model_device, to_device
 from relulab.nn.statistics import (
     delta_from_means,
     mean_variance_ratio,
@@ -382,22 +383,6 @@ def _cuda_devices(model: nn.Module) -> list[int]:
     return sorted({t.device.index or 0 for t in tensors if t.is_cuda})
 
 
-def _device_of(model: nn.Module) -> torch.device | None:
-    for tensor in (*model.parameters(), *model.buffers()):
-        return tensor.device
-    return None
-
-
-def _to_device(batch: Any, device: torch.device) -> Any:
-    if isinstance(batch, Tensor):
-        return batch.to(device)
-    if isinstance(batch, Mapping):
-        return type(batch)({key: _to_device(value, device) for key, value in batch.items()})
-    if isinstance(batch, tuple | list):
-        return type(batch)(_to_device(value, device) for value in batch)
-    return batch
-
-
 def default_forward(model: nn.Module, batch: Any) -> Any:
     """Call ``model`` on ``batch``: a mapping as keyword arguments (a Hugging Face batch), a
     tuple or list as positional arguments, anything else as the one argument.
@@ -630,12 +615,12 @@ class Monitor:
 
     # -- the parts ----------------------------------------------------------------------------
     def _device_batch(self) -> Any:
-        device = _device_of(self.model)
+        device = model_device(self.model)
         state = self._state
         if device is None:
             return self.batch
         if state.batch_device != device:
-            state.batch, state.batch_device = _to_device(self.batch, device), device
+            state.batch, state.batch_device = to_device(self.batch, device), device
         return state.batch
 
     def _record_forward(self) -> list[_Call]:
