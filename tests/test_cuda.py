@@ -129,17 +129,26 @@ def _cnn() -> nn.Module:
     ).double()  # fmt: skip
 
 
+def _cnn_twins() -> tuple[nn.Module, nn.Module]:
+    """The same CNN twice: on the CPU and on the GPU."""
+    on_cpu = _cnn()
+    return on_cpu, copy.deepcopy(on_cpu).to(CUDA)
+
+
+def _assert_same_parameters(on_cuda: nn.Module, on_cpu: nn.Module, rtol: float, atol: float):
+    for got, want in zip(on_cuda.parameters(), on_cpu.parameters(), strict=True):
+        assert got.device.type == DEVICE_TYPE
+        torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=rtol, atol=atol)
+
+
 @pytest.mark.parametrize("scheme", ["kaiming_normal", "rai", "raai", "correlated", "orthogonal"])
 def test_per_tensor_inits_on_a_cuda_model_equal_the_cpu_draws(scheme):
     """The registry draws in float64 from the given generator; the device only decides where
     the values go."""
-    on_cpu = _cnn()
-    on_cuda = copy.deepcopy(on_cpu).to(CUDA)
+    on_cpu, on_cuda = _cnn_twins()
     init_model_(on_cpu, scheme, generator=torch.Generator().manual_seed(7))
     init_model_(on_cuda, scheme, generator=torch.Generator().manual_seed(7))
-    for got, want in zip(on_cuda.parameters(), on_cpu.parameters(), strict=True):
-        assert got.device.type == DEVICE_TYPE
-        torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=1e-12, atol=1e-14)
+    _assert_same_parameters(on_cuda, on_cpu, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("init", [scale_, scale_bias_, lsuv_], ids=lambda f: f.__name__)
@@ -147,13 +156,10 @@ def test_data_dependent_init_of_a_cuda_model_from_cpu_data_equals_the_cpu(init):
     """Data on the CPU go to the model's device; the N(0, 1) and orthogonal draws are made
     where the CPU generator lives, so the values do not depend on the model's device."""
     x = torch.randn(64, 3, 8, 8, generator=torch.Generator().manual_seed(2), dtype=F64)
-    on_cpu = _cnn()
-    on_cuda = copy.deepcopy(on_cpu).to(CUDA)
+    on_cpu, on_cuda = _cnn_twins()
     init(on_cpu, x, generator=torch.Generator().manual_seed(3))
     init(on_cuda, x, generator=torch.Generator().manual_seed(3))
-    for got, want in zip(on_cuda.parameters(), on_cpu.parameters(), strict=True):
-        assert got.device.type == DEVICE_TYPE
-        torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=1e-9, atol=1e-12)
+    _assert_same_parameters(on_cuda, on_cpu, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("data_on", ["cuda", "cpu"])
@@ -163,8 +169,7 @@ def test_probe_on_cuda_equals_the_probe_on_cpu(data_on):
     generator = torch.Generator().manual_seed(2)
     x = torch.randn(64, 3, 8, 8, generator=generator, dtype=F64)
     labels = torch.randint(0, 4, (64,), generator=generator)
-    on_cpu = _cnn()
-    on_cuda = copy.deepcopy(on_cpu).to(CUDA)
+    on_cpu, on_cuda = _cnn_twins()
     device = CUDA if data_on == "cuda" else "cpu"
     found = probe(on_cuda, x.to(device), labels.to(device), loss_fn=F.cross_entropy, batch_size=16)
     got = {layer.name: layer.metrics for layer in found.layers}
