@@ -60,6 +60,7 @@ from relulab.init.data import Batch, Data, StopForward, gather_batches, run_unti
 from relulab.init.layers import Selector, WeightBlock, is_hf_conv1d, is_layer
 from relulab.init.report import InitReport, LayerReport, block_report, layer_report
 from relulab.init.tensor import InitNotApplicableError, orthogonal_
+from relulab.nn.statistics import module_sample_dims
 
 __all__ = [
     "CONSTANT_TOL",
@@ -288,13 +289,9 @@ def _normal_draw(weight: Tensor, generator: torch.Generator | None) -> None:
     weight.copy_(torch.nn.init.normal_(drawn, generator=generator))
 
 
-def _sample_dims(output: Tensor) -> tuple[int, ...]:
-    return (0,) + tuple(range(2, output.dim()))
-
-
 def _feature_variance(block: WeightBlock, output: Tensor) -> Tensor:
     """The per-feature sample variance, averaged over features."""
-    return output.var(dim=_sample_dims(output), unbiased=False).mean()
+    return output.var(dim=module_sample_dims(output), unbiased=False).mean()
 
 
 def _second_moment(block: WeightBlock, output: Tensor) -> Tensor:

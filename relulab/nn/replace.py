@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import copy
 import inspect
-import itertools
 import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-import torch
 from torch import Tensor, nn
+
+from relulab.nn.run import model_device
 
 __all__ = [
     "ActivationReplacementWarning",
@@ -296,7 +296,7 @@ def _replace(
     factory_or_module: nn.Module | type[nn.Module] | ModuleFactory,
 ) -> Replacement:
     new = _new_module(name, original, factory_or_module)
-    device = _device_near(parent)
+    device = model_device(parent)
     if device is not None:
         new.to(device=device)
     new.train(original.training)
@@ -315,12 +315,6 @@ def _new_module(
     if not isinstance(new, nn.Module):
         raise TypeError(f"the factory returned {type(new).__name__} for {name!r}, not a module")
     return new
-
-
-def _device_near(parent: nn.Module) -> torch.device | None:
-    """The device of ``parent``'s first parameter or buffer (``None``: it has none)."""
-    tensor = next(itertools.chain(parent.parameters(), parent.buffers()), None)
-    return None if tensor is None else tensor.device
 
 
 def _names_of(types: tuple[type[nn.Module], ...]) -> tuple[str, ...] | None:

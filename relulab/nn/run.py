@@ -3,6 +3,7 @@ data do not fit it."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,9 +20,8 @@ def model_device(model: nn.Module) -> torch.device | None:
         >>> model_device(nn.Linear(2, 1))
         device(type='cpu')
     """
-    for tensor in (*model.parameters(), *model.buffers()):
-        return tensor.device
-    return None
+    tensor = next(itertools.chain(model.parameters(), model.buffers()), None)
+    return None if tensor is None else tensor.device
 
 
 def to_device(batch: Any, device: torch.device | None) -> Any:

@@ -39,7 +39,6 @@ Definitions, thresholds and the advice, with their sources: ``docs/monitor.md``.
 
 from __future__ import annotations
 
-import math
 import sys
 import warnings
 from collections import Counter
@@ -58,6 +57,7 @@ from relulab.nn.run import model_device, to_device
 from relulab.nn.statistics import (
     delta_from_means,
     mean_variance_ratio,
+    relative_delta,
     sample_dims_except,
     sample_variance_fraction,
     squared_mean_and_variance,
@@ -188,7 +188,6 @@ def _family(module_type: type) -> str | None:
     return None
 
 
-#: The last producing call: its unit axis, width, rank and number of elements.
 class _Recorder(TorchFunctionMode):
     """Hooks for one forward pass: a pre- and a post-hook on every module (the caller path and
     the activation modules) and a torch-function mode (functional activations, producers)."""
@@ -333,14 +332,6 @@ def _on_cpu(calls: list[_Call]) -> list[dict[str, Tensor]]:
     return result
 
 
-def _relative_delta(delta: Tensor, within_variance: Tensor) -> Tensor:
-    """Δ over :math:`\\sqrt{\\langle\\mathrm{Var}_t h_i\\rangle_i}`; 0/0 → NaN, x/0 → inf."""
-    scale = within_variance.sqrt()
-    if scale > 0:
-        return delta / scale
-    return torch.tensor(math.inf if delta > 0 else math.nan, dtype=delta.dtype)
-
-
 def _call_statistics(family: str, r: dict[str, Tensor]) -> dict[str, float]:
     """The statistics of one call from its reductions ``r`` (module docstring)."""
     states = unit_states_from_extremes(r["z_min"], r["z_max"])
@@ -356,9 +347,8 @@ def _call_statistics(family: str, r: dict[str, Tensor]) -> dict[str, float]:
     out["sample_variance_fraction"] = sample_variance_fraction(m2, v2)
     out["sample_mean_variance_ratio"] = mean_variance_ratio(m2, v2)
     if "h_mean" in r:
-        delta = delta_from_means(r["h_mean"])
-        out["delta"] = delta
-        out["delta_relative"] = _relative_delta(delta, r["h_var"].mean())
+        out["delta"] = delta_from_means(r["h_mean"])
+        out["delta_relative"] = relative_delta(r["h_mean"], r["h_var"])
     return {name: float(value) for name, value in out.items()}
 
 
