@@ -297,7 +297,9 @@ def _readings_cell(readings: list[Mapping[str, Any]]) -> str:
 
 
 def robustness_readme_rows(
-    records: Iterable[Mapping[str, Any]], missing: Iterable[str] = ()
+    records: Iterable[Mapping[str, Any]],
+    missing: Iterable[str] = (),
+    missing_label: str = "Not yet committed",
 ) -> str:
     """The README's robustness table: one row per committed record (by experiment name) with
     its readings (run and judged on the preset's units, where the record says), its claims per
@@ -307,6 +309,7 @@ def robustness_readme_rows(
     Args:
         records: robustness records (the content of ``robustness.json``).
         missing: experiments without a committed record.
+        missing_label: the words before the list of ``missing`` experiments.
 
     Returns:
         Markdown, without a trailing newline.
@@ -354,5 +357,5 @@ def robustness_readme_rows(
         )
     missing = sorted(missing)
     if missing:
-        lines += ["", "Not yet committed: " + ", ".join(_code(m) for m in missing) + "."]
+        lines += ["", f"{missing_label}: " + ", ".join(_code(m) for m in missing) + "."]
     return "\n".join(lines)

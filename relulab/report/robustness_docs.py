@@ -109,19 +109,14 @@ def load_records(directory: Path) -> dict[str, dict[str, Any]]:
 
 
 def _paper_readme_rows(records: dict[str, dict[str, Any]], names: Iterable[str]) -> str:
-    """The README's paper-preset table, under a line saying which experiments have none."""
+    """The README's paper-preset table, then a line naming the experiments without one."""
     if not records:
         return ""
-    without = sorted(set(names) - set(records))
-    lines = [
-        f"At the {PAPER} preset (only where its readings take about an hour or less here):",
-        "",
-        robustness_readme_rows(records.values()),
-    ]
-    if without:
-        names_text = ", ".join(f"`{name}`" for name in without)
-        lines += ["", f"Not run at the {PAPER} preset: {names_text}."]
-    return "\n".join(lines)
+    table = robustness_readme_rows(
+        records.values(), sorted(set(names) - set(records)), f"Not run at the {PAPER} preset"
+    )
+    heading = f"At the {PAPER} preset (only where its readings take about an hour or less here):"
+    return f"{heading}\n\n{table}"
 
 
 def expected_sections(root: Path = ROOT) -> dict[Path, str]:
