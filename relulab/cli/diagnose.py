@@ -344,6 +344,7 @@ def _probe(
 ) -> tuple[Diagnosis, object, str]:
     """Build the model, load or guess the data, probe: ``(diagnosis, data, data source)``;
     anything the user's code or data get wrong is a one-line :class:`UsageError`."""
+    from relulab.init.data import describe
     from relulab.probe.diagnose import (
         build_model,
         default_shape,
@@ -369,7 +370,7 @@ def _probe(
                 guess = source if guessed.guessed else None
             else:
                 data = load_data(args.data, model, args.samples, shape, generator)
-            lines.stage(f"data ready: {_shape_line(data)}; probing {len(inits)} init(s)")
+            lines.stage(f"data ready: {describe(data)}; probing {len(inits)} init(s)")
             found = diagnose(
                 factory,
                 data,
@@ -386,13 +387,6 @@ def _probe(
     except Exception as error:  # the user's model failed while being probed: nothing written
         raise UsageError(_refusal(args, error, guess, data)) from None
     return found, data, source
-
-
-def _shape_line(data: object) -> str:
-    shape = _data_shape(data)
-    if isinstance(shape, dict):
-        return ", ".join(f"{name} {size}" for name, size in shape.items())
-    return str(shape)
 
 
 def command(args: argparse.Namespace) -> int:

@@ -455,10 +455,10 @@ def _rank_note(init_name: str, result: ProbeResult) -> str | None:
     )
 
 
-def _batch_norm_note(result: ProbeResult) -> str | None:
+def _batch_norm_note(table: pd.DataFrame) -> str | None:
     """One line naming the calls right after a train-mode BatchNorm, whose unit states are set
-    by construction (:func:`relulab.probe.unit_states_by_batch_norm`)."""
-    table = result.table()
+    by construction (:func:`relulab.probe.unit_states_by_batch_norm`); ``table`` is the probe
+    result's :meth:`~relulab.probe.ProbeResult.table`."""
     chosen = table[table["unit_states_by_batch_norm"]]
     if chosen.empty:
         return None
@@ -534,16 +534,17 @@ def diagnose(
                 progress(name, "skipped")
             continue
         result, axis_notes = _probe_quietly(model, data, **options)
+        table = result.table()
         if not frames:
-            calls = result.table()[_CALL_COLUMNS]
-            notes.extend([*axis_notes, *filter(None, [_batch_norm_note(result)])])
+            calls = table[_CALL_COLUMNS]
+            notes.extend([*axis_notes, *filter(None, [_batch_norm_note(table)])])
         notes.extend(note for note in [_rank_note(name, result)] if note)
         names.update({layer.index: f"{layer.name} ({layer.kind})" for layer in result.layers})
         advice[name] = result.advice()
         frame = result.frame
         frame.insert(0, "init", name)
         frames.append(frame)
-        flags.append(result.table()[_FLAG_COLUMNS].assign(init=name))
+        flags.append(table[_FLAG_COLUMNS].assign(init=name))
         if progress is not None:
             progress(name, "probed")
     if not frames:
