@@ -3,15 +3,17 @@ have none). Each test compares a CUDA computation with its CPU twin or with what
 write by hand, in float64 where the arithmetic allows it, so a difference is a bug of the device
 path rather than rounding: the batched engine against a per-network ``torch.optim`` loop on the
 device and against itself on the CPU; the per-tensor inits and the data-dependent scale+bias
-init on a CUDA model against the same calls on a CPU copy; the probe against itself on the CPU;
-and training with a :class:`relulab.probe.Monitor` against training without one, bit for bit,
-with dropout drawing from the CUDA generator."""
+init on a CUDA model against the same calls on a CPU copy; and the probe against itself on the
+CPU. Training with a :class:`relulab.probe.Monitor` against training without one, bit for bit
+with dropout drawing from the CUDA generator, is ``test_monitor.py``'s test on the ``cuda``
+device."""
 
 import copy
 
 import pytest
 import torch
 import torch.nn.functional as F  # noqa: N812
+from reference_loop import assert_same_parameters, loop_reference
 from torch import nn
 
 from relulab.engine import (
@@ -25,7 +27,7 @@ from relulab.engine import (
     train,
 )
 from relulab.init import init_model_, lsuv_, scale_, scale_bias_
-from relulab.probe import Monitor, probe
+from relulab.probe import probe
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -63,37 +65,17 @@ def _train_batched(device: str, optimiser: str, batch_size: int | None):
     return model, modules, x, y, lrs
 
 
-def _loop(modules, x, y, lrs, optimiser: str, batch_size: int | None, steps: int = 30):
-    """What a user would write: each network on its own, ``torch.optim``, on the same device."""
-    for module, lr in zip(modules, lrs, strict=True):
-        opt = (
-            torch.optim.SGD(module.parameters(), lr=lr, momentum=0.9)
-            if optimiser == "sgd"
-            else torch.optim.Adam(module.parameters(), lr=lr)
-        )
-        generator, order, cursor = torch.Generator().manual_seed(5), None, 0
-        for _ in range(steps):
-            xb, yb = x, y
-            if batch_size is not None:
-                if order is None or cursor + batch_size > len(x):
-                    order, cursor = torch.randperm(len(x), generator=generator), 0
-                index = order[cursor : cursor + batch_size].to(x.device)
-                cursor += batch_size
-                xb, yb = x[index], y[index]
-            opt.zero_grad()
-            (module(xb) - yb).square().mean().backward()
-            opt.step()
-
-
 @pytest.mark.parametrize(("optimiser", "batch_size"), [("sgd", None), ("adam", 8)])
 def test_engine_on_cuda_matches_a_torch_optim_loop_on_cuda(optimiser, batch_size):
     model, modules, x, y, lrs = _train_batched(CUDA, optimiser, batch_size)
     assert all(p.device.type == DEVICE_TYPE for p in model.params)
-    _loop(modules, x, y, lrs, optimiser, batch_size)
-    for s, module in enumerate(modules):
-        for got, want in zip(model.module(s).parameters(), module.parameters(), strict=True):
-            assert got.device.type == want.device.type == DEVICE_TYPE
-            torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-11)
+    make_torch = {
+        "sgd": lambda p, lr: torch.optim.SGD(p, lr=lr, momentum=0.9),
+        "adam": lambda p, lr: torch.optim.Adam(p, lr=lr),
+    }[optimiser]
+    loop_reference(modules, x, y, 30, make_torch, lrs, "mse", batch_size, seed=5)
+    assert all(p.device.type == DEVICE_TYPE for module in modules for p in module.parameters())
+    assert_same_parameters(model, modules)
 
 
 @pytest.mark.parametrize(("optimiser", "batch_size"), [("sgd", None), ("adam", 8)])
@@ -179,39 +161,3 @@ def test_probe_on_cuda_equals_the_probe_on_cpu(data_on):
     for name, metrics in want.items():
         for key, value in metrics.items():
             assert got[name][key] == pytest.approx(value, rel=1e-9, abs=1e-12), (name, key)
-
-
-class _DropoutNet(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc1, self.bn, self.drop = nn.Linear(6, 16), nn.BatchNorm1d(16), nn.Dropout(0.3)
-        self.fc2 = nn.Linear(16, 3)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.drop(F.relu(self.bn(self.fc1(x)))))
-
-
-@pytest.mark.parametrize("mode", ["train", "eval"])
-def test_training_on_cuda_with_a_monitor_gives_the_same_weights_bit_for_bit(mode):
-    """A measurement in train mode draws dropout masks from the CUDA generator; the monitor
-    puts its state back, so the training run's own masks are unchanged."""
-
-    def run(with_monitor: bool) -> list[torch.Tensor]:
-        torch.manual_seed(0)
-        model = _DropoutNet().to(CUDA)
-        x = torch.randn(32, 6, device=CUDA)
-        labels = torch.randint(0, 3, (32,), device=CUDA)
-        optimiser = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        monitor = Monitor(model, torch.randn(16, 6), every=3, mode=mode, thresholds=None)
-        torch.cuda.manual_seed(1)
-        for step in range(10):
-            if with_monitor:
-                monitor.step(step)
-            optimiser.zero_grad()
-            F.cross_entropy(model(x), labels).backward()
-            optimiser.step()
-        assert sorted(monitor.history["step"].unique()) == ([0, 3, 6, 9] if with_monitor else [])
-        return [t.detach().clone() for t in (*model.parameters(), *model.buffers())]
-
-    for a, b in zip(run(False), run(True), strict=True):
-        assert torch.equal(a, b)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from reference_loop import assert_same_parameters, loop_reference
 
 from relulab.engine import (
     BatchedAdam,
@@ -25,33 +26,6 @@ def _data(n_samples, d_in, d_out, seed=0):
     x = torch.randn(n_samples, d_in, generator=generator, dtype=F64)
     y = torch.randn(n_samples, d_out, generator=generator, dtype=F64)
     return x, y
-
-
-def _loop_reference(modules, x, y, steps, make_optimiser, lrs, loss, batch_size=None, seed=0):
-    """What a user would write: each network trained on its own, one after the other."""
-    for module, lr in zip(modules, lrs, strict=True):
-        optimiser = make_optimiser(module.parameters(), lr)
-        generator = torch.Generator().manual_seed(seed)
-        order, cursor = None, 0
-        for _ in range(steps):
-            xb, yb = x, y
-            if batch_size is not None:
-                if order is None or cursor + batch_size > len(x):
-                    order, cursor = torch.randperm(len(x), generator=generator), 0
-                index = order[cursor : cursor + batch_size]
-                cursor += batch_size
-                xb, yb = x[index], y[index]
-            optimiser.zero_grad()
-            squared = (module(xb) - yb).square()
-            (squared.mean() if loss == "mse" else 0.5 * squared.sum()).backward()
-            optimiser.step()
-
-
-def _assert_same_parameters(batched, modules):
-    for s, module in enumerate(modules):
-        trained = batched.module(s)
-        for got, want in zip(trained.parameters(), module.parameters(), strict=True):
-            torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-11)
 
 
 OPTIMISERS = {
@@ -102,8 +76,8 @@ def test_batched_mlp_matches_per_network_loop(spec, shift, optimiser, loss, batc
         model, x, y, loss=loss, batch_size=batch_size, generator=torch.Generator().manual_seed(5)
     )
     train(problem, make_batched(problem.params, lrs), steps=40, record_every=10)
-    _loop_reference(modules, x, y, 40, make_torch, lrs, loss, batch_size, seed=5)
-    _assert_same_parameters(model, modules)
+    loop_reference(modules, x, y, 40, make_torch, lrs, loss, batch_size, seed=5)
+    assert_same_parameters(model, modules)
 
 
 @pytest.mark.parametrize("activation", ["relu", "leaky_relu", "silu", "tanh", "linear"])
@@ -133,8 +107,8 @@ def test_batched_residual_toy_matches_per_network_loop(norm, lrs):
     modules = [model.module(s) for s in range(2)]
     problem = SupervisedProblem(model, x, y)
     train(problem, BatchedAdam(problem.params, lrs), steps=30, record_every=10)
-    _loop_reference(modules, x, y, 30, lambda p, lr: torch.optim.Adam(p, lr=lr), lrs, "mse")
-    _assert_same_parameters(model, modules)
+    loop_reference(modules, x, y, 30, lambda p, lr: torch.optim.Adam(p, lr=lr), lrs, "mse")
+    assert_same_parameters(model, modules)
 
 
 @pytest.mark.parametrize("optimiser", sorted(OPTIMISERS))
@@ -149,8 +123,8 @@ def test_one_learning_rate_for_all_steps_like_torch_optim(optimiser):
     make_batched, make_torch = OPTIMISERS[optimiser]
     problem = SupervisedProblem(model, x, y)
     train(problem, make_batched(problem.params, 0.01), steps=40, record_every=10)
-    _loop_reference(modules, x, y, 40, make_torch, [0.01] * 3, "mse")
-    _assert_same_parameters(model, modules)
+    loop_reference(modules, x, y, 40, make_torch, [0.01] * 3, "mse")
+    assert_same_parameters(model, modules)
 
 
 @pytest.mark.parametrize("optimiser", sorted(OPTIMISERS))

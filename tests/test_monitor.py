@@ -139,17 +139,32 @@ def test_a_measurement_leaves_everything_bit_for_bit(mode):
     assert (stats["squared_sample_mean"] < 1e-10) == (mode == "train")
 
 
-def test_training_with_a_monitor_gives_the_same_weights_bit_for_bit():
+DEVICES = [
+    "cpu",
+    pytest.param(
+        "cuda",
+        marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+    ),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_training_with_a_monitor_gives_the_same_weights_bit_for_bit(device, mode):
+    """On a GPU the dropout masks come from the CUDA generator, whose state the monitor puts
+    back too; the batch it measures stays on the CPU and is moved to the model."""
+
     def train(with_monitor: bool) -> list[torch.Tensor]:
         model, x = _dropout_bn()
+        model, x = model.to(device), x.to(device)
         optimiser = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        monitor = Monitor(model, torch.randn(16, 6), every=3, thresholds=None)
-        torch.manual_seed(1)
+        monitor = Monitor(model, torch.randn(16, 6), every=3, mode=mode, thresholds=None)
+        torch.manual_seed(1)  # every device's generator
         for step in range(10):
             if with_monitor:
                 monitor.step(step)
             optimiser.zero_grad()
-            F.cross_entropy(model(x), torch.randint(0, 3, (32,))).backward()
+            F.cross_entropy(model(x), torch.randint(0, 3, (32,)).to(device)).backward()
             optimiser.step()
         assert sorted(monitor.history["step"].unique()) == ([0, 3, 6, 9] if with_monitor else [])
         return [t.detach().clone() for t in (*model.parameters(), *model.buffers())]
