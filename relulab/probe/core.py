@@ -75,7 +75,7 @@ parameters' ``.grad``, hooks, and torch's global random state.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -457,7 +457,8 @@ def _layer_metrics(acc: LayerAccumulator, features: np.ndarray | None) -> dict[s
 def preserved(model: nn.Module, devices: Sequence[int] = ()) -> Iterator[None]:
     """Run a block and leave ``model`` as it was: every module's training flag, every buffer
     (same tensor objects, same values — BatchNorm's running statistics and batch counts), and
-    torch's global random state (CPU and the given CUDA ``devices``); the fused fast path of
+    torch's global random state (CPU, the CUDA devices holding the model's parameters and
+    buffers, and any further CUDA ``devices``); the fused fast path of
     ``nn.TransformerEncoderLayer`` / ``nn.MultiheadAttention`` is off inside.
 
     Example:
@@ -476,7 +477,8 @@ def preserved(model: nn.Module, devices: Sequence[int] = ()) -> Iterator[None]:
     fastpath = torch.backends.mha.get_fastpath_enabled()
     torch.backends.mha.set_fastpath_enabled(False)
     try:
-        with torch.random.fork_rng(devices=list(devices)):
+        model_devices = _cuda_devices([*model.parameters(), *model.buffers()])
+        with torch.random.fork_rng(devices=sorted({*model_devices, *devices})):
             yield
     finally:
         torch.backends.mha.set_fastpath_enabled(fastpath)
@@ -594,8 +596,8 @@ def _scalar_loss(loss: Any) -> Any:
     return getattr(loss, "loss", loss)
 
 
-def _cuda_devices(model: nn.Module, data: ProbeData) -> list[int]:
-    tensors = [*_tensors(data), *model.parameters(), *model.buffers()]
+def _cuda_devices(tensors: Iterable[Tensor]) -> list[int]:
+    """The CUDA device indices the ``tensors`` live on."""
     return sorted({t.device.index or 0 for t in tensors if t.is_cuda})
 
 
@@ -796,7 +798,7 @@ def probe(
     recorder = CallRecorder(
         model, tuple(activation_types), unit_axis, min(max_rank_samples, samples), max_rank_samples
     )
-    with preserved(model, _cuda_devices(model, data)):
+    with preserved(model, _cuda_devices(_tensors(data))):
         model.train(mode == "train")
         recorder.attach()
         try:

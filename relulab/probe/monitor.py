@@ -368,11 +368,6 @@ def _statistics(calls: list[_Call]) -> dict[str, dict[str, float]]:
 # ---------------------------------------------------------------------------------------------
 # Leaving the model as it was.
 # ---------------------------------------------------------------------------------------------
-def _cuda_devices(model: nn.Module) -> list[int]:
-    tensors = [*model.parameters(), *model.buffers()]
-    return sorted({t.device.index or 0 for t in tensors if t.is_cuda})
-
-
 def default_forward(model: nn.Module, batch: Any) -> Any:
     """Call ``model`` on ``batch``: a mapping as keyword arguments (a Hugging Face batch), a
     tuple or list as positional arguments, anything else as the one argument.
@@ -618,7 +613,7 @@ class Monitor:
             self.model, self.activation_types, self.unit_axis, keep_rows=self.effective_rank
         )
         batch = self._device_batch()
-        with preserved(self.model, _cuda_devices(self.model)), torch.no_grad():
+        with preserved(self.model), torch.no_grad():
             self.model.train(self.mode == "train")
             with recorder.attached():
                 self.forward(self.model, batch)
