@@ -37,7 +37,6 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -46,6 +45,7 @@ import pandas as pd
 
 from relulab.faults import fault_point
 from relulab.files import fsync_directory, remove_temporaries, temporary_path
+from relulab.records.units import UnitResult
 
 __all__ = [
     "RunStore",
@@ -123,61 +123,6 @@ def _reading(method: F) -> F:
             ) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-@dataclass
-class UnitResult:
-    """What one unit produced: per-network conditions, curves ``(S, T)`` and final values."""
-
-    conditions: list[dict[str, Any]]
-    steps: np.ndarray
-    curves: dict[str, np.ndarray]
-    final: dict[str, np.ndarray]
-    diverged: np.ndarray
-    diverged_step: np.ndarray
-    arrays: dict[str, np.ndarray] = field(default_factory=dict)
-    wall_s: float = 0.0
-
-    @property
-    def n_networks(self) -> int:
-        return len(self.conditions)
-
-    @classmethod
-    def from_training(
-        cls,
-        result: Any,
-        conditions: list[dict[str, Any]],
-        arrays: dict[str, np.ndarray] | None = None,
-    ) -> UnitResult:
-        """Wrap an engine ``TrainResult`` (steps, curves, final, diverged) with its conditions."""
-        if len(conditions) != len(result.diverged):
-            raise ValueError(f"{len(conditions)} conditions for {len(result.diverged)} networks")
-        return cls(
-            conditions,
-            result.steps,
-            result.curves,
-            result.final,
-            result.diverged,
-            result.diverged_step,
-            arrays or {},
-        )
-
-    @classmethod
-    def forward_only(
-        cls,
-        conditions: list[dict[str, Any]],
-        steps: np.ndarray,
-        curves: dict[str, np.ndarray],
-        final: dict[str, np.ndarray],
-        arrays: dict[str, np.ndarray] | None = None,
-    ) -> UnitResult:
-        """A unit that measured without training (a forward pass): no network diverged.
-
-        ``steps`` is the unit's x-axis: layers, singular-value indices, ...
-        """
-        n = len(conditions)
-        no_divergence = np.zeros(n, bool), np.full(n, -1)
-        return cls(conditions, steps, curves, final, *no_divergence, arrays or {})
 
 
 def _check_is_store(path: Path) -> None:

@@ -5,6 +5,8 @@
 * :mod:`relulab.analysis.curves` — plateaus, first crossings, log and power-law slopes,
   interpolated crossings, boundaries of a sweep.
 * :mod:`relulab.analysis.estimators` — finite-sample bias of the reported estimators.
+* :mod:`relulab.analysis.divergence` — which trained networks diverged, and comparisons in which
+  a diverged network ranks last.
 * :mod:`relulab.analysis.alignment` — how closely two loss curves follow each other; variance
   of a representation explained by features.
 """
@@ -28,6 +30,13 @@ from relulab.analysis.curves import (
     running_mean,
     tail_range,
 )
+from relulab.analysis.divergence import (
+    DivergencePolicy,
+    divergence_counts,
+    divergence_text,
+    ranked_last,
+    superiority_ci,
+)
 from relulab.analysis.estimators import same_sign_fraction, sample_bias_corrected_ratio
 from relulab.analysis.intervals import (
     Estimate,
@@ -45,6 +54,11 @@ from relulab.analysis.intervals import (
 from relulab.analysis.selection import first_match, group_means, where
 
 __all__ = [
+    "DivergencePolicy",
+    "divergence_counts",
+    "divergence_text",
+    "ranked_last",
+    "superiority_ci",
     "Estimate",
     "correlation_ci",
     "first_below",

@@ -12,7 +12,11 @@ report's "About"):
 * ``claims`` — the study's :class:`~relulab.experiments.claims.ClaimSpec` tuple (what
   ``analyse`` evaluates), so tests can reach every claim's criterion;
 * ``unit_keys(config) -> list[str]`` — every unit name a reader of the study uses (its
-  ``units.py`` declares them once), so a test can check that ``plan`` produces each of them.
+  ``units.py`` declares them once), so a test can check that ``plan`` produces each of them;
+* ``unit_views(config) -> {unit name: UnitView subclass}`` — the schema of every unit ``plan``
+  produces (:class:`relulab.records.UnitView`): readers reach a unit's curves, final values and
+  arrays by declared attribute, and a stored unit is checked against its view before anything
+  is computed from it (a unit lacking a declared field is refused, naming it).
 
 Optionally ``estimate_bytes(config) -> int``: the run's peak memory in bytes (the dominant
 tensors, to within a small factor); the runner refuses a config whose estimate exceeds the
@@ -21,15 +25,15 @@ memory available before anything is written.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from relulab.experiments.claims import Claim, ClaimSpec, Results
 from relulab.experiments.context import RunContext
+from relulab.records.units import UnitResult, UnitView
 from relulab.report.plotting import Figure
-from relulab.store import UnitResult
 
 __all__ = ["Analysis", "Claim", "Experiment", "Figure", "Unit"]
 
@@ -62,3 +66,4 @@ class Experiment:
     estimate_bytes: Callable[[Any], int] | None = None
     claims: tuple[ClaimSpec, ...] = ()
     unit_keys: Callable[[Any], list[str]] | None = None
+    unit_views: Callable[[Any], Mapping[str, type[UnitView]]] | None = None

@@ -23,11 +23,18 @@ that is not tested keeps its measurement, says why in ``why_not_tested`` and cou
 holding nor failing. Claims about relations the seed does not make are flagged
 ``beyond_seed`` and counted apart from the seed's tally.
 
-The JSON shape of a claim is part of the run contract: ``id``, ``statement``, ``expected``,
-``measured``, ``passed`` (true exactly when the verdict is ``holds``), ``detail``, then the
-fields added since (``source``, ``verdict``, ``n``, ``ci_low``, ``ci_high``, ``ci_level``,
-``unit``, ``scale``, ``figure`` — the PNG that shows the evidence — and, from issue 28,
-``scope``, ``beyond_seed`` and ``why_not_tested``).
+**Claims and checks.** A claim is a seed statement that the experiment's model could fail:
+its negative control is a setting of the simulated system under which it does fail
+(``counterexample`` says which). A statement the experiment could not fail — an identity of the
+setup, or relulab's theory against its own simulation — is declared a *check* (``check=`` says
+why): it is run and shown in its own table, never counted.
+
+**Choices made after looking at data.** A point, tolerance, window or criterion chosen after a
+result is declared (:class:`PostHoc`, with why); the claim then also records its verdict
+without it (``post_hoc`` in its record), and that verdict is one of the readings its headline
+standing is judged over (:mod:`relulab.records.standing`).
+
+The JSON shape of a claim is :class:`relulab.records.ClaimRecord`'s, part of the run contract.
 """
 
 from __future__ import annotations
@@ -38,13 +45,15 @@ from typing import Any, Literal
 
 from relulab.analysis.intervals import Estimate
 from relulab.experiments.criteria import Criterion, Measured, NoneBeyond, Verdict
-from relulab.store import UnitResult
+from relulab.records.claims import VERDICTS, ClaimRecord, PostHocRecord
+from relulab.records.units import UnitResult
 
 __all__ = [
     "VERDICTS",
     "Claim",
     "ClaimSpec",
     "Measured",
+    "PostHoc",
     "Reading",
     "Results",
     "Verdict",
@@ -52,39 +61,7 @@ __all__ = [
     "evaluate",
 ]
 
-VERDICTS: tuple[Verdict, ...] = ("holds", "fails", "inconclusive", "not tested")
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One statement of a seed, what it leads us to expect, what we measured, and the verdict.
-
-    Build claims with :func:`claim` (or a :class:`ClaimSpec`) rather than by hand: it fills
-    ``expected``, ``verdict`` and the interval fields consistently.
-    """
-
-    id: str
-    statement: str
-    expected: str
-    measured: float
-    passed: bool
-    detail: str = ""
-    source: str = ""
-    verdict: Verdict | Literal[""] = ""
-    n: int | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    ci_level: float | None = None
-    unit: str = ""
-    scale: str = ""
-    figure: str = ""
-    scope: str = ""
-    beyond_seed: bool = False
-    why_not_tested: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.verdict:  # a hand-built claim: the verdict is its pass/fail
-            object.__setattr__(self, "verdict", "holds" if self.passed else "fails")
+Claim = ClaimRecord  # the record a claim (or a check) evaluates to
 
 
 def _expected(criterion: Criterion, source: str, scope: str, headline: Measured, note: str) -> str:
@@ -120,6 +97,10 @@ def claim(
     figure: str = "",
     beyond_seed: bool = False,
     untested: str = "",
+    check: str = "",
+    counterexample: str = "",
+    post_hoc: Sequence[PostHocRecord] = (),
+    diverged: Mapping[str, tuple[int, int]] | None = None,
 ) -> Claim:
     """A claim: the criterion judges the measurement, and every field is filled from the two.
 
@@ -140,9 +121,13 @@ def claim(
         figure: the PNG that shows the evidence.
         beyond_seed: the relation is relulab's own extension, not the seed's.
         untested: why this run cannot decide the claim (non-empty: verdict ``not tested``).
+        check: why the statement is a check, not a claim (non-empty: ``kind`` is ``check``).
+        counterexample: the setting of the simulated system under which the claim fails.
+        post_hoc: the verdicts without each choice made after looking at data.
+        diverged: per group, (networks that diverged, networks) among those the claim read.
 
     Returns:
-        The :class:`Claim`.
+        The :class:`Claim` record.
 
     Example:
         >>> from relulab.experiments.criteria import Above
@@ -162,7 +147,7 @@ def claim(
         if isinstance(headline, Estimate)
         else {}
     )
-    return Claim(
+    return ClaimRecord(
         claim_id,
         statement,
         _expected(criterion, source, scope, headline, note),
@@ -177,6 +162,11 @@ def claim(
         scope=scope,
         beyond_seed=beyond_seed,
         why_not_tested=untested,
+        kind="check" if check else "claim",
+        why_check=check,
+        counterexample=counterexample,
+        post_hoc=tuple(post_hoc),
+        diverged=dict(diverged or {}),
         **interval,
     )
 
@@ -191,6 +181,8 @@ class Reading:
         scale: the scale it was measured at.
         figure: the PNG with the evidence, when it depends on the run (else the spec's).
         untested: why this run cannot decide the claim (the verdict is then ``not tested``).
+        diverged: per group, (networks that diverged, networks) among those it read
+            (:func:`relulab.analysis.divergence_counts`).
     """
 
     measured: Any
@@ -198,9 +190,42 @@ class Reading:
     scale: str = ""
     figure: str = ""
     untested: str = ""
+    diverged: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
 Results = Mapping[str, UnitResult]  # a run's stored units by name
+CriterionOf = Criterion | Callable[[Any], Criterion]
+
+
+def _criterion_at(criterion: CriterionOf, config: Any) -> Criterion:
+    return criterion if isinstance(criterion, Criterion) else criterion(config)
+
+
+@dataclass(frozen=True)
+class PostHoc:
+    """A point, tolerance, window or criterion chosen after looking at data, declared.
+
+    Args:
+        what: the choice ("the σ_w² = 1.2 point", "the ratio criterion r₂₃/r₁₂ < 1").
+        why: why it was made, and when (the commit or the run that prompted it).
+        criterion: the criterion without the choice (default: the claim's own).
+        measure: the measurement without the choice (default: the claim's own).
+
+    Example:
+        >>> from relulab.experiments.criteria import Below
+        >>> spec = ClaimSpec("x", "x is small.", source="s", criterion=Below("x", 1.0),
+        ...     measure=lambda results, config: Reading(0.5),
+        ...     post_hoc=(PostHoc("the bound 1", "moved from 0.4 after a run",
+        ...                       criterion=Below("x", 0.4)),))
+        >>> record = spec.evaluate({}, None)
+        >>> record.verdict, record.post_hoc[0].verdict
+        ('holds', 'fails')
+    """
+
+    what: str
+    why: str
+    criterion: CriterionOf | None = None
+    measure: Callable[[Results, Any], Reading] | None = None
 
 
 @dataclass(frozen=True)
@@ -222,12 +247,18 @@ class ClaimSpec:
         beyond_seed: a relation the seed does not make (counted apart from the seed's tally).
         untested: a function of the config giving why a run with it cannot decide the claim
             (``""`` when it can).
+        check: non-empty when the statement is a *check*, not a claim: why the experiment
+            could not fail it (an identity of its setup, relulab's theory against its own
+            simulation). Checks are run and shown, never counted.
+        counterexample: for a claim, the setting of the simulated system under which it fails
+            (what its negative control runs).
+        post_hoc: the choices made after looking at data (:class:`PostHoc`).
     """
 
     id: str
     statement: str
     source: str
-    criterion: Criterion | Callable[[Any], Criterion]
+    criterion: CriterionOf
     measure: Callable[[Results, Any], Reading]
     scope: str = ""
     note: str = ""
@@ -235,19 +266,41 @@ class ClaimSpec:
     figure: str = ""
     beyond_seed: bool = False
     untested: Callable[[Any], str] | None = field(default=None)
+    check: str = ""
+    counterexample: str = ""
+    post_hoc: tuple[PostHoc, ...] = ()
+
+    @property
+    def kind(self) -> Literal["claim", "check"]:
+        return "check" if self.check else "claim"
 
     def criterion_for(self, config: Any) -> Criterion:
         """The criterion at this config."""
-        if isinstance(self.criterion, Criterion):
-            return self.criterion
-        return self.criterion(config)
+        return _criterion_at(self.criterion, config)
 
     def judge(self, measured: Any, config: Any = None) -> Verdict:
         """The criterion's verdict on a measurement: what a control test calls."""
         return self.criterion_for(config).judge(measured)
 
+    def _without(
+        self, choice: PostHoc, results: Results, config: Any, reading: Reading, untested: str
+    ) -> PostHocRecord:
+        """The verdict without one post-hoc choice."""
+        criterion = _criterion_at(choice.criterion or self.criterion, config)
+        other = choice.measure(results, config) if choice.measure else reading
+        untested = other.untested or untested
+        verdict: Verdict = "not tested" if untested else criterion.judge(other.measured)
+        return PostHocRecord(
+            choice.what,
+            choice.why,
+            verdict,
+            float(criterion.headline(other.measured)),
+            criterion.describe(other.measured),
+        )
+
     def evaluate(self, results: Results, config: Any) -> Claim:
-        """Measure the claim on the stored results and judge it."""
+        """Measure the claim on the stored results and judge it (and without each post-hoc
+        choice)."""
         reading = self.measure(results, config)
         untested = reading.untested or (self.untested(config) if self.untested else "")
         return claim(
@@ -264,6 +317,10 @@ class ClaimSpec:
             figure=reading.figure or self.figure,
             beyond_seed=self.beyond_seed,
             untested=untested,
+            check=self.check,
+            counterexample=self.counterexample,
+            post_hoc=[self._without(p, results, config, reading, untested) for p in self.post_hoc],
+            diverged=reading.diverged,
         )
 
     @property
