@@ -30,13 +30,16 @@ the old checksums are verified, and the new ones computed, in one transaction.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
+import lzma
 import os
 import sqlite3
+import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,6 +48,7 @@ import pandas as pd
 
 from relulab.faults import fault_point
 from relulab.files import fsync_directory, remove_temporaries, temporary_path
+from relulab.records.sweep import SweepRecord
 from relulab.records.units import UnitResult
 
 __all__ = [
@@ -52,7 +56,10 @@ __all__ = [
     "StoreError",
     "UnitResult",
     "UnknownUnitError",
+    "STORE_ARCHIVE",
     "STORE_FILENAME",
+    "has_store",
+    "open_run_store",
     "SCHEMA_VERSION",
     "SWEEP_FILENAME",
     "read_sweep_record",
@@ -61,6 +68,8 @@ __all__ = [
 ]
 
 STORE_FILENAME = "runs.sqlite"
+STORE_ARCHIVE = "runs.sqlite.xz"  # a committed run's store, compressed losslessly with xz
+ARCHIVE_LIMIT = 16 * 2**30  # an archive that inflates beyond this is refused
 SWEEP_FILENAME = "sweep.json"  # a sweep directory's record of its grid and points
 SCHEMA_VERSION = "3"
 _READABLE_SCHEMAS = ("1", "2", "3")
@@ -586,16 +595,64 @@ class RunStore:
             fault_point(f"unit-save:{name}")
 
 
+def has_store(run_dir: str | Path) -> bool:
+    """Whether ``run_dir`` holds a run store: ``runs.sqlite``, or its archive
+    ``runs.sqlite.xz`` (how ``results/`` commits one)."""
+    run_dir = Path(run_dir)
+    return os.path.lexists(run_dir / STORE_FILENAME) or (run_dir / STORE_ARCHIVE).is_file()
+
+
+def _inflate(archive: Path, target: Path) -> None:
+    """Decompress ``archive`` into ``target``, refusing more than :data:`ARCHIVE_LIMIT`."""
+    written = 0
+    try:
+        with lzma.open(archive) as source, target.open("wb") as sink:
+            while chunk := source.read(1 << 22):
+                written += len(chunk)
+                if written > ARCHIVE_LIMIT:
+                    raise StoreError(f"{archive} inflates beyond {ARCHIVE_LIMIT} bytes; refusing")
+                sink.write(chunk)
+    except (lzma.LZMAError, EOFError) as error:
+        raise StoreError(f"{archive} is not a readable xz archive ({error}); refusing") from None
+
+
+@contextlib.contextmanager
+def open_run_store(run_dir: str | Path) -> Iterator[RunStore]:
+    """The run store of ``run_dir`` for reading: ``runs.sqlite``, or else ``runs.sqlite.xz``
+    decompressed into a temporary file (removed afterwards).
+
+    Raises:
+        StoreError: neither is there, or what is there is not a readable relulab store.
+
+    Example:
+        >>> with open_run_store("results/paper/anisotropy") as store:  # doctest: +SKIP
+        ...     store.meta()["experiment"]
+        'anisotropy'
+    """
+    run_dir = Path(run_dir)
+    archive = run_dir / STORE_ARCHIVE
+    if os.path.lexists(run_dir / STORE_FILENAME) or not archive.is_file():
+        with RunStore.open(run_dir / STORE_FILENAME) as store:
+            yield store
+        return
+    with tempfile.TemporaryDirectory(prefix="relulab-store-") as scratch:
+        inflated = Path(scratch) / STORE_FILENAME
+        _inflate(archive, inflated)
+        with RunStore.open(inflated) as store:
+            yield store
+
+
 def load(run_dir: str | Path) -> pd.DataFrame:
     """All networks of a run directory (or a ``runs.sqlite`` path) as one pandas DataFrame."""
     path = Path(run_dir)
-    if path.is_dir():
-        path = path / STORE_FILENAME
-    with RunStore.open(path) as store:
+    if not path.is_dir():
+        with RunStore.open(path) as store:
+            return store.networks()
+    with open_run_store(path) as store:
         return store.networks()
 
 
-def read_sweep_record(sweep_dir: str | Path) -> dict[str, Any]:
+def read_sweep_record(sweep_dir: str | Path) -> SweepRecord:
     """A sweep directory's ``sweep.json``, checked for the shape every reader relies on: an
     ``experiment`` name and ``points`` whose names are each one directory name inside the sweep
     (never ``..``, a path, or empty).
@@ -604,21 +661,18 @@ def read_sweep_record(sweep_dir: str | Path) -> dict[str, Any]:
         sweep_dir: a directory written by ``relulab sweep``.
 
     Returns:
-        The record as written.
+        The :class:`~relulab.records.SweepRecord`.
 
     Raises:
         StoreError: no ``sweep.json``, or one that is unreadable or of another shape.
 
     Example:
-        >>> read_sweep_record("runs/aniso-sweep")["experiment"]  # doctest: +SKIP
+        >>> read_sweep_record("runs/aniso-sweep").experiment  # doctest: +SKIP
         'anisotropy'
     """
     path = Path(sweep_dir) / SWEEP_FILENAME
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        names = [point["name"] for point in record["points"]]
-        if not isinstance(record["experiment"], str):
-            raise TypeError("the experiment is not a name")
+        return SweepRecord.from_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise StoreError(
             f"{Path(sweep_dir)} is not a relulab sweep (no {SWEEP_FILENAME})"
@@ -628,10 +682,6 @@ def read_sweep_record(sweep_dir: str | Path) -> dict[str, Any]:
             f"{path} is not a readable sweep record ({type(error).__name__}: "
             f"{' '.join(str(error).split())}); re-run the sweep to rebuild it"
         ) from None
-    for name in names:
-        if not isinstance(name, str) or name in ("", ".", "..") or Path(name).name != name:
-            raise StoreError(f"{path}: point {name!r} is not a directory name of the sweep")
-    return record
 
 
 def load_sweep(sweep_dir: str | Path) -> pd.DataFrame:
@@ -654,13 +704,10 @@ def load_sweep(sweep_dir: str | Path) -> pd.DataFrame:
     """
     directory = Path(sweep_dir)
     record = read_sweep_record(directory)
-    try:
-        points = [(point["name"], dict(point["settings"])) for point in record["points"]]
-    except (KeyError, TypeError, ValueError) as error:
-        raise StoreError(f"{directory / SWEEP_FILENAME} is unreadable ({error})") from None
+    points = [(point.name, dict(point.settings)) for point in record.points]
     frames = []
     for name, settings in points:
-        if not (directory / name / STORE_FILENAME).is_file():
+        if not has_store(directory / name):
             continue
         frame = load(directory / name)
         for position, (key, value) in enumerate(settings.items(), start=1):

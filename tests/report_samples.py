@@ -4,16 +4,17 @@ PNG figures, hostile strings, and an old-style summary that predates verdicts an
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from relulab.analysis import Estimate
 from relulab.experiments.claims import claim
 from relulab.experiments.criteria import Above, Below, Inside
+from relulab.records.summary import FigureRecord, SummaryRecord
 from relulab.report import write_index, write_run_report
 from relulab.report.plotting import plt, save_figure
+from relulab.report.site import IndexEntry
 
 EVIL = "<img src=x onerror=alert(1)><script>alert('x')</script>\"'&"
 
@@ -80,7 +81,20 @@ def new_claims(evil: str = "") -> list[dict[str, Any]]:
             beyond_seed=True,
         ),
     ]
-    return [asdict(made) for made in claims]
+    return [made.to_json() for made in claims]
+
+
+def sample_check(evil: str = "") -> dict[str, Any]:
+    """A check: an identity of the setup, run and shown, never counted."""
+    made = claim(
+        f"identity-holds{evil}",
+        f"The stuck plateau is the least-squares line.{evil}",
+        criterion=Below("|plateau − 1/48|", 1e-6),
+        measured=1e-9,
+        source="seed 001 §1",
+        check=f"an identity of the setup{evil}",
+    )
+    return made.to_json()
 
 
 def old_claims() -> list[dict[str, Any]]:
@@ -121,6 +135,9 @@ def summary(name: str, claims: list[dict[str, Any]], evil: str = "", old: bool =
         "device": "cpu",
     }
     if not old:
+        data["checks"] = [sample_check(evil)]
+        caption = f"A curve: look at the kink.{evil}"
+        data["figures"] = [{"filename": "curve.png", "caption": caption}]
         data["overrides"] = {"label": f"x{evil}"}
         data["config_provenance"] = {
             "steps": {
@@ -160,12 +177,16 @@ def write_sample_run(
     _figure(run_dir, "curve.png")
     data = summary(name, old_claims() if old else new_claims(evil), evil, old)
     (run_dir / "summary.json").write_text(json.dumps(data, indent=2))
-    figures = [SimpleNamespace(filename="curve.png", caption=f"A curve: look at the kink.{evil}")]
-    write_run_report(run_dir, data, figures, about=ABOUT + evil, docs_root=docs_root)
+    record = SummaryRecord.from_dict(data)
+    if old:  # an old summary names no figures: the page shows what it has
+        record = replace(record, figures=(FigureRecord("curve.png", "A curve."),))
+    write_run_report(run_dir, record, about=ABOUT + evil, docs_root=docs_root)
     return data
 
 
-def write_sample_site(out: Path, evil: str = EVIL, docs_root: Path | None = None) -> list[dict]:
+def write_sample_site(
+    out: Path, evil: str = EVIL, docs_root: Path | None = None
+) -> list[IndexEntry]:
     """A reproduce-like directory: a new-style run, an old-style run, a failed experiment; the
     index is written first so that the reports link back to it."""
     out.mkdir(parents=True, exist_ok=True)
@@ -173,19 +194,13 @@ def write_sample_site(out: Path, evil: str = EVIL, docs_root: Path | None = None
     new = write_sample_run(out / "new-run", "sample-new", evil, docs_root=docs_root)
     old = write_sample_run(out / "old-run", "sample-old", old=True)
     entries = [
-        {
-            "name": "sample-new",
-            "title": new["title"],
-            "link": "new-run/report.html",
-            "summary": new,
-        },
-        {
-            "name": "sample-old",
-            "title": old["title"],
-            "link": "old-run/report.html",
-            "summary": old,
-        },
-        {"name": f"broken{evil}", "title": "Broken", "link": "broken/report.html", "error": evil},
+        IndexEntry(
+            "sample-new", new["title"], "new-run/report.html", SummaryRecord.from_dict(new)
+        ),
+        IndexEntry(
+            "sample-old", old["title"], "old-run/report.html", SummaryRecord.from_dict(old)
+        ),
+        IndexEntry(f"broken{evil}", "Broken", "broken/report.html", error=evil),
     ]
     write_index(out, entries, "quick")
     return entries

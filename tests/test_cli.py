@@ -12,6 +12,7 @@ from relulab import cli
 from relulab.cli.common import EXIT_INTERRUPTED
 from relulab.experiments import single_neuron
 from relulab.experiments.single_neuron import units as single_neuron_units
+from relulab.records.summary import SummaryRecord
 from relulab.report import write_run_report
 from relulab.store import RunStore
 
@@ -181,7 +182,7 @@ def test_report_escapes_every_user_string(tmp_path):
         "metrics": {evil: 1.0},
         "units": {evil: {"networks": 1, "wall_s": 0.1, "diverged": 0}},
     }
-    html = write_run_report(tmp_path, summary, []).read_text()
+    html = write_run_report(tmp_path, SummaryRecord.from_dict(summary)).read_text()
     assert "<script>alert" not in html  # the page's own <script> is the lightbox
     assert "&lt;script&gt;" in html
 

@@ -1,6 +1,7 @@
 """The pages and the terminal summary: escaping, counts, units, intervals, provenance, links,
 old summaries, ``--strict``, TensorBoard export, the diagnose figure's axes and legend."""
 
+import dataclasses
 import json
 import re
 import sys
@@ -12,6 +13,8 @@ from report_samples import EVIL, write_sample_run, write_sample_site
 
 from relulab import cli
 from relulab.cli.common import EXIT_CLAIMS_DO_NOT_HOLD
+from relulab.records import ClaimRecord
+from relulab.records.summary import SummaryRecord
 from relulab.report import write_diagnose_report
 from relulab.report.diagnose import axis_scale, identical_inits
 from relulab.report.scorecard import (
@@ -22,7 +25,7 @@ from relulab.report.scorecard import (
     overall,
     verdict,
 )
-from relulab.report.site import docs_page
+from relulab.report.site import counts, docs_page
 from relulab.store import RunStore
 
 TINY_PREPOST = [
@@ -61,13 +64,18 @@ def test_every_string_is_escaped(sample_site):
 def test_index_counts_units_intervals_and_links(sample_site):
     out, _ = sample_site
     html = (out / "index.html").read_text()
-    assert "1/3 hold · 1 inconclusive · 1 not tested</span>" in html
-    assert '<span class="badge beyond">beyond the seed: 1/1 hold</span>' in html
-    assert "1/2 hold" in html
-    assert '<span class="badge not-tested">1 not tested</span>' in html
+    # the count lines count headline standings; no robustness record: the line says so
+    new_line = "1 holds · 1 fails · 1 inconclusive · 1 not tested · robustness not measured"
+    assert f"{new_line}</span>" in html
+    assert '<span class="badge beyond">beyond the seed: 1 holds · robustness not measured' in html
+    assert "1 holds · 1 fails · robustness not measured" in html  # the old run
+    total = "2 hold · 2 fail · 1 inconclusive · 1 not tested · robustness not measured"
+    assert f'<span class="badge holds">{total}</span>' in html
     assert "beyond the seeds:" in html and '<div class="tag">beyond the seed</div>' in html
+    assert "checks (never counted):" in html and "checks: 1/1 hold" in html
     assert "Not tested: the quick preset trains 150 steps" in html
     assert '<option value="not tested">not tested (1)</option>' in html
+    assert '<option value="holds">holds (3)</option>' in html
     assert '<option value="beyond">beyond the seed</option>' in html
     assert 'class="verdict not-tested"' in html
     assert "4900 steps" in html
@@ -75,6 +83,7 @@ def test_index_counts_units_intervals_and_links(sample_site):
     for seed in ("001", "002", "003"):
         assert f'<option value="{seed}">seed {seed}</option>' in html
     assert '<option value="inconclusive">inconclusive (1)</option>' in html
+    assert '<option value="depends">depends (0)</option>' in html
     assert '<option value="paper">paper</option>' in html
     assert 'href="new-run/report.html#claim-rank-stays-high"' in html
     assert re.search(r'href="new-run/report.html#figure-curve.png"', html)
@@ -98,6 +107,9 @@ def test_report_claims_first_provenance_about_and_back_link(sample_site):
     assert 'class="verdict inconclusive"' in html
     assert 'class="verdict not-tested"' in html and "<strong>Not tested:</strong>" in html
     assert 'data-kind="beyond"' in html
+    # the check has its own table, after the claims, with why it is a check
+    assert html.index('id="claims"') < html.index('id="checks"') < html.index('id="about"')
+    assert "an identity of the setup" in html and 'class="check"' in html
 
 
 def test_old_summaries_render_with_what_they_have(sample_site):
@@ -105,7 +117,7 @@ def test_old_summaries_render_with_what_they_have(sample_site):
     html = (out / "old-run" / "report.html").read_text()
     assert 'class="verdict fails"' in html and 'class="verdict holds"' in html
     assert "records no provenance" in html
-    assert "1/2 hold" in html
+    assert "1 holds · 1 fails · robustness not measured" in html
 
 
 def test_standalone_report_has_no_back_link(tmp_path):
@@ -136,7 +148,7 @@ def test_scorecard_formatting_of_old_and_new_claims():
     )
     assert format_interval({"measured": 1.0}) == ""
     assert verdict({"passed": True}) == "holds" and verdict({"passed": False}) == "fails"
-    assert count_text([new, {"passed": True}]) == "1/2 hold · 1 inconclusive"
+    assert count_text([new, {"passed": True}]) == "1/2 hold · 1 inconclusive"  # a verdict tally
     untested = {"verdict": "not tested", "why_not_tested": "too short"}
     beyond = {"verdict": "fails", "beyond_seed": True}
     assert count_text([untested, {"passed": True}, beyond]) == (
@@ -155,7 +167,9 @@ def test_terminal_summary_shows_expected_counts_and_reasons(tmp_path, capsys):
     not_holding = [c for c in summary["claims"] if verdict(c) != "holds"]
     assert not_holding, "the tiny size is meant to break some claims"
     assert code == EXIT_CLAIMS_DO_NOT_HOLD and code != 2
-    assert "expected" in printed.out and count_text(summary["claims"]) in printed.out
+    line = counts(SummaryRecord.from_dict(summary), None)["line"]
+    assert "expected" in printed.out and "standing" in printed.out
+    assert line in " ".join(printed.out.split()), line
     for claim in not_holding:
         reason = claim["detail"] or "no detail recorded"
         assert f"{claim['id']} {verdict(claim)}:" in printed.out
@@ -250,16 +264,19 @@ def test_not_tested_claims_are_shown_and_gate_nothing_under_strict(capsys):
     }
     holds = {**untested, "id": "held", "verdict": "holds", "passed": True, "why_not_tested": ""}
     extension = {**holds, "id": "own", "beyond_seed": True}
-    summary = {"experiment": "demo", "preset": "quick", "claims": [untested, holds, extension]}
+    summary = SummaryRecord.from_dict(
+        {"experiment": "demo", "preset": "quick", "claims": [untested, holds, extension]}
+    )
     print_scorecard(summary)
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())
     assert "late-claim not tested: 150 steps where the seed speaks of 10k" in out
-    assert "(beyond the seed)" in out and "1/1 hold · 1 not tested" in out
+    assert "(beyond the seed)" in out
+    assert "1 holds · 1 not tested · robustness not measured" in out
     strict = argparse.Namespace(strict=True)
     assert _strict_exit(strict, [summary]) == 0
     assert "not tested at this preset (not gated): demo:late-claim" in capsys.readouterr().err
-    failing = {**holds, "id": "broken", "verdict": "fails", "passed": False}
-    summary["claims"].append(failing)
+    failing = ClaimRecord.from_json({**holds, "id": "broken", "verdict": "fails", "passed": False})
+    summary = dataclasses.replace(summary, claims=(*summary.claims, failing))
     assert _strict_exit(strict, [summary]) == EXIT_CLAIMS_DO_NOT_HOLD
     assert "demo:broken" in capsys.readouterr().err
 

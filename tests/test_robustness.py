@@ -21,9 +21,11 @@ from relulab.config import (
 )
 from relulab.experiments import REGISTRY, get_experiment
 from relulab.faults import FAULT_ENV
+from relulab.records import ClaimRecord
+from relulab.records.robustness import classify
+from relulab.records.sweep import SweepPointRecord, SweepRecord
 from relulab.runner.robustness import (
     BASELINE,
-    classify,
     pair_variants,
     robustness_record,
     single_variants,
@@ -132,35 +134,51 @@ def test_classify():
     assert classify(["not tested"]) == "not tested"
 
 
-def _point(name, settings, verdicts):
-    claims = [
-        {"id": k, "statement": k, "verdict": v, "passed": v == "holds"} for k, v in verdicts.items()
-    ]
-    return {"name": name, "settings": settings, "claims": claims, "finished": True}
+def _point(name, settings, verdicts, check=()):
+    claims = tuple(
+        ClaimRecord(
+            k, k, "", 0.0, v == "holds", verdict=v, kind="check" if k in check else "claim"
+        )
+        for k, v in verdicts.items()
+    )
+    return SweepPointRecord(
+        name,
+        settings,
+        tuple(c for c in claims if not c.is_check),
+        tuple(c for c in claims if c.is_check),
+        finished=True,
+    )
 
 
 def test_the_record_names_the_fields_that_flip_a_verdict():
     record = robustness_record(
-        {
-            "experiment": "x",
-            "preset": "quick",
-            "points": [
-                _point(BASELINE, {"a": 1, "b": "p"}, {"c1": "holds", "c2": "holds", "c3": "fails"}),
+        SweepRecord(
+            "x",
+            "quick",
+            points=(
+                _point(
+                    BASELINE,
+                    {"a": 1, "b": "p"},
+                    {"c1": "holds", "c2": "holds", "c3": "fails", "k": "holds"},
+                    check=("k",),
+                ),
                 _point("a=2", {"a": 2, "b": "p"}, {"c1": "fails", "c2": "holds", "c3": "fails"}),
                 _point(
                     "b=q", {"a": 1, "b": "q"}, {"c1": "holds", "c2": "not tested", "c3": "fails"}
                 ),
-            ],
-        }
+            ),
+        )
     )
-    claims = {c["id"]: c for c in record["claims"]}
-    assert claims["c1"]["standing"] == "depends" and claims["c1"]["flipped_by"] == ["a"]
-    assert (claims["c1"]["holds"], claims["c1"]["tested"]) == (2, 3)
+    claims = {c.id: c for c in record.claims}
+    assert claims["c1"].standing == "depends" and claims["c1"].flipped_by == ("a",)
+    assert (claims["c1"].holds, claims["c1"].tested) == (2, 3)
     # a reading that cannot test a claim is left out of its n, not counted against it
-    assert claims["c2"]["standing"] == "robust holds" and claims["c2"]["tested"] == 2
-    assert claims["c3"]["standing"] == "robust fails"
-    assert record["summary"]["depends_on"] == {"a": ["c1"]}
-    assert record["summary"]["robust holds"] == 1
+    assert claims["c2"].standing == "robust holds" and claims["c2"].tested == 2
+    assert claims["c3"].standing == "robust fails"
+    assert record.summary["depends_on"] == {"a": ["c1"]}
+    # the check is recorded, but never counted among the claims
+    assert claims["k"].kind == "check" and record.summary["checks"] == 1
+    assert record.summary["robust holds"] == 1 and record.summary["claims"] == 3
 
 
 # --- the command ------------------------------------------------------------------------------
@@ -201,6 +219,9 @@ def test_robustness_runs_resumes_and_writes_its_page(tmp_path):
     first = (out / "robustness.json").read_text()
     assert cli.main(_robustness(out)) == 0  # resumes: nothing recomputed, the same record
     assert (out / "robustness.json").read_text() == first
+    # every reading re-judged from the stored units gives the record back, byte for byte
+    assert cli.main(["rejudge", str(out), "--check"]) == 0
+    assert record["registration"]["hash"] and record["schema"] == 2
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
@@ -301,17 +322,17 @@ def test_judging_fields_are_never_read_by_the_units(name):
 def test_a_judged_reading_equals_the_run_reading(tmp_path):
     """Judging the preset's stored units under ``crossover_tolerance=0.05`` gives the claims a
     full run at that setting gives."""
-    from relulab.runner.execute import rejudge
+    from relulab.runner.outputs import judge_reading
 
     assert cli.main(["run", "anisotropy", *TINY, "--out", str(tmp_path / "preset")]) == 0
     changed = "--set=crossover_tolerance=0.05"
     assert cli.main(["run", "anisotropy", *TINY, changed, "--out", str(tmp_path / "run")]) == 0
-    judged = rejudge(tmp_path / "preset", ["crossover_tolerance=0.05"])
+    judged = judge_reading(tmp_path / "preset", ["crossover_tolerance=0.05"]).to_dict()
     ran = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert judged["claims"] == ran["claims"]
+    assert judged["claims"] == ran["claims"] and judged["checks"] == ran["checks"]
     assert judged["metrics"] == ran["metrics"]
     with pytest.raises(ValueError, match="changes what the units compute"):
-        rejudge(tmp_path / "preset", ["init=kaiming_normal"])
+        judge_reading(tmp_path / "preset", ["init=kaiming_normal"])
 
 
 def test_an_alternative_equal_to_the_presets_own_value_is_no_reading():

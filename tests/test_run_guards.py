@@ -199,8 +199,8 @@ def test_summary_json_exists_exactly_when_the_outputs_are_complete(tmp_path, mon
     def broken_report(*args, **kwargs):
         raise RuntimeError("template missing")
 
-    execute_module = sys.modules["relulab.runner.execute"]  # the package exports execute()
-    monkeypatch.setattr(execute_module, "write_run_report", broken_report)
+    outputs_module = sys.modules["relulab.runner.outputs"]
+    monkeypatch.setattr(outputs_module, "write_run_report", broken_report)
     assert cli.main(["report", str(out)]) == 1
     assert not (out / "summary.json").exists(), "a stale summary would claim complete outputs"
 

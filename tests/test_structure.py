@@ -195,3 +195,84 @@ def test_claims_are_frozen_specs():
     for name in MIGRATED:
         for spec in REGISTRY[name].claims:
             assert dataclasses.is_dataclass(spec) and spec.id and spec.source, spec
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_claim_says_where_it_fails_and_every_check_why_it_is_one(name):
+    """A claim is a statement the experiment's model could fail: it names the setting of the
+    simulated system under which it does (its negative control runs that setting). A check says
+    why the experiment could not fail it (issue 42)."""
+    experiment = REGISTRY[name]
+    missing = [s.id for s in experiment.claims if s.kind == "claim" and not s.counterexample]
+    assert not missing, f"claims without a counterexample: {missing}"
+    for spec in experiment.claims:
+        if spec.kind == "check":
+            assert len(spec.check) > 20, f"{spec.id}: say why it is a check"
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_unit_has_a_declared_view(name):
+    """Readers reach a unit's data by declared attribute (issue 42), and the runner checks
+    every stored unit against its view before analysing it."""
+    experiment = REGISTRY[name]
+    assert experiment.unit_views is not None, "the experiment declares no unit_views"
+    for preset, config in experiment.presets.items():
+        views = experiment.unit_views(config)
+        planned = {unit.name for unit in experiment.plan(config)}
+        assert planned <= set(views), f"{preset}: units without a view: {planned - set(views)}"
+
+
+_STUDY_READERS = ("claims", "readings", "figures", "measure", "sections", "observations")
+
+
+def _string_lookups(path: Path) -> list[str]:
+    """``x.final["…"]`` / ``x.curves["…"]`` / ``x.arrays["…"]``: a unit's field reached by a
+    string typed where it is read."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr in ("final", "curves", "arrays")
+            and isinstance(node.slice, ast.Constant | ast.JoinedStr)
+        ):
+            found.append(f"line {node.lineno}")
+    return found
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(EXPERIMENTS)))
+def test_readers_reach_unit_fields_through_views(path):
+    relative = path.relative_to(EXPERIMENTS)
+    if not any(part.startswith(_STUDY_READERS) for part in relative.parts):
+        return
+    assert not _string_lookups(path), "use the unit's declared view (relulab.records.UnitView)"
+
+
+LIBRARY = ROOT / "relulab"
+LAYERS = {  # a package and what it must never import
+    "records": ("relulab.runner", "relulab.report", "relulab.experiments", "relulab.cli"),
+    "report": ("relulab.runner", "relulab.experiments", "relulab.cli"),
+}
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+@pytest.mark.parametrize("package", sorted(LAYERS))
+def test_records_and_pages_import_no_layer_above_them(package):
+    """``report/`` renders records and never imports ``runner/`` (issue 42: that import made a
+    cycle); ``records/`` is plain data."""
+    bad = [
+        f"{path.relative_to(LIBRARY)} imports {name}"
+        for path in sorted((LIBRARY / package).rglob("*.py"))
+        for name in _imports(path)
+        if name.startswith(LAYERS[package])
+    ]
+    assert not bad, bad

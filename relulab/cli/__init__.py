@@ -1,6 +1,7 @@
 """The ``relulab`` command line.
 
-``list``, ``run``, ``reproduce``, ``report`` (:mod:`relulab.cli.runs`), ``sweep``
+``list``, ``run``, ``reproduce``, ``report`` (:mod:`relulab.cli.runs`), ``rejudge``,
+``register`` (:mod:`relulab.cli.rejudge`), ``sweep``
 (:mod:`relulab.cli.sweep`), ``robustness`` (:mod:`relulab.cli.robustness`), ``bench``
 (:mod:`relulab.cli.bench`), ``theory`` (:mod:`relulab.cli.theory`), ``diagnose``
 (:mod:`relulab.cli.diagnose`) and ``export`` (:mod:`relulab.cli.export`). Every bad request
@@ -23,7 +24,7 @@ import warnings
 from collections.abc import Sequence
 
 from relulab import __version__
-from relulab.cli import bench, diagnose, export, robustness, runs, sweep, theory
+from relulab.cli import bench, diagnose, export, rejudge, robustness, runs, sweep, theory
 from relulab.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -46,6 +47,7 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--version", action="version", version=f"relulab {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     runs.add_parsers(commands)
+    rejudge.add_parsers(commands)
     sweep.add_parser(commands)
     robustness.add_parser(commands)
     bench.add_parser(commands)
@@ -57,6 +59,7 @@ def build_parser() -> OneLineParser:
 
 _COMMANDS = {
     **runs.COMMANDS,
+    **rejudge.COMMANDS,
     "sweep": sweep.command,
     "robustness": robustness.command,
     "bench": bench.command,

@@ -22,6 +22,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
     "OneLineParser",
+    "STANDING_STYLES",
     "VERDICT_STYLES",
     "UsageError",
     "add_executor_options",
@@ -44,6 +45,10 @@ VERDICT_STYLES = {  # how the terminal colours each verdict
     "fails": "red",
     "inconclusive": "yellow",
     "not tested": "bright_black",
+}
+STANDING_STYLES = {  # how the terminal colours each headline standing
+    **VERDICT_STYLES,
+    "depends": "magenta",
 }
 EXIT_INTERRUPTED = 130
 SEED_LIMIT = 2**63
@@ -128,8 +133,8 @@ def finite_float(
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
-    """``--preset``, ``--seed``, ``--device``, ``--threads``, ``--quiet``, ``--strict`` (run and
-    reproduce)."""
+    """``--preset``, ``--seed``, ``--device``, ``--threads``, ``--quiet``, ``--allow-dirty``,
+    ``--strict`` (run, reproduce, sweep, robustness)."""
     parser.add_argument(
         "--preset",
         default="quick",
@@ -154,6 +159,13 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         "recorded per unit",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bars or tables")
+    parser.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="run into the checkout's results/ although the code has uncommitted changes "
+        "(refused otherwise: committed results come from a clean commit); every page of the "
+        "run is marked unregistered",
+    )
     parser.add_argument(
         "--strict",
         action="store_true",

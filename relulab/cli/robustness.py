@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -19,6 +18,7 @@ from relulab.cli.common import (
     console,
     executor_from,
 )
+from relulab.records.robustness import RobustnessRecord
 from relulab.report.robustness import STANDING_VERDICT
 from relulab.runner import DirectoryInUseError
 from relulab.runner.robustness import (
@@ -72,17 +72,17 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_executor_options(robustness)
 
 
-def _print_claims(record: dict[str, Any]) -> None:
-    table = Table(title=f"robustness of {record['experiment']} ({record['preset']})")
+def _print_claims(record: RobustnessRecord) -> None:
+    table = Table(title=f"robustness of {record.experiment} ({record.preset})")
     for column in ("claim", "preset", "holds in", "standing", "flipped by"):
         table.add_column(column, overflow="fold")
-    for claim in record["claims"]:
+    for claim in record.claims:
         table.add_row(
-            claim["id"],
-            Text(claim["preset"], style=VERDICT_STYLES.get(claim["preset"], "")),
-            f"{claim['holds']} of {claim['tested']}",
-            Text(claim["standing"], style=VERDICT_STYLES[STANDING_VERDICT[claim["standing"]]]),
-            ", ".join(claim["flipped_by"]),
+            claim.id + (" (check)" if claim.kind == "check" else ""),
+            Text(claim.preset, style=VERDICT_STYLES.get(claim.preset, "")),
+            f"{claim.holds} of {claim.tested}",
+            Text(claim.standing, style=VERDICT_STYLES[STANDING_VERDICT[claim.standing]]),
+            ", ".join(claim.flipped_by),
         )
     console().print(table)
 
@@ -94,7 +94,14 @@ def command(args: argparse.Namespace) -> int:
         # validate every reading before anything is written or an executor is started
         variants = single_variants(args.experiment, args.preset, fields)
         prepare_robustness(
-            args.experiment, args.preset, variants, args.overrides, args.seed, args.device, out
+            args.experiment,
+            args.preset,
+            variants,
+            args.overrides,
+            args.seed,
+            args.device,
+            out,
+            args.allow_dirty,
         )
     except (ValueError, StoreError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
@@ -111,6 +118,7 @@ def command(args: argparse.Namespace) -> int:
             out,
             executor,
             quiet=args.quiet,
+            allow_dirty=args.allow_dirty,
         )
     if not args.quiet:
         _print_claims(record)

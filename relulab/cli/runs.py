@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
+from relulab.checkout import checkout_root
 from relulab.cli.common import (
     EXIT_CLAIMS_DO_NOT_HOLD,
+    STANDING_STYLES,
     VERDICT_STYLES,
     UsageError,
     add_executor_options,
@@ -25,15 +28,13 @@ from relulab.cli.common import (
 )
 from relulab.experiments import REGISTRY
 from relulab.files import check_output_dir, write_atomic
+from relulab.records.claims import ClaimRecord
+from relulab.records.robustness import RobustnessRun, find_robustness_runs, robustness_for
+from relulab.records.standing import Standing, standing
+from relulab.records.summary import SummaryRecord
 from relulab.report import INDEX_FILENAME, REPORT_FILENAME, write_index
-from relulab.report.scorecard import (
-    count_text,
-    format_interval,
-    format_measured,
-    is_beyond_seed,
-    verdict,
-)
-from relulab.report.site import claim_robustness
+from relulab.report.scorecard import format_interval, format_measured
+from relulab.report.site import IndexEntry, claim_robustness, counts, index_counts
 from relulab.runner import (
     DirectoryInUseError,
     PreparedRun,
@@ -48,17 +49,17 @@ from relulab.runner import (
     prepare_run,
     rebuild_outputs,
 )
-from relulab.runner.robustness import RobustnessRun, find_robustness_runs, robustness_for
 from relulab.runner.sweep import SWEEP_PAGE, rebuild_sweep
-from relulab.store import STORE_FILENAME, SWEEP_FILENAME, RunStore, StoreError
+from relulab.store import STORE_FILENAME, SWEEP_FILENAME, StoreError, has_store, open_run_store
 
 __all__ = ["SCORECARD_FILENAME", "add_parsers", "COMMANDS"]
 
 SCORECARD_FILENAME = "scorecard.json"
 ROBUSTNESS_HELP = (
     "a finished `relulab robustness` run, or a directory of them (DIR/EXPERIMENT/"
-    "robustness.json): the claims tables gain a robustness column (each claim's standing and "
-    "k/n, linking its robustness page)"
+    "robustness.json), whose readings are weighed into each claim's headline standing (and "
+    "linked); default: the checkout's committed records (results/robustness/PRESET), where "
+    "there are; 'none': no record (every standing says 'robustness not measured')"
 )
 
 
@@ -86,6 +87,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         help="override a preset field (repeatable), e.g. --set steps=2000",
     )
     run.add_argument("--out", default=None, help="run directory (default runs/EXPERIMENT-PRESET)")
+    run.add_argument("--robustness", default=None, metavar="DIR", help=ROBUSTNESS_HELP)
     add_run_options(run)
     add_executor_options(run)
 
@@ -114,54 +116,74 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     report.add_argument("--robustness", default=None, metavar="DIR", help=ROBUSTNESS_HELP)
 
 
-def print_scorecard(summary: dict[str, Any]) -> None:
-    """The claims table after a run: expected, measured (unit, interval), verdict, the count of
-    claims that hold, and the reason for each one that does not (its detail, or why it was not
-    tested). Claims beyond the seed are marked in the claim column."""
-    claims = summary["claims"]
-    table = Table(title=f"{summary['experiment']} ({summary['preset']}): {count_text(claims)}")
-    for column in ("claim", "expected", "measured", "verdict"):
+def print_scorecard(summary: SummaryRecord, robustness: RobustnessRun | None = None) -> None:
+    """The claims table after a run: expected, measured (unit, interval), this run's verdict and
+    the claim's headline standing; the count line (claims by standing, beyond-the-seed claims
+    and checks apart); then the reason for each claim that does not hold (its detail, or why it
+    was not tested) and what flips each claim that depends on a reading."""
+    record = robustness.record if robustness is not None else None
+    standings = {c.id: standing(c, record) for c in summary.claims}
+    line = counts(summary, robustness)
+    title = f"{summary.experiment} ({summary.preset}): {line['line']}"
+    if line["beyond"]:
+        title += f" · beyond the seed: {line['beyond']}"
+    if line["checks"]:
+        title += f" · checks: {line['checks']}"
+    table = Table(title=title)
+    for column in ("claim", "expected", "measured", "verdict", "standing"):
         table.add_column(column, overflow="fold")
-    for claim in claims:
-        outcome = verdict(claim)
-        measured = "\n".join(filter(None, (format_measured(claim), format_interval(claim))))
-        name = claim["id"] + ("\n(beyond the seed)" if is_beyond_seed(claim) else "")
+    for claim in summary.claims:
+        row = claim.to_json()
+        measured = "\n".join(filter(None, (format_measured(row), format_interval(row))))
+        name = claim.id + ("\n(beyond the seed)" if claim.beyond_seed else "")
+        headline = standings[claim.id]
         table.add_row(
             Text(name),
-            Text(claim["expected"]),
+            Text(claim.expected),
             Text(measured),
-            Text(outcome, style=VERDICT_STYLES[outcome]),
+            Text(claim.verdict, style=VERDICT_STYLES[claim.verdict]),
+            Text(headline.text(), style=STANDING_STYLES[headline.verdict]),
         )
     terminal = console()
     terminal.print(table)
-    for claim in claims:
-        outcome = verdict(claim)
-        if outcome != "holds":
-            reason = _reason(claim, outcome)
-            line = Text(f"{claim['id']} {outcome}: ", style=VERDICT_STYLES[outcome])
-            terminal.print(line + Text(reason))
+    for claim in summary.claims:
+        headline = standings[claim.id]
+        if claim.verdict != "holds":
+            line_text = Text(f"{claim.id} {claim.verdict}: ", style=VERDICT_STYLES[claim.verdict])
+            terminal.print(line_text + Text(_reason(claim)))
+        elif headline.verdict == "depends":
+            terminal.print(
+                Text(f"{claim.id} depends: ", style=STANDING_STYLES["depends"])
+                + Text("holds here, not in the readings on " + ", ".join(headline.flipped_by))
+            )
+    failing_checks = [c.id for c in summary.checks if c.verdict not in ("holds", "not tested")]
+    if failing_checks:
+        terminal.print(
+            Text("checks that do not hold (the simulation may be broken): ", style="red")
+            + Text(", ".join(failing_checks))
+        )
 
 
-def _reason(claim: dict[str, Any], outcome: str) -> str:
-    if outcome == "not tested":
-        return claim.get("why_not_tested") or "no reason recorded"
-    return claim.get("detail") or "no detail recorded"
+def _reason(claim: ClaimRecord) -> str:
+    if claim.verdict == "not tested":
+        return claim.why_not_tested or "no reason recorded"
+    return claim.detail or "no detail recorded"
 
 
-def _claims_with(summaries: Sequence[dict[str, Any] | None], outcomes: set[str]) -> list[str]:
+def _claims_with(summaries: Sequence[SummaryRecord | None], outcomes: set[str]) -> list[str]:
     return [
-        f"{summary['experiment']}:{claim['id']}"
+        f"{summary.experiment}:{claim.id}"
         for summary in summaries
         if summary
-        for claim in summary["claims"]
-        if verdict(claim) in outcomes
+        for claim in summary.claims
+        if claim.verdict in outcomes
     ]
 
 
-def _strict_exit(args: argparse.Namespace, summaries: Sequence[dict[str, Any] | None]) -> int:
+def _strict_exit(args: argparse.Namespace, summaries: Sequence[SummaryRecord | None]) -> int:
     """``EXIT_CLAIMS_DO_NOT_HOLD`` under ``--strict`` when a tested claim (of the seed or beyond
     it) fails or is inconclusive, else 0. Claims that were not tested decide nothing: they are
-    named on stderr so a pipeline sees what it did not gate on."""
+    named on stderr so a pipeline sees what it did not gate on. Checks never gate."""
     if not getattr(args, "strict", False):
         return 0
     untested = _claims_with(summaries, {"not tested"})
@@ -195,7 +217,15 @@ def _prepare(
     name: str, args: argparse.Namespace, overrides: Sequence[str], out: str | Path
 ) -> PreparedRun:
     try:
-        return prepare_run(name, args.preset, list(overrides), args.seed, args.device, out)
+        return prepare_run(
+            name,
+            args.preset,
+            list(overrides),
+            args.seed,
+            args.device,
+            out,
+            getattr(args, "allow_dirty", False),
+        )
     except (ValueError, StoreError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
 
@@ -204,11 +234,12 @@ def _command_run(args: argparse.Namespace) -> int:
     out = f"runs/{args.experiment}-{args.preset}" if args.out is None else args.out
     prepared = _prepare(args.experiment, args, args.overrides, out)
     out = prepared.out_dir
+    robustness = _robustness_runs(args, [(args.experiment, args.preset)])
     apply_threads(args)
     with executor_from(args) as executor:
-        summary = execute(prepared, quiet=args.quiet, executor=executor)
+        summary = execute(prepared, quiet=args.quiet, executor=executor, robustness=robustness)
     if not args.quiet:
-        print_scorecard(summary)
+        print_scorecard(summary, (robustness or {}).get(summary.experiment))
         console().print(f"report: {out / REPORT_FILENAME}")
     return _strict_exit(args, [summary])
 
@@ -239,7 +270,7 @@ def _check_reproduce_dir(out_text: str) -> Path:
     if (
         children
         and not (out / SCORECARD_FILENAME).exists()
-        and not any((child / STORE_FILENAME).exists() for child in children)
+        and not any(has_store(child) for child in children)
     ):
         raise UsageError(
             f"--out {out} is not empty and holds no relulab runs; choose another directory"
@@ -248,58 +279,104 @@ def _check_reproduce_dir(out_text: str) -> Path:
 
 
 def _index_entry(
-    name: str, summary: dict[str, Any] | None, error: str | None, folder: str | None = None
-) -> dict[str, Any]:
+    name: str, summary: SummaryRecord | None, error: str | None, folder: str | None = None
+) -> IndexEntry:
     """One experiment of the index; ``folder`` is the run's directory name (default ``name``)."""
-    return {
-        "name": name,
-        "title": REGISTRY[name].title if name in REGISTRY else name,
-        "link": f"{folder or name}/{REPORT_FILENAME}",
-        "summary": summary,
-        "error": error,
-    }
+    title = REGISTRY[name].title if name in REGISTRY else name
+    return IndexEntry(name, title, f"{folder or name}/{REPORT_FILENAME}", summary, error)
+
+
+def committed_robustness(preset: str) -> Path | None:
+    """The checkout's committed robustness records at ``preset``
+    (``results/robustness/<preset>/``), when relulab runs from a checkout that has them."""
+    root = checkout_root()
+    directory = root / "results" / "robustness" / preset if root is not None else None
+    return directory if directory is not None and directory.is_dir() else None
 
 
 def _robustness_runs(
-    directory: str | None, reported: Iterable[tuple[str, str]]
+    args: argparse.Namespace, reported: Sequence[tuple[str, str]]
 ) -> dict[str, RobustnessRun] | None:
-    """The robustness runs ``--robustness DIR`` gives for the reported (experiment, preset)
-    pairs; ``None`` without the option. A refusal (:class:`UsageError`) writes nothing."""
-    if directory is None:
+    """The robustness runs weighed into the reported (experiment, preset) pairs' standings:
+    ``--robustness DIR``'s, none with ``--robustness none``, and by default the checkout's
+    committed records at the preset (each speaks only for the claims whose registration it
+    recorded). A refusal of a given ``DIR`` (:class:`UsageError`) writes nothing."""
+    directory = getattr(args, "robustness", None)
+    if directory == "none":
         return None
+    if directory is None:
+        presets = {preset for _, preset in reported}
+        committed = committed_robustness(presets.pop()) if len(presets) == 1 else None
+        if committed is None:
+            return None
+        try:
+            return robustness_for(find_robustness_runs(committed), reported, committed)
+        except ValueError:  # no committed record of these experiments at this preset
+            return None
     try:
         return robustness_for(find_robustness_runs(directory), reported, directory)
     except ValueError as error:
         raise UsageError(f"--robustness: {error}") from None
 
 
-def _scorecard_claims(
-    out: Path, entry: dict[str, Any], robustness: Mapping[str, RobustnessRun] | None
-) -> list[dict[str, Any]]:
-    """The entry's claims; with robustness runs, each with an added ``robustness`` field."""
-    claims = entry["summary"]["claims"] if entry["summary"] else []
-    if robustness is None:
-        return claims
-    run = robustness.get(entry["name"])
-    return [{**c, "robustness": claim_robustness(run, c.get("id", ""), out)} for c in claims]
+def _scorecard_experiment(
+    out: Path, entry: IndexEntry, robustness: Mapping[str, RobustnessRun] | None
+) -> dict[str, Any]:
+    """One experiment of ``scorecard.json``: its claims (each with its ``standing`` and, where
+    a robustness record has the claim, its ``robustness`` row), its checks and count lines."""
+    summary = entry.summary
+    if summary is None:
+        return {"experiment": entry.name, "error": entry.error, "claims": [], "checks": []}
+    run = (robustness or {}).get(entry.name)
+    record = run.record if run is not None else None
+    claims = []
+    for claim in summary.claims:
+        headline = standing(claim, record)
+        row = {**claim.to_json(summary.preset), "standing": _standing_json(headline)}
+        if run is not None:
+            row["robustness"] = claim_robustness(run, claim.id, out)
+        claims.append(row)
+    lines = counts(summary, run)
+    return {
+        "experiment": entry.name,
+        "error": entry.error,
+        "claims": claims,
+        "checks": [c.to_json(summary.preset) for c in summary.checks],
+        "count": lines["line"],
+        "counts": lines["headline"],
+        "beyond_seed_count": lines["beyond"],
+        "checks_count": lines["checks"],
+        "registration": None
+        if summary.registration is None
+        else dataclasses.asdict(summary.registration),
+    }
+
+
+def _standing_json(headline: Standing) -> dict[str, Any]:
+    return {
+        "verdict": headline.verdict,
+        "readings": headline.readings,
+        "holds": headline.holds,
+        "flipped_by": list(headline.flipped_by),
+        "measured": headline.measured,
+        "why_unmeasured": headline.why_unmeasured,
+    }
 
 
 def _write_scorecard(
     out: Path,
-    entries: list[dict[str, Any]],
+    entries: list[IndexEntry],
     preset: str,
     robustness: Mapping[str, RobustnessRun] | None = None,
 ) -> Path:
+    totals = index_counts(entries, robustness)
     scorecard = {
         "preset": preset,
-        "experiments": [
-            {
-                "experiment": e["name"],
-                "error": e["error"],
-                "claims": _scorecard_claims(out, e, robustness),
-            }
-            for e in entries
-        ],
+        "experiments": [_scorecard_experiment(out, e, robustness) for e in entries],
+        "count": totals["line"],
+        "counts": totals["headline"],
+        "beyond_seed_count": totals["beyond"],
+        "checks_count": totals["checks"],
     }
     write_atomic(out / SCORECARD_FILENAME, json.dumps(scorecard, indent=2, allow_nan=False))
     return write_index(out, entries, preset, robustness)
@@ -309,7 +386,7 @@ def _command_reproduce(args: argparse.Namespace) -> int:
     names = _selected_experiments(args.only)
     out = _check_reproduce_dir(f"runs/reproduce-{args.preset}" if args.out is None else args.out)
     prepared = [_prepare(name, args, [], out / name) for name in names]
-    robustness = _robustness_runs(args.robustness, [(name, args.preset) for name in names])
+    robustness = _robustness_runs(args, [(name, args.preset) for name in names])
     apply_threads(args)
     with executor_from(args) as executor, locked(out):
         # The index exists from the start (reports link back to it) and follows the progress.
@@ -322,7 +399,7 @@ def _command_reproduce(args: argparse.Namespace) -> int:
             if error is not None:
                 sys.stderr.write(f"relulab: {name} failed: {error}\n")
             elif not args.quiet:
-                print_scorecard(outcome.summary)
+                print_scorecard(outcome.summary, (robustness or {}).get(name))
             entries[position] = _index_entry(name, outcome.summary, error)
             _write_scorecard(out, entries, args.preset, robustness)
 
@@ -333,17 +410,17 @@ def _command_reproduce(args: argparse.Namespace) -> int:
         )
         index = _write_scorecard(out, entries, args.preset, robustness)
     if not args.quiet:
-        console().print(f"index: {index}")
-    if any(entry["error"] for entry in entries):
+        console().print(f"{index_counts(entries, robustness)['line']}\nindex: {index}")
+    if any(entry.error for entry in entries):
         return 1
-    return _strict_exit(args, [entry["summary"] for entry in entries])
+    return _strict_exit(args, [entry.summary for entry in entries])
 
 
 def _runs_in(directory: Path) -> list[Path]:
     """The run directories of a reproduce directory, each checked writable, free and holding a
     readable store — so that a refusal comes before any of them is rebuilt."""
     runs = (
-        sorted(child for child in directory.iterdir() if (child / STORE_FILENAME).exists())
+        sorted(child for child in directory.iterdir() if has_store(child))
         if directory.is_dir()
         else []
     )
@@ -359,7 +436,7 @@ def _runs_in(directory: Path) -> list[Path]:
 
 def _run_identity(run_dir: Path) -> tuple[str, str]:
     """(experiment, preset) of the run stored in ``run_dir``."""
-    with RunStore.open(run_dir / STORE_FILENAME) as store:
+    with open_run_store(run_dir) as store:
         meta = store.meta()
     return meta["experiment"], meta["preset"]
 
@@ -370,9 +447,9 @@ def _command_report(args: argparse.Namespace) -> int:
         if not directory.is_dir():
             raise UsageError(f"{directory} is not a directory")
         check_output_dir(directory, "report directory")
-        if os.path.lexists(directory / STORE_FILENAME):
+        if has_store(directory):
             check_rebuildable(directory)
-            robustness = _robustness_runs(args.robustness, [_run_identity(directory)])
+            robustness = _robustness_runs(args, [_run_identity(directory)])
             rebuild_outputs(directory, robustness)
             print(directory / REPORT_FILENAME)
             return 0
@@ -386,7 +463,7 @@ def _command_report(args: argparse.Namespace) -> int:
             print(directory / SWEEP_PAGE)
             return 0
         runs = _runs_in(directory)
-        robustness = _robustness_runs(args.robustness, [_run_identity(r) for r in runs])
+        robustness = _robustness_runs(args, [_run_identity(r) for r in runs])
     except (StoreError, ValueError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
     return _report_reproduce_dir(directory, runs, robustness)
@@ -406,8 +483,8 @@ def _report_reproduce_dir(
                 summary = rebuild_outputs(run_dir, robustness)
             except (StoreError, DirectoryInUseError) as error:  # others may be rebuilt already
                 raise RunFailedError(f"rebuilding {run_dir} failed: {error}") from None
-            entries.append(_index_entry(summary["experiment"], summary, None, run_dir.name))
-        _write_scorecard(directory, entries, entries[0]["summary"]["preset"], robustness)
+            entries.append(_index_entry(summary.experiment, summary, None, run_dir.name))
+        _write_scorecard(directory, entries, entries[0].summary.preset, robustness)
     print(directory / INDEX_FILENAME)
     return 0
 

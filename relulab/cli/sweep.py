@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
 from relulab.cli.common import (
-    VERDICT_STYLES,
+    STANDING_STYLES,
     UsageError,
     add_executor_options,
     add_run_options,
@@ -19,7 +18,9 @@ from relulab.cli.common import (
     executor_from,
 )
 from relulab.cli.runs import _strict_exit
-from relulab.report.scorecard import count_text, overall
+from relulab.records.standing import Standing, count_line, standing
+from relulab.records.summary import SummaryRecord
+from relulab.records.sweep import SweepPointRecord, SweepRecord
 from relulab.runner import DirectoryInUseError
 from relulab.runner.sweep import SWEEP_PAGE, execute_sweep, prepare_sweep
 from relulab.store import StoreError
@@ -60,16 +61,22 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_executor_options(sweep)
 
 
-def _print_points(record: dict[str, Any]) -> None:
-    keys = list(record["grid"])
-    table = Table(title=f"sweep of {record['experiment']} ({record['preset']})")
+def _print_points(record: SweepRecord) -> None:
+    keys = list(record.grid)
+    table = Table(title=f"sweep of {record.experiment} ({record.preset})")
     for column in (*keys, "claims"):
         table.add_column(column, overflow="fold")
-    for point in record["points"]:
-        claims = point["claims"]
-        settings = [Text(str(point["settings"][key])) for key in keys]
-        table.add_row(*settings, Text(count_text(claims), style=VERDICT_STYLES[overall(claims)]))
+    for point in record.points:
+        standings = [standing(c) for c in point.claims if not c.beyond_seed]
+        settings = [Text(str(point.settings[key])) for key in keys]
+        style = STANDING_STYLES[max(standings, key=_severity).verdict] if standings else ""
+        table.add_row(*settings, Text(count_line(standings), style=style))
     console().print(table)
+
+
+def _severity(headline: Standing) -> int:
+    """How badly a standing reads, for the colour of a point's count."""
+    return ("not tested", "holds", "inconclusive", "depends", "fails").index(headline.verdict)
 
 
 def command(args: argparse.Namespace) -> int:
@@ -82,6 +89,7 @@ def command(args: argparse.Namespace) -> int:
             args.seed,
             args.device,
             args.out,
+            args.allow_dirty,
         )
     except (ValueError, StoreError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
@@ -91,5 +99,11 @@ def command(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_points(record)
         console().print(f"sweep: {Path(sweep.out_dir) / SWEEP_PAGE}")
-    summaries = [{"experiment": p["name"], "claims": p["claims"]} for p in record["points"]]
-    return _strict_exit(args, summaries)
+    return _strict_exit(args, [_as_summary(record, point) for point in record.points])
+
+
+def _as_summary(record: SweepRecord, point: SweepPointRecord) -> SummaryRecord:
+    """A point as the summary ``--strict`` gates on (its name in place of the experiment)."""
+    return SummaryRecord(
+        point.name, "", "", record.preset, {}, {}, {}, point.claims, {}, {}, {}, "", ""
+    )

@@ -290,12 +290,13 @@ class ClaimSpec:
         other = choice.measure(results, config) if choice.measure else reading
         untested = other.untested or untested
         verdict: Verdict = "not tested" if untested else criterion.judge(other.measured)
+        own = other.detail if choice.measure else ""  # the claim's own detail is shown already
         return PostHocRecord(
             choice.what,
             choice.why,
             verdict,
             float(criterion.headline(other.measured)),
-            criterion.describe(other.measured),
+            "; ".join(filter(None, [criterion.describe(other.measured), own])),
         )
 
     def evaluate(self, results: Results, config: Any) -> Claim:

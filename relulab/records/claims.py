@@ -151,6 +151,10 @@ class ClaimRecord:
         with its default (a row without ``verdict`` is judged by ``passed``)."""
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in row.items() if k in known}
+        values["id"] = str(row["id"])
+        values.setdefault("statement", "")
+        values.setdefault("expected", "")
+        values.setdefault("passed", row.get("verdict") == "holds")
         values["measured"] = _number(values.get("measured"))
         values["post_hoc"] = tuple(PostHocRecord.from_json(p) for p in row.get("post_hoc") or ())
         values["diverged"] = {

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from relulab.config import override_text
+from relulab.records.robustness import ReadingRecord, RobustnessRecord
 from relulab.report import scorecard
 from relulab.report.render import write_page
 from relulab.report.site import REPORT_FILENAME
@@ -37,11 +38,11 @@ STANDING_VERDICT = scorecard.STANDING_VERDICT  # the verdict whose colour a stan
 
 
 def _cell(
-    out_dir: Path, reading: Mapping[str, Any], claim_id: str, verdict: str | None
+    out_dir: Path, reading: ReadingRecord, claim_id: str, verdict: str | None
 ) -> dict[str, Any] | None:
     if verdict is None:
         return None
-    directory = reading.get("judged_on") or reading["name"]  # judged on the preset's units
+    directory = reading.judged_on or reading.name  # judged on the preset's units
     report = f"{quote(directory, safe='=,+')}/{REPORT_FILENAME}"
     linked = (out_dir / directory / REPORT_FILENAME).is_file()
     return {
@@ -50,42 +51,40 @@ def _cell(
     }
 
 
-def write_robustness_page(path: Path, record: Mapping[str, Any]) -> Path:
-    """Write ``robustness.html`` from a robustness record (the content of ``robustness.json``,
-    :func:`relulab.runner.robustness.robustness_record`).
+def write_robustness_page(path: Path, record: RobustnessRecord) -> Path:
+    """Write ``robustness.html`` from a robustness record.
 
     Args:
         path: where to write the page (``DIR/robustness.html``); reading directories are
             relative to its folder.
-        record: ``experiment``, ``preset``, ``readings``, ``claims``, ``summary`` and
-            ``fields`` (field → its provenance row).
+        record: the :class:`~relulab.records.RobustnessRecord`.
 
     Returns:
         The path of the written page.
     """
     path = Path(path)
-    readings = list(record.get("readings") or [])
-    rows = []
-    for claim in record.get("claims") or []:
-        rows.append(
-            {
-                **claim,
-                "standing_class": STANDING_VERDICT.get(claim["standing"], "not tested"),
-                "cells": [
-                    _cell(path.parent, r, claim["id"], claim["verdicts"].get(r["name"]))
-                    for r in readings
-                ],
-            }
-        )
+    readings = list(record.readings)
+    rows = [
+        {
+            **claim.to_json(),
+            "standing_class": STANDING_VERDICT.get(claim.standing, "not tested"),
+            "cells": [
+                _cell(path.parent, r, claim.id, claim.verdicts.get(r.name)) for r in readings
+            ],
+        }
+        for claim in record.claims
+    ]
     return write_page(
         path,
         "robustness.html",
-        experiment=record.get("experiment", ""),
-        preset=record.get("preset", ""),
+        experiment=record.experiment,
+        preset=record.preset,
         readings=readings,
-        claims=rows,
-        summary=record.get("summary") or {},
-        fields=record.get("fields") or {},
+        claims=[r for r in rows if r["kind"] == "claim"],
+        checks=[r for r in rows if r["kind"] == "check"],
+        summary=record.summary,
+        fields=record.fields,
+        registration=record.registration,
     )
 
 
@@ -97,11 +96,16 @@ _UNTESTED = ("not tested", "missing")  # no verdict: left out of n, never a flip
 
 
 def _standing_counts(claims: list[Mapping[str, Any]]) -> dict[str, int]:
-    """Claims per standing: the four standings always (zeros included), then any other."""
-    found = [str(c.get("standing") or "not tested") for c in claims]
+    """Claims per standing: the four standings always (zeros included), then any other; checks
+    are not claims and are not counted."""
+    found = [str(c.get("standing") or "not tested") for c in claims if _is_claim(c)]
     counts = {s: found.count(s) for s in _STANDINGS}
     counts.update({s: found.count(s) for s in sorted(set(found) - set(_STANDINGS))})
     return counts
+
+
+def _is_claim(row: Mapping[str, Any]) -> bool:
+    return (row.get("kind") or "claim") == "claim"
 
 
 def _count_phrase(standing: str, n: int) -> str:

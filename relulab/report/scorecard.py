@@ -13,7 +13,11 @@ flagged ``beyond_seed`` (relations the seed does not make) are tallied on their 
 **Robustness.** A claim's standing over the readings of a ``relulab robustness`` run (robust
 holds / robust fails / robust inconclusive / depends) is shown in the colour of a verdict
 (:data:`STANDING_VERDICT`) and reads ``robust holds 12/12`` or ``depends: tolerance 11/12``
-(:func:`robustness_text`).
+(:func:`robustness_text`). A claim's *headline* (:mod:`relulab.records.standing`: holds /
+depends / fails / inconclusive / not tested) is shown in :data:`STANDING_CLASS`'s colour.
+
+**Checks** (identities of the setup, relulab's theory against its own simulation) are tallied
+on their own (:func:`check_tally`), never with the claims.
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "STANDING_CLASS",
     "STANDING_VERDICT",
+    "check_tally",
+    "overall_standing",
     "VERDICTS",
     "anchor",
     "beyond_seed",
@@ -48,6 +55,13 @@ __all__ = [
 ]
 
 VERDICTS = ("holds", "fails", "inconclusive", "not tested")
+STANDING_CLASS = {  # the CSS class (colour) of each headline standing
+    "holds": "holds",
+    "depends": "depends",
+    "fails": "fails",
+    "inconclusive": "inconclusive",
+    "not tested": "not-tested",
+}
 STANDING_VERDICT = {  # the verdict whose colour a robustness standing is shown in
     "robust holds": "holds",
     "robust fails": "fails",
@@ -258,3 +272,32 @@ def robustness_text(row: Mapping[str, Any]) -> str:
         text += ": " + ", ".join(str(field) for field in flipped)
     tested = row.get("tested") or 0
     return f"{text} {row.get('holds') or 0}/{tested}" if tested else text
+
+
+def check_tally(checks: Iterable[Any]) -> str:
+    """``5/5 hold``: the checks (records or rows) that hold, of those run; ``""`` for none.
+
+    Example:
+        >>> from relulab.records import ClaimRecord
+        >>> check_tally([ClaimRecord("c", "", "", 1.0, True, kind="check")])
+        '1/1 hold'
+    """
+    verdicts = [
+        getattr(check, "verdict", None) or verdict(check) for check in checks  # type: ignore[arg-type]
+    ]
+    tested = [v for v in verdicts if v != "not tested"]
+    if not verdicts:
+        return ""
+    text = f"{tested.count('holds')}/{len(tested)} hold"
+    untested = len(verdicts) - len(tested)
+    return text + (f" · {untested} not tested" if untested else "")
+
+
+def overall_standing(standings: Iterable[Any]) -> str:
+    """The CSS class of a list of standings as one: ``fails`` if any fails, else
+    ``depends``, ``inconclusive``, ``holds`` in that order, else ``not-tested``."""
+    found = {s.verdict for s in standings}
+    for name in ("fails", "depends", "inconclusive", "holds"):
+        if name in found:
+            return STANDING_CLASS[name]
+    return STANDING_CLASS["not tested"]

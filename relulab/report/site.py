@@ -8,9 +8,15 @@ that page (a relative link stays valid as long as the checkout moves as a whole)
 page names the docs path in words. The experiment module's docstring is embedded as the
 report's "About" section, so the description always matches the code that produced the numbers.
 
-Given the finished ``relulab robustness`` runs of its experiments (``--robustness DIR``), a page
-gains a robustness column: each claim's standing over the readings of the settings the seed
-left unsaid and "k/n", linking the claim's row on the experiment's ``robustness.html``.
+Every claim is headed by its standing (:mod:`relulab.records.standing`): ``holds`` only when it
+holds in every reading that tests it, ``depends`` (naming what flips it) when a reading — a
+robustness reading of the settings the seed left unsaid, or the claim without a choice made
+after looking at data — gives another verdict. Given the finished ``relulab robustness`` runs of
+its experiments (``--robustness DIR``), a page weighs their readings in and links the claim's
+row on the experiment's ``robustness.html``; without one the standing says "robustness not
+measured". The count lines count standings (``9 hold · 3 depend · 1 fails``); checks are shown
+in their own table and never counted. A report also shows the registration its claims were
+judged under and, for a re-judged run, the verdicts under each earlier registration.
 """
 
 from __future__ import annotations
@@ -18,16 +24,19 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
+from relulab.records.claims import ClaimRecord
+from relulab.records.robustness import RobustnessRun
+from relulab.records.standing import HEADLINES, Standing, count_line, headline_counts, standing
+from relulab.records.summary import SummaryRecord
 from relulab.report import scorecard
 from relulab.report.render import embedded_figures, render_docstring, write_page
-
-if TYPE_CHECKING:
-    from relulab.runner.robustness import RobustnessRun
 
 __all__ = [
     "INDEX_FILENAME",
@@ -72,21 +81,48 @@ def docs_page(out_dir: Path, experiment: str, root: Path | None = None) -> dict[
     return {"path": path, "href": PurePosixPath(os.path.relpath(page, run_dir)).as_posix()}
 
 
+def _standing_view(
+    standing: Standing, run: RobustnessRun | None, claim_id: str, from_dir: Path
+) -> dict[str, Any]:
+    """The standing column's cell: headline, its colour, what flips it, k/n and the link to the
+    claim's row on the robustness page (when a record speaks for it)."""
+    page = robustness_href(run, from_dir) if standing.measured else None
+    return {
+        "verdict": standing.verdict,
+        "class": scorecard.STANDING_CLASS[standing.verdict],
+        "flipped_by": list(standing.flipped_by),
+        "holds": standing.holds,
+        "n": standing.readings,
+        "measured": standing.measured,
+        "why_unmeasured": standing.why_unmeasured,
+        "text": standing.text(),
+        "href": f"{page}#{scorecard.anchor('claim', claim_id)}" if page else None,
+    }
+
+
 def _claim_views(
-    claims: Sequence[Mapping[str, Any]], seed_document: str, figure_names: set[str]
+    claims: Sequence[ClaimRecord],
+    seed_document: str,
+    figure_names: set[str],
+    run: RobustnessRun | None,
+    from_dir: Path,
 ) -> list[dict[str, Any]]:
+    """Each claim (or check) as the templates show it: its row of ``summary.json`` with its
+    seed, anchors and headline standing."""
     views = []
+    record = run.record if run is not None else None
     for claim in claims:
-        figure = claim.get("figure") or ""
+        figure = claim.figure
         views.append(
             {
-                **claim,
-                "verdict": scorecard.verdict(claim),
-                "seed": scorecard.claim_seed(claim, seed_document),
-                "anchor": scorecard.anchor("claim", claim.get("id", "")),
+                **claim.to_json(),
+                "verdict": claim.verdict,
+                "seed": scorecard.claim_seed({"source": claim.source}, seed_document),
+                "anchor": scorecard.anchor("claim", claim.id),
                 "figure_anchor": scorecard.anchor("figure", figure)
                 if figure in figure_names
                 else None,
+                "standing": _standing_view(standing(claim, record), run, claim.id, from_dir),
             }
         )
     return views
@@ -107,118 +143,121 @@ def robustness_href(run: RobustnessRun | None, from_dir: Path) -> str | None:
 def claim_robustness(
     run: RobustnessRun | None, claim_id: str, from_dir: Path
 ) -> dict[str, Any] | None:
-    """A claim's robustness as ``scorecard.json`` records it: ``standing``, ``holds``, ``n``
-    (the readings that test it), ``flipped_by`` and ``page`` (relative to ``from_dir``);
-    ``None`` when ``run`` does not record the claim."""
-    row = run.claims.get(claim_id) if run else None
+    """A claim's row of a robustness record as ``scorecard.json`` records it: ``standing``,
+    ``holds``, ``n`` (the readings that test it), ``flipped_by`` and ``page`` (relative to
+    ``from_dir``); ``None`` when ``run`` does not record the claim."""
+    row = run.record.claim(claim_id) if run else None
     if row is None:
         return None
     return {
-        "standing": row["standing"],
-        "holds": row["holds"],
-        "n": row["tested"],
-        "flipped_by": list(row.get("flipped_by") or []),
+        "standing": row.standing,
+        "holds": row.holds,
+        "n": row.tested,
+        "flipped_by": list(row.flipped_by),
         "page": robustness_href(run, from_dir),
     }
 
 
-def _robustness_cell(
-    run: RobustnessRun | None, claim_id: str, from_dir: Path
-) -> dict[str, Any] | None:
-    """The robustness column's cell: text, verdict colour, title and link to the claim's row."""
-    fields = claim_robustness(run, claim_id, from_dir)
-    if fields is None:
-        return None
-    page, text = fields["page"], scorecard.robustness_text(run.claims[claim_id])
+def counts(summary: SummaryRecord, run: RobustnessRun | None) -> dict[str, Any]:
+    """A run's count lines: the seed's claims by headline standing, the beyond-the-seed claims
+    apart, the checks apart, and the headline counts (``scorecard.json``'s ``counts``)."""
+    record = run.record if run is not None else None
+    seed = [standing(c, record) for c in summary.claims if not c.beyond_seed]
+    beyond = [standing(c, record) for c in summary.claims if c.beyond_seed]
     return {
-        **fields,
-        "text": text,
-        "verdict": scorecard.STANDING_VERDICT[fields["standing"]],
-        "title": f"{text}: holds in {fields['holds']} of the {fields['n']} readings that test it",
-        "href": f"{page}#{scorecard.anchor('claim', claim_id)}" if page else None,
+        "line": count_line(seed),
+        "beyond": count_line(beyond) if beyond else "",
+        "checks": scorecard.check_tally(summary.checks),
+        "headline": dict(headline_counts(seed)),
+        "overall": scorecard.overall_standing(seed),
     }
 
 
-def _with_robustness(
-    claims: Sequence[dict[str, Any]], run: RobustnessRun | None, from_dir: Path
-) -> None:
-    for claim in claims:
-        claim["robustness_cell"] = _robustness_cell(run, claim.get("id", ""), from_dir)
-
-
-def _config_rows(summary: Mapping[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+def _config_rows(summary: SummaryRecord) -> tuple[list[dict[str, Any]], bool]:
     """Per config field: value, provenance, the seed's value, note; and whether the summary
     carried provenance at all."""
-    recorded = summary.get("config_provenance")
-    overrides = summary.get("overrides") or {}
+    recorded = summary.config_provenance
     if recorded:
         rows = [{"field": name, **row} for name, row in recorded.items()]
     else:
         rows = [
             {"field": name, "value": value, "provenance": "", "seed_value": None, "note": ""}
-            for name, value in (summary.get("config") or {}).items()
+            for name, value in summary.config.items()
         ]
     for row in rows:
-        row["overridden"] = row["field"] in overrides
+        row["overridden"] = row["field"] in summary.overrides
     return rows, bool(recorded)
 
 
-def _wall_s(summary: Mapping[str, Any]) -> float | None:
-    units = summary.get("units") or {}
-    times = [u.get("wall_s") for u in units.values() if isinstance(u, Mapping)]
-    return float(sum(t for t in times if t is not None)) if times else None
+def _registration_view(summary: SummaryRecord, changed_in: str) -> dict[str, Any] | None:
+    """The registration section: the hash and status the claims were judged under, and per
+    earlier registration the verdicts then beside those now, with the commit of the change."""
+    if summary.registration is None:
+        return None
+    now = summary.verdicts()
+    earlier = []
+    for previous in summary.previous_registrations:
+        changed = {k: (v, now.get(k, "gone")) for k, v in previous.verdicts.items()}
+        changed.update({k: ("new", v) for k, v in now.items() if k not in previous.verdicts})
+        earlier.append(
+            {
+                "hash": previous.hash or "(before registration)",
+                "commit": previous.commit,
+                "rows": [(k, old, new) for k, (old, new) in changed.items()],
+                "moved": sum(old != new for old, new in changed.values()),
+            }
+        )
+    return {"record": summary.registration, "previous": earlier, "changed_in": changed_in}
 
 
 def write_run_report(
     out_dir: Path,
-    summary: dict[str, Any],
-    figures: Sequence[Any],
+    summary: SummaryRecord,
     about: str = "",
     docs_root: Path | None = None,
     robustness: RobustnessRun | None = None,
+    changed_in: str = "",
 ) -> Path:
-    """Write ``report.html``: claims first, then about, figures, config with provenance,
-    metrics, work units and versions.
+    """Write ``report.html``: the claims with their headline standing first, then the checks,
+    the registration, about, figures, config with provenance, metrics, work units and versions.
 
     Args:
-        out_dir: the run directory (holds the figures' PNG files).
-        summary: the run's ``summary.json`` content.
-        figures: objects with ``filename`` and ``caption``, in display order.
+        out_dir: the run directory (holds the figures' PNG files the summary names).
+        summary: the run's summary.
         about: the experiment's description (its module docstring).
         docs_root: the checkout holding ``docs/experiments`` (default: this package's).
-        robustness: the experiment's robustness run, for the robustness column (default:
-            none, no column).
+        robustness: the experiment's robustness run, weighed into each claim's standing and
+            linked (default: none; the standings say "robustness not measured").
+        changed_in: the commit that gave the registry file the summary's registration (shown
+            beside earlier registrations' verdicts; ``""``: unknown).
 
     Returns:
         The path of the written report.
     """
     out_dir = Path(out_dir)
-    embedded = embedded_figures(out_dir, figures)
-    claims = _claim_views(
-        summary.get("claims", []),
-        summary.get("seed_document", ""),
-        {f["filename"] for f in embedded},
-    )
+    embedded = embedded_figures(out_dir, summary.figures)
+    names = {f["filename"] for f in embedded}
+    claims = _claim_views(summary.claims, summary.seed_document, names, robustness, out_dir)
+    checks = _claim_views(summary.checks, summary.seed_document, names, None, out_dir)
     for figure in embedded:
         figure["anchor"] = scorecard.anchor("figure", figure["filename"])
-        figure["claims"] = [c for c in claims if c.get("figure") == figure["filename"]]
-    if robustness is not None:
-        _with_robustness(claims, robustness, out_dir)
+        figure["claims"] = [c for c in claims + checks if c.get("figure") == figure["filename"]]
     config_rows, has_provenance = _config_rows(summary)
     return write_page(
         out_dir / REPORT_FILENAME,
         "run.html",
         summary=summary,
         claims=claims,
-        counts=scorecard.verdict_counts(claims),
+        checks=checks,
+        counts=counts(summary, robustness),
+        registration=_registration_view(summary, changed_in),
         figures=embedded,
         config_rows=config_rows,
         has_provenance=has_provenance,
         about=render_docstring(about),
         index_href=_index_href(out_dir),
-        docs=docs_page(out_dir, str(summary.get("experiment", "")), docs_root),
-        wall_s=_wall_s(summary),
-        robustness=robustness is not None,
+        docs=docs_page(out_dir, summary.experiment, docs_root),
+        wall_s=summary.wall_s,
         robustness_href=robustness_href(robustness, out_dir),
     )
 
@@ -228,50 +267,62 @@ def _index_href(out_dir: Path) -> str | None:
     return f"../{INDEX_FILENAME}" if (out_dir.parent / INDEX_FILENAME).is_file() else None
 
 
+@dataclass(frozen=True)
+class IndexEntry:
+    """One experiment of the index: its name, title, the link to its report (relative to the
+    index: the run's folder, which need not be the experiment's name), and its summary once
+    finished or the error that ended it (neither: not finished yet)."""
+
+    name: str
+    title: str
+    link: str
+    summary: SummaryRecord | None = None
+    error: str | None = None
+
+
 def _entry_view(
-    out_dir: Path, entry: Mapping[str, Any], robustness: Mapping[str, RobustnessRun] | None
+    out_dir: Path, entry: IndexEntry, robustness: Mapping[str, RobustnessRun] | None
 ) -> dict[str, Any]:
-    summary = entry.get("summary")
-    link = entry.get("link") or f"{entry['name']}/{REPORT_FILENAME}"
-    run_dir = out_dir / Path(*PurePosixPath(link).parent.parts)
-    view = {
-        "name": entry["name"],
-        "title": entry.get("title") or entry["name"],
-        "error": entry.get("error"),
-        "link": link if summary and (out_dir / link).is_file() else None,
+    summary = entry.summary
+    run_dir = out_dir / Path(*PurePosixPath(entry.link).parent.parts)
+    view: dict[str, Any] = {
+        "name": entry.name,
+        "title": entry.title or entry.name,
+        "error": entry.error,
+        "link": entry.link if summary and (out_dir / entry.link).is_file() else None,
         "claims": [],
-        "finished": bool(summary),
+        "checks": [],
+        "finished": summary is not None,
         "seed": "",
         "preset": "",
     }
-    if not summary:
+    if summary is None:
         return view
+    run = (robustness or {}).get(entry.name)
     figure_names = {
-        c["figure"]
-        for c in summary.get("claims", [])
-        if c.get("figure") and (run_dir / c["figure"]).is_file()
+        c.figure for c in summary.all_claims if c.figure and (run_dir / c.figure).is_file()
     }
-    claims = _claim_views(summary.get("claims", []), summary.get("seed_document", ""), figure_names)
-    for claim in claims:
+    claims = _claim_views(summary.claims, summary.seed_document, figure_names, run, out_dir)
+    checks = _claim_views(summary.checks, summary.seed_document, figure_names, None, out_dir)
+    for claim in claims + checks:
         if view["link"]:
             claim["detail_href"] = f"{view['link']}#{claim['anchor']}"
             if claim["figure_anchor"]:
                 claim["figure_href"] = f"{view['link']}#{claim['figure_anchor']}"
-    if robustness is not None:
-        run = robustness.get(entry["name"])
-        _with_robustness(claims, run, out_dir)
-        view["robustness_href"] = robustness_href(run, out_dir)
     view.update(
         claims=claims,
-        counts=scorecard.verdict_counts(claims),
-        seed=scorecard.claim_seed({}, summary.get("seed_document", "")),
-        seed_document=summary.get("seed_document", ""),
-        preset=summary.get("preset", ""),
-        overrides=summary.get("overrides") or {},
-        device=summary.get("device", ""),
-        created=summary.get("created", ""),
-        wall_s=_wall_s(summary),
-        versions=summary.get("versions") or {},
+        checks=checks,
+        counts=counts(summary, run),
+        robustness_href=robustness_href(run, out_dir),
+        seed=scorecard.claim_seed({}, summary.seed_document),
+        seed_document=summary.seed_document,
+        preset=summary.preset,
+        overrides=summary.overrides,
+        device=summary.device,
+        created=summary.created,
+        wall_s=summary.wall_s,
+        versions=summary.versions,
+        registration=summary.registration,
     )
     return view
 
@@ -289,9 +340,33 @@ def _merged_versions(views: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]
     return [(package, " / ".join(values)) for package, values in seen.items()]
 
 
+def index_counts(
+    entries: Sequence[IndexEntry], robustness: Mapping[str, RobustnessRun] | None
+) -> dict[str, Any]:
+    """The whole scorecard's count lines (every finished experiment's seed claims by headline
+    standing, the beyond-the-seed claims and the checks apart)."""
+    seed, beyond, checks = [], [], []
+    for entry in entries:
+        if entry.summary is None:
+            continue
+        run = (robustness or {}).get(entry.name)
+        record = run.record if run is not None else None
+        for claim in entry.summary.claims:
+            (beyond if claim.beyond_seed else seed).append(standing(claim, record))
+        checks += entry.summary.checks
+    return {
+        "line": count_line(seed),
+        "beyond": count_line(beyond) if beyond else "",
+        "checks": scorecard.check_tally(checks),
+        "headline": dict(headline_counts(seed)),
+        "n_seed": len(seed),
+        "n_beyond": len(beyond),
+    }
+
+
 def write_index(
     out_dir: Path,
-    entries: Sequence[dict[str, Any]],
+    entries: Sequence[IndexEntry],
     preset: str,
     robustness: Mapping[str, RobustnessRun] | None = None,
 ) -> Path:
@@ -299,12 +374,10 @@ def write_index(
 
     Args:
         out_dir: the reproduce directory.
-        entries: per experiment ``name``, ``title``, ``link`` (the report, relative to
-            ``out_dir``: the run's folder, which need not be the experiment's name), and a
-            ``summary`` or an ``error`` string; neither means the run has not finished yet.
+        entries: one :class:`IndexEntry` per experiment.
         preset: the preset the runs were started from.
-        robustness: experiment → its robustness run: the claims tables gain a robustness
-            column (``—`` for a claim no run records); ``None``: no column.
+        robustness: experiment → its robustness run, weighed into each claim's headline
+            standing and linked; ``None``: every standing says "robustness not measured".
 
     Returns:
         The path of the written index.
@@ -312,26 +385,21 @@ def write_index(
     out_dir = Path(out_dir)
     views = [_entry_view(out_dir, entry, robustness) for entry in entries]
     claims = [c for view in views for c in view["claims"]]
-    counts = scorecard.verdict_counts(scorecard.seed_claims(claims))
-    beyond = scorecard.beyond_seed(claims)
     created = sorted(v["created"] for v in views if v.get("created"))
+    headlines = Counter(c["standing"]["verdict"] for c in claims)
     return write_page(
         out_dir / INDEX_FILENAME,
         "index.html",
         preset=preset,
         experiments=views,
         n_claims=len(claims),
-        n_seed_claims=len(claims) - len(beyond),
-        n_beyond=len(beyond),
-        beyond_text=scorecard.tally(beyond),
-        counts=counts,
+        counts=index_counts(entries, robustness),
         seeds=sorted({c["seed"] for c in claims if c["seed"]}),
         presets=sorted({v["preset"] for v in views if v["preset"]}),
-        verdicts=[(v, scorecard.verdict_counts(claims)[v]) for v in scorecard.VERDICTS],
+        standings=[(h, headlines[h]) for h in HEADLINES],
         versions=_merged_versions(views),
         devices=sorted({v["device"] for v in views if v.get("device")}),
         created=(created[0], created[-1]) if created else None,
         wall_s=sum(v["wall_s"] for v in views if v.get("wall_s") is not None),
         generated=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        robustness=robustness is not None,
     )

@@ -8,11 +8,12 @@ metrics of every point side by side. Rendered with the site's templates and filt
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from relulab.records.standing import count_line, standing
+from relulab.records.sweep import SweepPointRecord, SweepRecord
 from relulab.report import scorecard
 from relulab.report.render import write_page
 from relulab.report.site import REPORT_FILENAME
@@ -27,62 +28,56 @@ def _ordered_union(lists: list[list[str]]) -> list[str]:
     return list(seen)
 
 
-def _point_view(out_dir: Path, point: Mapping[str, Any], claim_ids: list[str]) -> dict[str, Any]:
-    report = f"{quote(point['name'], safe='=,+')}/{REPORT_FILENAME}"
-    has_report = point.get("finished") and (out_dir / point["name"] / REPORT_FILENAME).is_file()
-    by_id = {claim["id"]: claim for claim in point.get("claims") or []}
+def _point_view(out_dir: Path, point: SweepPointRecord, claim_ids: list[str]) -> dict[str, Any]:
+    report = f"{quote(point.name, safe='=,+')}/{REPORT_FILENAME}"
+    has_report = point.finished and (out_dir / point.name / REPORT_FILENAME).is_file()
+    by_id = {claim.id: claim for claim in point.claims}
     cells = []
     for claim_id in claim_ids:
         claim = by_id.get(claim_id)
         if claim is None:
             cells.append(None)
             continue
+        row = claim.to_json()
         cells.append(
             {
-                "verdict": scorecard.verdict(claim),
-                "measured": scorecard.format_measured(claim),
-                "interval": scorecard.format_interval(claim),
+                "verdict": claim.verdict,
+                "measured": scorecard.format_measured(row),
+                "interval": scorecard.format_interval(row),
                 "href": f"{report}#{scorecard.anchor('claim', claim_id)}" if has_report else None,
             }
         )
+    standings = [standing(c) for c in point.claims if not c.beyond_seed]
     return {
-        "name": point["name"],
-        "settings": point.get("settings") or {},
+        "name": point.name,
+        "settings": point.settings,
         "href": report if has_report else None,
-        "error": point.get("error"),
-        "finished": bool(point.get("finished")),
+        "error": point.error,
+        "finished": point.finished,
         "cells": cells,
-        "metrics": point.get("metrics") or {},
-        "counts": scorecard.count_text(point.get("claims") or []),
-        "overall": scorecard.overall(point.get("claims") or []),
+        "metrics": point.metrics,
+        "counts": count_line(standings),
+        "overall": scorecard.overall_standing(standings),
     }
 
 
-def write_sweep_page(path: Path, record: Mapping[str, Any]) -> Path:
-    """Write ``sweep.html`` from a sweep's record (the content of ``sweep.json``).
+def write_sweep_page(path: Path, record: SweepRecord) -> Path:
+    """Write ``sweep.html`` from a sweep's record.
 
     Args:
         path: where to write the page (``DIR/sweep.html``); point directories are relative to
             its folder.
-        record: ``experiment``, ``preset``, ``grid`` (key → value texts), ``fixed`` (``--set``
-            texts) and ``points``: per point ``name``, ``settings``, ``claims``, ``metrics``,
-            ``error`` and ``finished``.
+        record: the :class:`~relulab.records.SweepRecord`: the grid (key → value texts), the
+            fixed ``--set`` texts and the points with their settings, claims, metrics, error.
 
     Returns:
         The path of the written page.
     """
     path = Path(path)
-    points = record.get("points") or []
-    claim_ids = _ordered_union([[c["id"] for c in p.get("claims") or []] for p in points])
-    statements = {
-        claim["id"]: claim.get("statement", "") for p in points for claim in p.get("claims") or []
-    }
-    beyond = {
-        claim["id"]
-        for p in points
-        for claim in p.get("claims") or []
-        if scorecard.is_beyond_seed(claim)
-    }
+    points = record.points
+    claim_ids = _ordered_union([[c.id for c in p.claims] for p in points])
+    statements = {claim.id: claim.statement for p in points for claim in p.claims}
+    beyond = {claim.id for p in points for claim in p.claims if claim.beyond_seed}
     views = [_point_view(path.parent, point, claim_ids) for point in points]
     claims = []
     for position, claim_id in enumerate(claim_ids):
@@ -100,11 +95,11 @@ def write_sweep_page(path: Path, record: Mapping[str, Any]) -> Path:
     return write_page(
         path,
         "sweep.html",
-        experiment=record.get("experiment", ""),
-        preset=record.get("preset", ""),
-        keys=list((record.get("grid") or {}).keys()),
-        grid=record.get("grid") or {},
-        fixed=record.get("fixed") or [],
+        experiment=record.experiment,
+        preset=record.preset,
+        keys=list(record.grid),
+        grid=record.grid,
+        fixed=list(record.fixed),
         points=views,
         claims=claims,
         metric_names=_ordered_union([list(v["metrics"]) for v in views]),

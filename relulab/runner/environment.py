@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import platform
-import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
 
 import torch
+
+from relulab.checkout import source_commit
 
 __all__ = ["library_versions", "resolve_device"]
 
@@ -37,31 +38,8 @@ def resolve_device(name: str) -> torch.device:
 
 
 def _source_commit(package_dir: Path | None = None) -> str | None:
-    """The git commit relulab's source is at, with ``+dirty`` for uncommitted changes to its
-    tracked files; ``None`` unless the package's source is tracked by the enclosing checkout.
-
-    A copy installed into another project's checkout (site-packages in its ``.venv``, say)
-    lies inside a git work tree without being tracked by it; that repository's HEAD says
-    nothing about relulab, so ``None`` is returned rather than it.
-    """
-    package_dir = (package_dir or Path(__file__).resolve().parents[1]).resolve()
-
-    def git(*args: str, cwd: Path = package_dir) -> str:
-        return subprocess.run(
-            ["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True,
-            timeout=10,
-        ).stdout.strip()  # fmt: skip
-
-    try:
-        root = Path(git("rev-parse", "--show-toplevel")).resolve()
-        if root != Path(git("rev-parse", "--show-toplevel", cwd=package_dir.parent)).resolve():
-            return None  # the package directory is a repository of its own, not its source
-        git("ls-files", "--error-unmatch", "--", str(package_dir / "__init__.py"))
-        commit = git("rev-parse", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".")
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return commit + ("+dirty" if dirty else "")
+    """The git commit relulab's source is at (:func:`relulab.checkout.source_commit`)."""
+    return source_commit(package_dir)
 
 
 def library_versions() -> dict[str, str]:

@@ -12,13 +12,9 @@ atomically, and removed when a rebuild starts: it exists exactly when the output
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import inspect
-import json
-import math
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +22,26 @@ import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from relulab.config import ConfigError, apply_overrides, config_to_dict, provenance
+from relulab.config import ConfigError, apply_overrides, config_to_dict
 from relulab.errors import describe_error
 from relulab.experiments import get_experiment
 from relulab.experiments.base import Experiment
 from relulab.faults import fault_point
-from relulab.files import check_output_dir, remove_temporaries, write_atomic
+from relulab.files import check_output_dir, remove_temporaries
 from relulab.progress import UnitLines, stderr_is_terminal
-from relulab.report import write_run_report
+from relulab.records import UnitSchemaError
+from relulab.records.robustness import RobustnessRun
+from relulab.records.summary import SummaryRecord
+from relulab.registry import check_clean_for_results
 from relulab.runner.environment import library_versions, resolve_device
+from relulab.runner.outputs import (
+    SUMMARY_FILENAME,
+    RunFailedError,
+    build_outputs,
+    check_rebuildable,
+    check_unit,
+    rebuild_outputs,
+)
 from relulab.runner.parallel import (
     PoolExecutor,
     RayExecutor,
@@ -59,13 +66,6 @@ __all__ = [
     "SUMMARY_FILENAME",
 ]
 
-SUMMARY_FILENAME = "summary.json"
-
-
-class RunFailedError(RuntimeError):
-    """A run that started and then failed; its finished units are kept and it can resume."""
-
-
 @dataclass(frozen=True)
 class PreparedRun:
     experiment: Experiment
@@ -84,14 +84,22 @@ def _with_seed(overrides: list[str], seed: int | None) -> list[str]:
 
 
 def prepare_run(
-    name: str, preset: str, overrides: list[str], seed: int | None, device: str, out_dir: str | Path
+    name: str,
+    preset: str,
+    overrides: list[str],
+    seed: int | None,
+    device: str,
+    out_dir: str | Path,
+    allow_dirty: bool = False,
 ) -> PreparedRun:
     """Resolve and validate everything a run needs, writing nothing.
 
     Checks the experiment, preset and overrides (generic field rules and the config's own
     ``validate``), the device, that ``out_dir`` can be written, is free and holds nothing else,
-    and that the experiment's memory estimate fits. Raises ``ValueError`` (``ConfigError``,
-    ``OutputPathError``), ``StoreError`` or ``DirectoryInUseError``.
+    that a run into the checkout's ``results/`` comes from committed code (unless
+    ``allow_dirty``: :func:`relulab.registry.check_clean_for_results`), and that the
+    experiment's memory estimate fits. Raises ``ValueError`` (``ConfigError``,
+    ``OutputPathError``, ``DirtyTreeError``), ``StoreError`` or ``DirectoryInUseError``.
     """
     experiment = get_experiment(name)
     if preset not in experiment.presets:
@@ -101,17 +109,13 @@ def prepare_run(
     config = apply_overrides(experiment.presets[preset], _with_seed(list(overrides), seed))
     resolved = resolve_device(device)
     out_path = check_output_dir(out_dir)
+    check_clean_for_results(out_path, allow_dirty)
     check_run_dir(out_path, name, preset, config_to_dict(config))
     if out_path.is_dir():
         check_not_in_use(out_path)
     if experiment.estimate_bytes is not None:
         check_memory(int(experiment.estimate_bytes(config)), resolved, f"{name} with this config")
     return PreparedRun(experiment, preset, config, resolved, out_path)
-
-
-def _finite_or_none(value: float) -> float | None:
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 def _warn_on_changed_environment(
@@ -158,7 +162,7 @@ class RunOutcome:
     it (a :class:`RunFailedError`, ``StoreError`` or ``DirectoryInUseError``)."""
 
     run: PreparedRun
-    summary: dict[str, Any] | None = None
+    summary: SummaryRecord | None = None
     error: Exception | None = None
 
 
@@ -170,7 +174,8 @@ def execute(
     quiet: bool = False,
     warn: Callable[[str], None] = _stderr_warning,
     executor: Executor | None = None,
-) -> dict[str, Any]:
+    robustness: Mapping[str, RobustnessRun] | None = None,
+) -> SummaryRecord:
     """Run every unfinished unit, then write summary, figures and report; returns the summary.
 
     Args:
@@ -179,6 +184,7 @@ def execute(
         warn: where warnings go (default: one line each on stderr).
         executor: where the units run (:func:`~relulab.runner.parallel.make_executor`;
             default: one after another in this process).
+        robustness: experiment → its robustness run, weighed into the report's standings.
 
     Raises:
         RunFailedError: a unit or the outputs failed; finished units stay stored, re-run to resume.
@@ -188,7 +194,9 @@ def execute(
     with contextlib.ExitStack() as stack:
         if executor is None:
             executor = stack.enter_context(make_executor(quiet=quiet))
-        (outcome,) = execute_runs([run], executor, quiet=quiet, warn=warn)
+        (outcome,) = execute_runs(
+            [run], executor, quiet=quiet, warn=warn, robustness=robustness
+        )
     if outcome.error is not None:
         raise outcome.error
     assert outcome.summary is not None
@@ -282,7 +290,7 @@ def execute_runs(
     warn: Callable[[str], None] = _stderr_warning,
     progress: bool | None = None,
     on_finished: Callable[[int, RunOutcome], None] | None = None,
-    robustness: Mapping[str, Any] | None = None,
+    robustness: Mapping[str, RobustnessRun] | None = None,
 ) -> list[RunOutcome]:
     """Execute several runs together: every unfinished unit of every run goes to ``executor``
     at once, each result is stored by this process as it comes back, and each run's outputs are
@@ -301,8 +309,8 @@ def execute_runs(
             show their own bars).
         on_finished: called with (index, outcome) as each run ends.
         robustness: experiment → its ``relulab robustness`` run
-            (:class:`~relulab.runner.robustness.RobustnessRun`): those reports gain the
-            robustness column.
+            (:class:`~relulab.records.RobustnessRun`): those reports weigh its readings into
+            each claim's standing.
 
     Returns:
         One :class:`RunOutcome` per run, in order.
@@ -331,7 +339,7 @@ def execute_runs(
                 return
             session.store.close()
             try:
-                summary = _rebuild_outputs(session.run.out_dir, robustness)
+                summary = build_outputs(session.run.out_dir, robustness)
             except (RunFailedError, StoreError) as error:
                 finish(index, RunOutcome(session.run, error=error))
             else:
@@ -373,6 +381,8 @@ def execute_runs(
                     session.failures.append((unit, outcome.error))
                     if not executor.keeps_going:
                         session.pending.clear()
+                elif (mismatch := _schema_mismatch(session.run, unit, outcome.result)) is not None:
+                    session.failures.append((unit, mismatch))
                 else:
                     session.store.save_unit(unit, outcome.result, threads=outcome.threads)
                     fault_point(f"unit-saved:{unit}")
@@ -387,6 +397,16 @@ def execute_runs(
         for session in sessions.values():
             session.close()
     return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _schema_mismatch(run: PreparedRun, unit: str, result: Any) -> UnitSchemaError | None:
+    """The error when a computed unit does not hold what its study declares (it is not stored:
+    a reader could not use it)."""
+    try:
+        check_unit(run.experiment, run.config, unit, result)
+    except UnitSchemaError as error:
+        return error
+    return None
 
 
 def _run_label(runs: Sequence[PreparedRun], index: int) -> str:
@@ -417,183 +437,3 @@ def _progress_bar(total: int, silent: bool) -> Iterator[Callable[[int, str], Non
         yield lambda n, activity: bar.update(task, advance=n, description=activity)
 
 
-def rebuild_outputs(
-    out_dir: str | Path, robustness: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """(Re)compute claims, metrics, figures, ``summary.json`` and ``report.html`` from the store,
-    holding the directory's lock; with ``robustness`` (experiment → its ``relulab robustness``
-    run) the report gains the robustness column.
-
-    Raises:
-        StoreError: no usable store, or an unfinished run.
-        DirectoryInUseError: another process is writing ``out_dir``.
-        RunFailedError: the analysis, a figure or the report failed.
-    """
-    out_dir = Path(out_dir)
-    if not (out_dir / STORE_FILENAME).is_file():
-        raise StoreError(f"no run store at {out_dir / STORE_FILENAME}")
-    with locked(out_dir):
-        remove_temporaries(out_dir)
-        return _rebuild_outputs(out_dir, robustness)
-
-
-def _finished_plan(store: RunStore, out_dir: Path) -> tuple[dict[str, Any], Experiment, Any, list]:
-    """Meta, experiment, config and unit names of the run in ``store``; :class:`StoreError` if
-    this relulab cannot rebuild it or a unit is missing."""
-    meta = store.meta()
-    try:
-        experiment = get_experiment(meta["experiment"])
-        config = experiment.config(
-            **{k: tuple(v) if isinstance(v, list) else v for k, v in meta["config"].items()}
-        )
-    except (ValueError, TypeError) as error:
-        raise StoreError(
-            f"{out_dir} holds a run this relulab cannot rebuild ({describe_error(error)})"
-        ) from None
-    expected_units = [unit.name for unit in experiment.plan(config)]
-    missing = [name for name in expected_units if name not in store.done_units()]
-    if missing:
-        raise StoreError(
-            f"{out_dir} is an unfinished run (missing: {', '.join(missing)}); re-run it to resume"
-        )
-    return meta, experiment, config, expected_units
-
-
-def check_rebuildable(out_dir: str | Path) -> None:
-    """Refuse, writing nothing, a directory whose outputs :func:`rebuild_outputs` could not
-    rebuild: no store, an unreadable or foreign one, an unfinished run, a live writer.
-
-    Raises:
-        StoreError: no usable store, or an unfinished run.
-        DirectoryInUseError: another process is writing ``out_dir``.
-    """
-    out_dir = Path(out_dir)
-    if not (out_dir / STORE_FILENAME).is_file():
-        raise StoreError(f"no run store at {out_dir / STORE_FILENAME}")
-    check_not_in_use(out_dir)
-    with RunStore.open(out_dir / STORE_FILENAME) as store:
-        _finished_plan(store, out_dir)
-
-
-def _stored_run(out_dir: Path) -> tuple[dict[str, Any], Experiment, Any, dict, dict]:
-    """Meta, experiment, config, verified unit results and per-unit threads of a finished run."""
-    with RunStore.open(out_dir / STORE_FILENAME) as store:
-        meta, experiment, config, expected_units = _finished_plan(store, out_dir)
-        results = {name: store.unit(name) for name in expected_units}
-        threads = store.unit_threads()
-    return meta, experiment, config, results, threads
-
-
-def _rebuild_outputs(out_dir: Path, robustness: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    meta, experiment, config, results, threads = _stored_run(out_dir)
-    (out_dir / SUMMARY_FILENAME).unlink(missing_ok=True)  # present again only when complete
-    try:
-        own = (robustness or {}).get(experiment.name)
-        summary = _write_outputs(out_dir, meta, experiment, config, results, threads, own)
-    except Exception as error:
-        raise RunFailedError(
-            f"all units of {out_dir} are stored, but building its outputs failed "
-            f"({describe_error(error)}); `relulab report {out_dir}` retries"
-        ) from error
-    return summary
-
-
-def _about(experiment: Experiment) -> str:
-    """The report's "About": the study package's docstring (its module's, for a one-module
-    study), else the experiment's one-line summary."""
-    module = inspect.getmodule(experiment.plan)
-    package = sys.modules.get(module.__package__ or "") if module else None
-    for candidate in (package, module):
-        if candidate is not None and candidate.__name__ != "relulab.experiments":
-            text = inspect.getdoc(candidate)
-            if text:
-                return text
-    return experiment.summary
-
-
-def claim_rows(claims: Sequence[Any], preset: str) -> list[dict[str, Any]]:
-    """The claims of an analysis as ``summary.json`` lists them (JSON-ready, non-finite
-    numbers as ``None``)."""
-    return [
-        {
-            **asdict(c),
-            "measured": _finite_or_none(c.measured),
-            "passed": bool(c.passed),
-            "ci_low": None if c.ci_low is None else _finite_or_none(c.ci_low),
-            "ci_high": None if c.ci_high is None else _finite_or_none(c.ci_high),
-            "preset": preset,
-        }
-        for c in claims
-    ]
-
-
-def rejudge(out_dir: str | Path, overrides: Sequence[str]) -> dict[str, Any]:
-    """The claims and metrics of the finished run in ``out_dir`` judged again under its config
-    with ``overrides`` — fields that only the claims read (``setting(..., judging=True)``), so
-    the stored units are the ones the changed config would compute. Writes nothing.
-
-    Raises:
-        StoreError: no usable store, or an unfinished run.
-        ValueError: an override of a field that is not ``judging``, or an invalid value.
-    """
-    out_dir = Path(out_dir)
-    meta, experiment, config, results, _ = _stored_run(out_dir)
-    changed = apply_overrides(config, list(overrides))
-    kinds = {f.name: f.metadata.get("judging", False) for f in dataclasses.fields(changed)}
-    before = config_to_dict(config)
-    computed = [
-        key
-        for key, value in config_to_dict(changed).items()
-        if value != before[key] and not kinds.get(key)
-    ]
-    if computed:
-        raise ValueError(f"{computed[0]} changes what the units compute; run it, do not rejudge")
-    analysis = experiment.analyse(results, changed)
-    return {
-        "claims": claim_rows(analysis.claims, meta["preset"]),
-        "metrics": {k: _finite_or_none(v) for k, v in analysis.metrics.items()},
-    }
-
-
-def _write_outputs(
-    out_dir: Path,
-    meta: dict[str, Any],
-    experiment: Experiment,
-    config: Any,
-    results: dict,
-    threads: dict,
-    robustness: Any = None,
-) -> dict[str, Any]:
-    preset = config_to_dict(experiment.presets[meta["preset"]])
-    analysis = experiment.analyse(results, config)
-    figures = experiment.figures(results, config, out_dir)
-    fault_point("outputs-figures")
-    summary = {
-        "experiment": experiment.name,
-        "title": experiment.title,
-        "seed_document": experiment.seed,
-        "preset": meta["preset"],
-        "config": meta["config"],
-        "config_provenance": provenance(config),
-        "overrides": {k: v for k, v in meta["config"].items() if preset.get(k) != v},
-        "claims": claim_rows(analysis.claims, meta["preset"]),
-        "metrics": {k: _finite_or_none(v) for k, v in analysis.metrics.items()},
-        "units": {
-            name: {
-                "networks": r.n_networks,
-                "wall_s": round(r.wall_s, 3),
-                "diverged": int(r.diverged.sum()),
-                "threads": threads.get(name),
-            }
-            for name, r in results.items()
-        },
-        "versions": meta["versions"],
-        "created": meta["created"],
-        "device": meta["versions"].get("device", "unknown"),
-    }
-    text = json.dumps(summary, indent=2, allow_nan=False)
-    about = _about(experiment)
-    write_run_report(out_dir, summary, figures, about=about, robustness=robustness)
-    fault_point("outputs-report")
-    write_atomic(out_dir / SUMMARY_FILENAME, text)
-    return summary

@@ -17,8 +17,8 @@ experiment may be re-used with a wider grid: finished points are kept.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,7 @@ from relulab.config import ConfigError, apply_overrides, config_to_dict
 from relulab.errors import describe_error
 from relulab.experiments import get_experiment
 from relulab.files import check_output_dir, remove_temporaries, write_atomic
+from relulab.records.sweep import SweepPointRecord, SweepRecord
 from relulab.report.sweep import write_sweep_page
 from relulab.runner.execute import (
     PreparedRun,
@@ -142,7 +143,7 @@ def _check_sweep_dir(out: Path, experiment: str) -> None:
     check_not_in_use(out)
     if (out / SWEEP_FILENAME).is_file():
         try:
-            stored = read_sweep_record(out)["experiment"]
+            stored = read_sweep_record(out).experiment
         except StoreError as error:
             raise ValueError(f"--out {out}: {error}") from None
         if stored != experiment:
@@ -163,6 +164,7 @@ def prepare_sweep(
     seed: int | None,
     device: str,
     out_dir: str | Path,
+    allow_dirty: bool = False,
 ) -> PreparedSweep:
     """Resolve and validate every point of a sweep, writing nothing.
 
@@ -174,6 +176,7 @@ def prepare_sweep(
         seed: the run seed (``--seed``), or ``None`` for the preset's.
         device: as for ``relulab run``.
         out_dir: the sweep directory.
+        allow_dirty: run into the checkout's ``results/`` from uncommitted code (unregistered).
 
     Raises:
         ValueError (``ConfigError``, ``OutputPathError``), ``StoreError`` or
@@ -202,7 +205,9 @@ def prepare_sweep(
         [f"{key}={value}" for key, value in zip(grid, values, strict=True)]
         for values in itertools.product(*grid.values())
     ]
-    points, runs = prepare_points(name, preset, point_overrides, fixed, seed, device, out)
+    points, runs = prepare_points(
+        name, preset, point_overrides, fixed, seed, device, out, allow_dirty=allow_dirty
+    )
     return PreparedSweep(name, preset, grid, list(fixed), points, runs, out)
 
 
@@ -216,6 +221,7 @@ def prepare_points(
     out: Path,
     names: Sequence[str] | None = None,
     record_keys: Sequence[str] | None = None,
+    allow_dirty: bool = False,
 ) -> tuple[list[SweepPoint], list[PreparedRun]]:
     """Resolve and validate each point (its ``key=value`` overrides on top of ``fixed``) into a
     run in ``out/<point>/``, writing nothing. A point's settings are its overridden fields' parsed
@@ -245,35 +251,34 @@ def prepare_points(
                 "setting; give distinct values"
             )
         seen[point.name] = ", ".join(overrides)
-        runs.append(prepare_run(name, preset, [*fixed, *overrides], seed, device, out / point.name))
+        runs.append(
+            prepare_run(
+                name, preset, [*fixed, *overrides], seed, device, out / point.name, allow_dirty
+            )
+        )
         points.append(point)
     return points, runs
 
 
-def _record(sweep: PreparedSweep, outcomes: dict[int, RunOutcome]) -> dict[str, Any]:
+def _point(point: SweepPoint, outcome: RunOutcome | None) -> SweepPointRecord:
+    """A point's record: its run's claims once finished, or the error that ended it."""
+    if outcome is not None and outcome.summary is not None:
+        return SweepPointRecord.of_summary(point.name, point.settings, outcome.summary)
+    error = outcome.error if outcome else None
+    return SweepPointRecord(
+        point.name, point.settings, error=None if error is None else " ".join(str(error).split())
+    )
+
+
+def _record(sweep: PreparedSweep, outcomes: dict[int, RunOutcome]) -> SweepRecord:
     """``sweep.json``: the grid and, per point, its settings, directory, claims or error."""
-    points = []
-    for index, point in enumerate(sweep.points):
-        outcome = outcomes.get(index)
-        summary = outcome.summary if outcome else None
-        error = outcome.error if outcome else None
-        points.append(
-            {
-                "name": point.name,
-                "settings": point.settings,
-                "claims": summary["claims"] if summary else [],
-                "metrics": summary["metrics"] if summary else {},
-                "error": None if error is None else " ".join(str(error).split()),
-                "finished": summary is not None,
-            }
-        )
-    return {
-        "experiment": sweep.experiment,
-        "preset": sweep.preset,
-        "grid": sweep.grid,
-        "fixed": sweep.fixed,
-        "points": points,
-    }
+    return SweepRecord(
+        sweep.experiment,
+        sweep.preset,
+        sweep.grid,
+        tuple(sweep.fixed),
+        tuple(_point(point, outcomes.get(i)) for i, point in enumerate(sweep.points)),
+    )
 
 
 def execute_sweep(
@@ -281,12 +286,12 @@ def execute_sweep(
     executor: Any,
     quiet: bool = False,
     warn: Callable[[str], None] = _stderr_warning,
-) -> dict[str, Any]:
+) -> SweepRecord:
     """Run every unfinished unit of every point on ``executor``, holding ``DIR``'s lock; write
     each point's outputs as it completes, then ``sweep.json`` and ``sweep.html``.
 
     Returns:
-        The content of ``sweep.json``.
+        The record written to ``sweep.json``.
 
     Raises:
         RunFailedError: a point failed (a unit or its outputs); every other point is finished,
@@ -295,7 +300,7 @@ def execute_sweep(
     outcomes: dict[int, RunOutcome] = {}
     with locked(sweep.out_dir):
         remove_temporaries(sweep.out_dir)
-        write_atomic(sweep.out_dir / SWEEP_FILENAME, json.dumps(_record(sweep, outcomes), indent=2))
+        write_atomic(sweep.out_dir / SWEEP_FILENAME, _record(sweep, outcomes).to_json())
         results = execute_runs(
             sweep.runs,
             executor,
@@ -305,7 +310,7 @@ def execute_sweep(
             on_finished=lambda index, outcome: outcomes.__setitem__(index, outcome),
         )
         record = _record(sweep, dict(enumerate(results)))
-        text = json.dumps(record, indent=2, allow_nan=False)
+        text = record.to_json()
         try:
             write_sweep_page(sweep.out_dir / SWEEP_PAGE, record)
         except Exception as error:
@@ -329,7 +334,7 @@ def execute_sweep(
     return record
 
 
-def checked_sweep(directory: Path) -> dict[str, Any]:
+def checked_sweep(directory: Path) -> SweepRecord:
     """The sweep's record (:func:`relulab.store.read_sweep_record`) for an experiment this
     relulab knows, with every point a finished run nobody is writing — so that
     :func:`rebuild_sweep` refuses before it writes anything.
@@ -341,35 +346,37 @@ def checked_sweep(directory: Path) -> dict[str, Any]:
         DirectoryInUseError: a live process writes the sweep or one of its points.
     """
     record = read_sweep_record(directory)
-    if not isinstance(record.get("grid"), dict):  # the sweep page is drawn from it
+    if not record.grid:  # the sweep page is drawn from it
         raise StoreError(
             f"{directory / SWEEP_FILENAME} is not a readable sweep record (no grid); re-run "
             "the sweep to rebuild it"
         )
-    get_experiment(record["experiment"])
+    get_experiment(record.experiment)
     check_not_in_use(directory)
-    if not record["points"]:
+    if not record.points:
         raise ValueError(f"{directory / SWEEP_FILENAME} lists no points; re-run the sweep")
-    for point in record["points"]:
-        check_rebuildable(directory / point["name"])  # unfinished → "re-run it to resume"
+    for point in record.points:
+        check_rebuildable(directory / point.name)  # unfinished → "re-run it to resume"
     return record
 
 
-def rebuild_sweep(directory: Path) -> dict[str, Any]:
+def rebuild_sweep(directory: Path) -> SweepRecord:
     """Rebuild every point's outputs, then ``sweep.json`` and ``sweep.html`` from them — after
     :func:`checked_sweep` has checked everything, so a refusal writes nothing.
 
     Returns:
-        The rebuilt ``sweep.json`` content.
+        The rebuilt record.
     """
     record = checked_sweep(directory)
     with locked(directory):
         remove_temporaries(directory)
-        for point in record["points"]:
-            summary = rebuild_outputs(directory / point["name"])
-            point.update(
-                claims=summary["claims"], metrics=summary["metrics"], error=None, finished=True
+        points = tuple(
+            SweepPointRecord.of_summary(
+                point.name, point.settings, rebuild_outputs(directory / point.name)
             )
+            for point in record.points
+        )
+        record = dataclasses.replace(record, points=points)
         write_sweep_page(directory / SWEEP_PAGE, record)
-        write_atomic(directory / SWEEP_FILENAME, json.dumps(record, indent=2, allow_nan=False))
+        write_atomic(directory / SWEEP_FILENAME, record.to_json())
     return record
