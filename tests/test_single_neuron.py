@@ -1,5 +1,5 @@
 """single-neuron (seed 001): each claim's criterion against its positive and its negative control,
-then the whole scorecard on stored results built by hand.
+each check against its construction, then the whole scorecard on stored results built by hand.
 
 Positive controls feed the criterion data on which the seed's statement is true in the seed's
 own sense: the seed's own numbers where its text gives them ("stuck around 0.02", "only reaches
@@ -9,7 +9,15 @@ plain torch autograd loop and a hand-written Adam step (PyTorch's formula), not 
 engine. The simulation reproduces the seed's figures: b2 = −1.1 converges, b2 = −1.2 sticks at
 1/48, lr 0.2 converges, lr 0.4 dies at 5/48, SiLU sits on a saddle for ≈ 5000 steps and then
 converges. The measurement under test (each spec's measure function) reads it as it reads a run.
-Negative controls are counter-examples, taken from the same simulation where one exists.
+Negative controls realise each claim's ``counterexample`` through the experiment itself: the
+study's own unit function (``units.train_conditions``, relulab's batched engine) trains the
+counter-setting — a learning rate, an init, a smaller push, the reparameterised neuron, a
+horizon — beside the seed's own setting at the same small size (2000 steps), and the claim's
+spec judges both: the counter-setting fails, the seed's setting holds (issue 42). Synthetic
+numbers fed to a criterion stay only as extra assertions.
+
+Three statements are checks, not claims (``check=``: identities of the setup); they keep their
+tests, and the dead neuron's identity is shown on the engine too.
 
 A criterion that fails its honest positive control is marked ``xfail(strict=True)`` with the
 issue that fixes it (none since issue 29, which changed the irreversibility criterion).
@@ -25,8 +33,9 @@ import torch
 from relulab.analysis import Estimate, boundary_bracket, plateau_level
 from relulab.engine import STATE_CODES
 from relulab.experiments.claims import evaluate
-from relulab.experiments.single_neuron import PRESETS, SingleNeuronConfig
-from relulab.experiments.single_neuron.claims import CLAIMS, bracket, loss_levels
+from relulab.experiments.context import RunContext
+from relulab.experiments.single_neuron import PRESETS, SingleNeuronConfig, units
+from relulab.experiments.single_neuron.claims import CLAIMS, bracket, loss_levels, outcomes
 from relulab.experiments.single_neuron.observations import (
     biases,
     learning_rate,
@@ -34,7 +43,7 @@ from relulab.experiments.single_neuron.observations import (
     questions,
     silu,
 )
-from relulab.experiments.single_neuron.units import Key
+from relulab.experiments.single_neuron.units import Key, Neurons
 from relulab.store import UnitResult
 from relulab.theory import sample_constant_fit_loss, sample_linear_fit_loss
 
@@ -215,6 +224,93 @@ def _index(result, **match):
 
 
 # ---------------------------------------------------------------------------------------------
+# The counter-settings, trained by the study's own unit function (relulab's engine)
+# ---------------------------------------------------------------------------------------------
+COUNTER = dataclasses.replace(QUICK, steps=2000, silu_steps=2000)
+CONTEXT = RunContext(torch.device("cpu"), torch.float32, seed=0, quiet=True)
+B2_FINE = np.round(np.linspace(-2.0, -0.6, 15), 6)  # steps of 0.1 over both boundaries
+LR_FINE = np.round(np.arange(0.05, 1.0001, 0.05), 6)  # through the seed's 0.2 and 0.4
+SEED_LRS = (QUICK.lr, 0.2, 0.4)  # the default lr and Observation 2's two
+
+
+def _c(**overrides):
+    return units._condition(COUNTER, **overrides)
+
+
+def _both(conditions):
+    return [{**c, "parameterisation": p} for p in ("standard", "reparam") for c in conditions]
+
+
+def _counter_groups():
+    """Each claim's counter-setting beside the seed's own setting, by name (2000 steps)."""
+    teacher = QUICK.teacher_bias_sweep
+    return {
+        "b1 seed": [_c(b1=v) for v in (1.2, 1.5, 2.0)],
+        "b1 lr 0.1": [_c(b1=v, lr=0.1) for v in (1.2, 1.5, 2.0)],
+        "b1 dead": [_c(b1=v) for v in (-1.2, -1.5, -2.0)],
+        "b2 seed": [_c(b2=v) for v in (-1.1, -1.2)],
+        "b2 w1 0.5": [_c(b2=v, w1=0.5) for v in (-1.1, -1.2)],
+        "b2 reparam": [_c(b2=-1.2, parameterisation="reparam")],
+        "b2 fine seed": _both([_c(b2=float(v)) for v in B2_FINE]),
+        "b2 fine w1 0.5": [_c(b2=float(v), w1=0.5) for v in B2_FINE],
+        "b2 fine w1 2": _both([_c(b2=float(v), w1=2.0) for v in B2_FINE]),
+        "teacher seed": [_c(teacher_bias=v) for v in teacher],
+        "teacher mirrored": [_c(b2=-v) for v in teacher],
+        "teacher lr 0.2 w1 2": [_c(teacher_bias=v, lr=0.2, w1=2.0) for v in teacher],
+        "lr seed": [_c(b2=-1.0, lr=v) for v in SEED_LRS],
+        "lr w2 4": [_c(b2=-1.0, lr=v, w2=4.0) for v in SEED_LRS],
+        "lr b2 -0.5": [_c(b2=-0.5, lr=v) for v in SEED_LRS],
+        "lr fine seed": [_c(b2=-1.0, lr=float(v)) for v in LR_FINE],
+        "lr fine w2 4": [_c(b2=-1.0, lr=float(v), w2=4.0) for v in LR_FINE],
+        "lr fine b2 -0.5": [_c(b2=-0.5, lr=float(v)) for v in LR_FINE],
+        "map lr 0.2": [_c(b2=float(v), lr=0.2) for v in np.linspace(-2.5, -1.8, 8)],
+        "relu b2 -2": [_c(b2=-2.0)],
+        "relu b2 -2 lr 0.2": [_c(b2=-2.0, lr=0.2)],
+        "silu": [_c(b2=v, activation="silu", teacher="silu") for v in (-2.0, 0.0)],
+    }
+
+
+def _early_groups():
+    """The lr sweep's first steps, recorded at every step, at the seed's push and a smaller one."""
+    return {
+        "early seed": [_c(b2=-1.0, lr=v) for v in SEED_LRS],
+        "early b2 -0.5": [_c(b2=-0.5, lr=v) for v in SEED_LRS],
+    }
+
+
+def _train_groups(groups, steps, record_every):
+    """One call of the study's unit function for every group, split back into groups."""
+    conditions = [c for group in groups.values() for c in group]
+    trained = units.train_conditions(
+        conditions, steps, record_every, COUNTER, CONTEXT, "counter-settings"
+    )
+    out, start = {}, 0
+    for name, group in groups.items():
+        out[name] = _take(trained, list(range(start, start + len(group))))
+        start += len(group)
+    return out
+
+
+@pytest.fixture(scope="module")
+def counter():
+    """Every counter-setting and its seed pair, trained once by the engine (≈ 5 s of CPU)."""
+    trained = _train_groups(_counter_groups(), COUNTER.steps, COUNTER.record_every)
+    trained.update(_train_groups(_early_groups(), COUNTER.early_steps, 1))
+    return trained
+
+
+def _silu_unit(counter, relu, silu_index):
+    """A ``silu-vs-relu`` unit: one ReLU run and one of the SiLU runs (b2 = −2, 0)."""
+    return _join(counter[relu], _take(counter["silu"], [silu_index]))
+
+
+def _verdicts(spec, counter_units, seed_units, config=COUNTER):
+    """The spec's verdict on the counter-setting's units and on the seed's, same size."""
+    assert spec.kind == "claim" and spec.counterexample
+    return spec.evaluate(counter_units, config).verdict, spec.evaluate(seed_units, config).verdict
+
+
+# ---------------------------------------------------------------------------------------------
 # Observation 0: b1-hyperactive-plateau, b1-dead-plateau
 # ---------------------------------------------------------------------------------------------
 def _seed_plateau(value):
@@ -229,10 +325,16 @@ def test_b1_hyperactive_plateau_positive(sim):
     assert biases.B1_HYPERACTIVE.judge(_seed_plateau(0.02), QUICK) == "holds"
 
 
-def test_b1_hyperactive_plateau_negative(sim):
-    """The simulated dead runs (b1 < −1: level 0.106, neuron dead) are not the hyperactive
-    plateau."""
-    b1s = sim[Key.B1_SWEEP]
+def test_b1_hyperactive_plateau_negative(sim, counter):
+    """The counterexample, on the engine: at Adam lr 0.1 the neurons started hyperactive at
+    b1 = 1.2 and 1.5 leave that state and converge (b1 = 2 stays); at the seed's lr 0.01 the
+    same three stick. Extra: the simulated dead runs are not the hyperactive plateau."""
+    assert _verdicts(
+        biases.B1_HYPERACTIVE,
+        {Key.B1_SWEEP: counter["b1 lr 0.1"]},
+        {Key.B1_SWEEP: counter["b1 seed"]},
+    ) == ("fails", "holds")
+    b1s = Neurons.read(sim[Key.B1_SWEEP])
     dead = [i for i, c in enumerate(b1s.conditions) if c["b1"] < -1]
     reading = plateaus.stuck_reading(plateaus.HYPERACTIVE, b1s, dead, str, QUICK)
     assert biases.B1_HYPERACTIVE.judge(reading.measured, QUICK) == "fails"
@@ -246,8 +348,9 @@ def test_b1_dead_plateau_positive(sim):
 
 
 def test_b1_dead_plateau_negative(sim):
-    """The simulated hyperactive runs (b1 > 1) are not the dead plateau."""
-    b1s = sim[Key.B1_SWEEP]
+    """A check's criterion still separates: the simulated hyperactive runs (b1 > 1) are not the
+    dead plateau."""
+    b1s = Neurons.read(sim[Key.B1_SWEEP])
     hyper = [i for i, c in enumerate(b1s.conditions) if c["b1"] > 1]
     reading = plateaus.stuck_reading(plateaus.DEAD, b1s, hyper, str, QUICK)
     assert biases.B1_DEAD.judge(reading.measured, QUICK) == "fails"
@@ -263,8 +366,15 @@ def test_b2_minus_1_1_converges_positive(sim):
     assert biases.B2_CONVERGES.judge(measured, QUICK) == "holds"
 
 
-def test_b2_minus_1_1_converges_negative(sim):
-    """The simulated b2 = −1.2 run's level (stuck at 0.021) is not convergence."""
+def test_b2_minus_1_1_converges_negative(sim, counter):
+    """The counterexample, on the engine: with the student's w1 started at 0.5 the b2 = −1.1
+    neuron ends hyperactive at 1/48; started at the seed's w1 = 1 it converges. Extra: the
+    simulated b2 = −1.2 run's level (0.021) is not convergence."""
+    assert _verdicts(
+        biases.B2_CONVERGES,
+        {Key.B2_SWEEP: counter["b2 w1 0.5"], Key.B2_BOUNDARY: counter["b2 fine w1 0.5"]},
+        {Key.B2_SWEEP: counter["b2 seed"], Key.B2_BOUNDARY: counter["b2 fine seed"]},
+    ) == ("fails", "holds")
     b2s = sim[Key.B2_SWEEP]
     stuck = plateau_level(b2s.curves["loss"][_index(b2s, b2=-1.2)])
     assert biases.B2_CONVERGES.judge(stuck, QUICK) == "fails"
@@ -276,9 +386,13 @@ def test_b2_minus_1_2_sticks_positive(sim):
     assert biases.B2_STICKS.judge(_seed_plateau(0.02), QUICK) == "holds"
 
 
-def test_b2_minus_1_2_sticks_negative(sim):
-    """The simulated b2 = −1.1 run converges, balanced: not stuck."""
-    b2s = sim[Key.B2_SWEEP]
+def test_b2_minus_1_2_sticks_negative(sim, counter):
+    """The counterexample, on the engine: the reparameterised neuron w·(x + b′) at b2 = −1.2
+    converges; the seed's neuron sticks. Extra: the simulated b2 = −1.1 run is not stuck."""
+    assert _verdicts(
+        biases.B2_STICKS, {Key.B2_SWEEP: counter["b2 reparam"]}, {Key.B2_SWEEP: counter["b2 seed"]}
+    ) == ("fails", "holds")
+    b2s = Neurons.read(sim[Key.B2_SWEEP])
     reading = plateaus.stuck_reading(plateaus.HYPERACTIVE, b2s, [_index(b2s, b2=-1.1)], str, QUICK)
     assert biases.B2_STICKS.judge(reading.measured, QUICK) == "fails"
 
@@ -292,9 +406,15 @@ def test_b2_boundary_between_seed_points_positive(sim):
     assert biases.B2_BOUNDARY.judge(Estimate(-1.15, low, high, 2, 1.0), QUICK) == "holds"
 
 
-def test_b2_boundary_between_seed_points_negative(sim):
-    """The simulated reparameterised neuron's region (around −1.54) is not between −1.2 and
-    −1.1."""
+def test_b2_boundary_between_seed_points_negative(sim, counter):
+    """The counterexample, on the engine: with w1 started at 0.5 the fine b2 sweep changes
+    outcome between −0.9 and −0.8, above −1.1; at the seed's w1 = 1 between −1.2 and −1.1.
+    Extra: the simulated reparameterised neuron's region (≈ −1.54) is not there either."""
+    assert _verdicts(
+        biases.B2_BOUNDARY,
+        {Key.B2_BOUNDARY: counter["b2 fine w1 0.5"]},
+        {Key.B2_BOUNDARY: counter["b2 fine seed"]},
+    ) == ("fails", "holds")
     region = biases.b2_region(sim, QUICK, "reparam")
     assert region.high < -1.2
     assert biases.B2_BOUNDARY.judge(region, QUICK) == "fails"
@@ -306,8 +426,13 @@ def test_kink_drifts_left_positive(sim):
     assert biases.KINK.judge(_measured(biases.KINK, sim), QUICK) == "holds"
 
 
-def test_kink_drifts_left_negative(sim):
-    """The two simulated runs swapped: the kink of the run said to pass −1 stops short of it."""
+def test_kink_drifts_left_negative(sim, counter):
+    """The counterexample, on the engine: with w1 started at 0.5 the b2 = −1.1 kink passes −1
+    too; at w1 = 1 it stops short. Extra: the two simulated runs swapped, and a kink that does
+    not start at 0, fail."""
+    assert _verdicts(
+        biases.KINK, {Key.B2_SWEEP: counter["b2 w1 0.5"]}, {Key.B2_SWEEP: counter["b2 seed"]}
+    ) == ("fails", "holds")
     measured = _measured(biases.KINK, sim)
     swapped = {**measured, "b2 = -1.2": measured["b2 = -1.1"], "b2 = -1.1": measured["b2 = -1.2"]}
     assert biases.KINK.judge(swapped, QUICK) == "fails"
@@ -323,8 +448,15 @@ def test_teacher_bias_pushes_hyperactive_positive(sim):
     assert biases.TEACHER_BIAS.judge(measured, QUICK) == "holds"
 
 
-def test_teacher_bias_pushes_hyperactive_negative():
-    """No bias pushes the neuron over (no threshold), or it is hyperactive already at c = 0."""
+def test_teacher_bias_pushes_hyperactive_negative(counter):
+    """The counterexample, on the engine: at Adam lr 0.2 with w1 started at 2 every target up to
+    ReLU(x) + 3 is learnt, none ends hyperactive; at the seed's setting c ≥ 1.5 ends
+    hyperactive. Extra: no threshold, or hyperactive already at c = 0, fail."""
+    assert _verdicts(
+        biases.TEACHER_BIAS,
+        {Key.TEACHER_BIAS: counter["teacher lr 0.2 w1 2"]},
+        {Key.TEACHER_BIAS: counter["teacher seed"]},
+    ) == ("fails", "holds")
     never = {"threshold": float("nan"), "at zero": 0.0, "start": 0.0}
     assert biases.TEACHER_BIAS.judge(never, QUICK) == "fails"
     always = {"threshold": 0.0, "at zero": 1.0, "start": 0.0}
@@ -341,14 +473,50 @@ def test_stuck_solution_is_least_squares_line_positive(sim):
 
 
 def test_stuck_solution_is_least_squares_line_negative(sim):
-    """A student that fits ReLU exactly (the simulated b2 = −1.1 run: slope 1, intercept 0,
-    balanced) put in the b2 = −1.2 slot is not the least-squares line."""
+    """A check's criterion still separates: a student that fits ReLU exactly (the simulated
+    b2 = −1.1 run: slope 1, intercept 0, balanced) put in the b2 = −1.2 slot is not the
+    least-squares line."""
     b2s = copy.deepcopy(sim[Key.B2_SWEEP])
     stuck, fine = _index(b2s, b2=-1.2), _index(b2s, b2=-1.1)
     for key in ("w1", "b1", "w2", "b2", "state"):
         b2s.final[key][stuck] = b2s.final[key][fine]
     measured = biases.LEAST_SQUARES.measure({Key.B2_SWEEP: b2s}, QUICK).measured
     assert biases.LEAST_SQUARES.judge(measured, QUICK) == "fails"
+
+
+def test_the_checks_are_identities_of_the_setup(counter):
+    """What makes b1-dead-plateau, stuck-solution-is-least-squares-line and
+    plateaus-are-exact-fits checks, on the engine: a dead ReLU neuron's w1, b1 and w2 never move
+    (their gradients are exactly 0) and its loss is the constant fit's; a neuron stuck
+    hyperactive ends on the least-squares line."""
+    assert {spec.id for spec in CLAIMS if spec.kind == "check"} == {
+        "b1-dead-plateau",
+        "stuck-solution-is-least-squares-line",
+        "plateaus-are-exact-fits",
+    }
+    dead = Neurons.read(counter["b1 dead"])
+    assert (dead.state == STATE_CODES["dead"]).all()
+    for frozen in (dead.w1, dead.b1, dead.w2):
+        assert (frozen == frozen[:, :1]).all()
+    exact = sample_constant_fit_loss(dead.x, np.maximum(dead.x, 0))
+    assert np.allclose(loss_levels(dead), exact, rtol=1e-5)
+    measured = biases.LEAST_SQUARES.measure({Key.B2_SWEEP: counter["b2 seed"]}, COUNTER).measured
+    assert measured["deviation"] < 1e-5 and measured["other state"] == 0
+
+
+def test_teacher_bias_is_the_b2_sweep_mirrored(counter):
+    """The loss depends on b2 − c only: a target raised by c trains exactly as the student
+    started at b2 = −c (same w1, b1, w2, same outcome) — teacher-bias-pushes-hyperactive
+    re-reads Observation 1's b2 sweep rather than adding independent evidence."""
+    raised, mirrored = (
+        Neurons.read(counter["teacher seed"]),
+        Neurons.read(counter["teacher mirrored"]),
+    )
+    assert (
+        outcomes(raised, COUNTER.converge_tol) == outcomes(mirrored, COUNTER.converge_tol)
+    ).all()
+    for a, b in ((raised.w1, mirrored.w1), (raised.b1, mirrored.b1), (raised.w2, mirrored.w2)):
+        assert np.allclose(a[:, :50], b[:, :50], atol=1e-5)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -359,8 +527,15 @@ def test_lr_0_2_converges_positive(sim):
     assert _judged(learning_rate.LR_CONVERGES, sim) == "holds"
 
 
-def test_lr_0_2_converges_negative(sim):
-    """The simulated lr 0.4 run's level (dead at 0.106) is not convergence."""
+def test_lr_0_2_converges_negative(sim, counter):
+    """The counterexample, on the engine: with the student's w2 started at 4 the lr 0.2 neuron
+    dies (5/48); at the seed's w2 = 1 it converges. Extra: the simulated lr 0.4 level (0.106)
+    is not convergence."""
+    assert _verdicts(
+        learning_rate.LR_CONVERGES,
+        {Key.LR_SWEEP: counter["lr w2 4"], Key.LR_BOUNDARY: counter["lr fine w2 4"]},
+        {Key.LR_SWEEP: counter["lr seed"], Key.LR_BOUNDARY: counter["lr fine seed"]},
+    ) == ("fails", "holds")
     lrs = sim[Key.LR_SWEEP]
     dead = plateau_level(lrs.curves["loss"][_index(lrs, lr=0.4)])
     assert learning_rate.LR_CONVERGES.judge(dead, QUICK) == "fails"
@@ -372,9 +547,16 @@ def test_lr_0_4_kills_positive(sim):
     assert learning_rate.LR_KILLS.judge(_seed_plateau(0.1), QUICK) == "holds"
 
 
-def test_lr_0_4_kills_negative(sim):
-    """The simulated lr 0.2 run converges, balanced: not killed."""
-    lrs = sim[Key.LR_SWEEP]
+def test_lr_0_4_kills_negative(sim, counter):
+    """The counterexample, on the engine: pushed less, from b2 = −0.5, the lr 0.4 neuron
+    converges; from the seed's b2 = −1 it dies. Extra: the simulated lr 0.2 run is not
+    killed."""
+    assert _verdicts(
+        learning_rate.LR_KILLS,
+        {Key.LR_SWEEP: counter["lr b2 -0.5"]},
+        {Key.LR_SWEEP: counter["lr seed"]},
+    ) == ("fails", "holds")
+    lrs = Neurons.read(sim[Key.LR_SWEEP])
     reading = plateaus.stuck_reading(plateaus.DEAD, lrs, [_index(lrs, lr=0.2)], str, QUICK)
     assert learning_rate.LR_KILLS.judge(reading.measured, QUICK) == "fails"
 
@@ -388,8 +570,15 @@ def test_lr_boundary_between_seed_points_positive(sim):
     assert learning_rate.LR_BOUNDARY.judge(Estimate(0.3, low, high, 2, 1.0), QUICK) == "holds"
 
 
-def test_lr_boundary_between_seed_points_negative():
-    """A neuron that converges up to lr 0.6 and dies from 0.7: its region is above 0.4."""
+def test_lr_boundary_between_seed_points_negative(counter):
+    """The counterexample, on the engine: pushed from b2 = −0.5 the fine lr sweep changes
+    outcome between lr 0.45 and 0.5, above 0.4; from b2 = −1 between 0.35 and 0.4. Extra: a
+    neuron converging up to lr 0.6 fails."""
+    assert _verdicts(
+        learning_rate.LR_BOUNDARY,
+        {Key.LR_BOUNDARY: counter["lr fine b2 -0.5"]},
+        {Key.LR_BOUNDARY: counter["lr fine seed"]},
+    ) == ("fails", "holds")
     lrs = np.geomspace(0.05, 1.0, 31)
     _, low, high, _ = boundary_bracket(lrs, lrs < 0.65)
     assert learning_rate.LR_BOUNDARY.judge(Estimate(0.65, low, high, 31, 1.0), QUICK) == "fails"
@@ -404,9 +593,15 @@ def test_lr_0_4_falls_fast_then_dies_positive(sim):
     assert learning_rate.FALLS_THEN_DIES.judge(measured, QUICK) == "holds"
 
 
-def test_lr_0_4_falls_fast_then_dies_negative(sim):
-    """A run that dies without the loss falling first (the simulated lr 0.4 record with its loss
-    held at 1 until it dies), and one that never dies (lr 0.2 in the lr 0.4 slot), fail."""
+def test_lr_0_4_falls_fast_then_dies_negative(sim, counter):
+    """The counterexample, on the engine: pushed from b2 = −0.5, at lr 0.4 the loss falls fast
+    and the neuron never dies; from b2 = −1 it falls, then dies. Extra: the simulated lr 0.4
+    record with its loss held at 1 until it dies, and one that never dies, fail."""
+    assert _verdicts(
+        learning_rate.FALLS_THEN_DIES,
+        {Key.LR_EARLY: counter["early b2 -0.5"], Key.LR_SWEEP: counter["lr b2 -0.5"]},
+        {Key.LR_EARLY: counter["early seed"], Key.LR_SWEEP: counter["lr seed"]},
+    ) == ("fails", "holds")
     results = {k: copy.deepcopy(sim[k]) for k in (Key.LR_EARLY, Key.LR_SWEEP)}
     early = results[Key.LR_EARLY]
     fast = _index(early, lr=0.4)
@@ -424,8 +619,9 @@ def _map_returns(result):
     its lr, and whether it came back for good (balanced at the end, loss level off its
     plateau)."""
     out = []
-    for i, condition in enumerate(result.conditions):
-        left, returned, good = learning_rate.network_returns(result, i, QUICK.plateau_rtol)
+    unit = Neurons.read(result)
+    for i, condition in enumerate(unit.conditions):
+        left, returned, good = learning_rate.network_returns(unit, i, QUICK.plateau_rtol)
         if left and returned:
             out.append((condition["lr"], good))
     return out
@@ -452,11 +648,19 @@ def test_leaving_balanced_is_irreversible_positive(sim):
     assert learning_rate.IRREVERSIBLE.judge(measured, QUICK) == "holds"
 
 
-def test_leaving_balanced_is_irreversible_negative(sim):
-    """The seed's own neuron that does come back: the simulated SiLU student at b2 = −2 leaves
-    the balanced state (its pre-activation turns positive on every input), sits on the saddle
-    and returns to balanced with its loss at zero ("SiLU eventually recovers"): 1 of 1."""
-    silus = sim[Key.SILU_VS_RELU]
+def test_leaving_balanced_is_irreversible_negative(sim, counter):
+    """The counterexample, on the engine: the (b2, lr) map's corner b2 = −2.5 … −1.8 at lr 0.2,
+    recorded every 10 steps — Adam's first large steps carry the kink past −1, the neuron is
+    hyperactive for 10–60 steps, then comes back and converges: every leaver returns for good.
+    Recorded every 250 steps, as the quick map is, none is seen to leave. Extra: the simulated
+    SiLU student at b2 = −2 (the seed's own neuron that comes back), 1 of 1."""
+    spec = learning_rate.IRREVERSIBLE
+    assert spec.kind == "claim" and spec.counterexample
+    claim = spec.evaluate({Key.MAP_B2_LR: counter["map lr 0.2"]}, COUNTER)
+    assert claim.verdict == "fails" and claim.n == 8 and claim.measured == 1.0, claim.detail
+    sparse = _take(counter["map lr 0.2"], list(range(8)), MAP_EVERY)
+    assert spec.evaluate({Key.MAP_B2_LR: sparse}, COUNTER).verdict == "not tested"
+    silus = Neurons.read(sim[Key.SILU_VS_RELU])
     i = _index(silus, activation="silu")
     left, returned, good = learning_rate.network_returns(silus, i, QUICK.plateau_rtol)
     assert left and returned and good
@@ -468,7 +672,7 @@ def test_the_reparameterised_neurons_returns_are_mostly_flickers_too(sim):
     """The old negative control, the simulated reparameterised neuron on the fine lr sweep, is
     balanced again after leaving in most runs, but few of those returns last: it is no longer
     a counter-example (a metric: the reparameterised neuron is not the seed's)."""
-    lrs = sim[Key.LR_BOUNDARY]
+    lrs = Neurons.read(sim[Key.LR_BOUNDARY])
     reparam = [i for i, c in enumerate(lrs.conditions) if c["parameterisation"] == "reparam"]
     counts = np.array([learning_rate.network_returns(lrs, i, QUICK.plateau_rtol) for i in reparam])
     left, again, good = counts.sum(0)
@@ -484,9 +688,16 @@ def test_relu_stuck_at_b2_minus_2_positive(sim):
     assert _judged(silu.RELU_STUCK, sim, SILU_CONFIG) == "holds"
 
 
-def test_relu_stuck_at_b2_minus_2_negative(sim):
-    """The simulated SiLU student beside it converges: not stuck on the plateau."""
-    unit = sim[Key.SILU_VS_RELU]
+def test_relu_stuck_at_b2_minus_2_negative(sim, counter):
+    """The counterexample, on the engine: at Adam lr 0.2 the ReLU student at b2 = −2 passes
+    through the hyperactive state and back, and converges; at lr 0.01 it stays. Extra: the
+    simulated SiLU student beside it is not stuck."""
+    assert _verdicts(
+        silu.RELU_STUCK,
+        {Key.SILU_VS_RELU: _silu_unit(counter, "relu b2 -2 lr 0.2", 0)},
+        {Key.SILU_VS_RELU: _silu_unit(counter, "relu b2 -2", 0)},
+    ) == ("fails", "holds")
+    unit = Neurons.read(sim[Key.SILU_VS_RELU])
     reading = plateaus.stuck_reading(
         plateaus.HYPERACTIVE, unit, [_index(unit, activation="silu")], str, SILU_CONFIG
     )
@@ -500,8 +711,14 @@ def test_silu_recovers_positive(sim):
     assert _judged(silu.SILU_RECOVERS, sim, SILU_CONFIG) == "holds"
 
 
-def test_silu_recovers_negative(sim):
-    """The ReLU student beside it stays at 0.021."""
+def test_silu_recovers_negative(sim, counter):
+    """The counterexample, on the engine: a horizon shorter than the saddle, 2000 steps — the
+    SiLU student at b2 = −2 is still on it (its 10 000-step simulation, the positive control,
+    recovers). Extra: the ReLU student's level (0.021) is not zero."""
+    spec = silu.SILU_RECOVERS
+    assert spec.kind == "claim" and spec.counterexample
+    short = {Key.SILU_VS_RELU: _silu_unit(counter, "relu b2 -2", 0)}
+    assert spec.evaluate(short, COUNTER).verdict == "fails"
     unit = sim[Key.SILU_VS_RELU]
     stuck = plateau_level(unit.curves["loss"][_index(unit, activation="relu")])
     assert silu.SILU_RECOVERS.judge(stuck, SILU_CONFIG) == "fails"
@@ -515,8 +732,15 @@ def test_silu_long_saddle_positive(sim):
     assert silu.SILU_SADDLE.judge(measured, SILU_CONFIG) == "holds"
 
 
-def test_silu_long_saddle_negative(sim):
-    """A SiLU student started balanced (b2 = 0) converges without a saddle."""
+def test_silu_long_saddle_negative(sim, counter):
+    """The counterexample, on the engine: SiLU started unpushed (silu_b2 = 0) converges without
+    a saddle; started at b2 = −2 it sits on one for most of the same 2000 steps. Extra: the
+    same in the independent simulation."""
+    assert _verdicts(
+        silu.SILU_SADDLE,
+        {Key.SILU_VS_RELU: _silu_unit(counter, "relu b2 -2", 1)},
+        {Key.SILU_VS_RELU: _silu_unit(counter, "relu b2 -2", 0)},
+    ) == ("fails", "holds")
     unit = sim["silu from b2 = 0"]
     measured = _measured(silu.SILU_SADDLE, {Key.SILU_VS_RELU: unit}, SILU_CONFIG)
     assert silu.SILU_SADDLE.judge(measured, SILU_CONFIG) == "fails"
@@ -532,7 +756,8 @@ def test_plateaus_are_exact_fits_positive(sim):
 
 
 def test_plateaus_are_exact_fits_negative(sim):
-    """The continuum plateaus 1/48 and 5/48 are not the fits on 100 grid points (≈ 2 % off)."""
+    """A check's criterion still separates: the continuum plateaus 1/48 and 5/48 are not the
+    fits on 100 grid points (≈ 2 % off)."""
     x = sim[Key.B1_SWEEP].arrays["x"]
     relu = np.maximum(x, 0)
     off = max(
@@ -548,8 +773,15 @@ def test_reparam_converges_from_lower_b2_positive(sim):
     assert questions.REPARAM.judge(_measured(questions.REPARAM, sim), QUICK) == "holds"
 
 
-def test_reparam_converges_from_lower_b2_negative(sim):
-    """The standard neuron against itself: no gap (its region's width, negative)."""
+def test_reparam_converges_from_lower_b2_negative(sim, counter):
+    """The counterexample, on the engine: with w1 started at 2 the standard neuron converges
+    from b2 as low as the reparameterised one (≈ −1.6): no gap; at w1 = 1 the gap is ≈ 0.3.
+    Extra: the standard neuron against itself."""
+    assert _verdicts(
+        questions.REPARAM,
+        {Key.B2_BOUNDARY: counter["b2 fine w1 2"], Key.LR_BOUNDARY: counter["lr fine seed"]},
+        {Key.B2_BOUNDARY: counter["b2 fine seed"], Key.LR_BOUNDARY: counter["lr fine seed"]},
+    ) == ("fails", "holds")
     region = biases.b2_region(sim, QUICK)
     assert questions.REPARAM.judge(questions.b2_reparam_gap(region, region), QUICK) == "fails"
 
@@ -591,6 +823,7 @@ def _unit(conditions, kinds, steps, leave_at=None, kink_b1=None):
         "state": np.array([r[1] for r in runs]),
         "w1": np.ones((len(runs), records)),
         "b1": np.zeros((len(runs), records)) if kink_b1 is None else kink_b1,
+        **{k: np.array([np.full(records, r[2][k]) for r in runs]) for k in ("w2", "b2")},
     }
     final = {
         "loss": curves["loss"][:, -1],
@@ -720,7 +953,7 @@ def test_convergence_reads_the_tail_median_not_the_final_value():
     lr.curves["loss"][1, -1] = 1e-12  # ... but one lucky final value
     lr.final["loss"][1] = 1e-12
     assert _by_id(results)["lr-0.2-converges"].verdict == "fails"
-    assert loss_levels(lr)[1] == pytest.approx(1e-2)
+    assert loss_levels(Neurons.read(lr))[1] == pytest.approx(1e-2)
 
 
 def test_boundary_outside_the_seed_points_fails_and_a_chaotic_band_is_inconclusive():
@@ -740,7 +973,7 @@ def test_boundary_outside_the_seed_points_fails_and_a_chaotic_band_is_inconclusi
         if c["lr"] > 0.5 and c["parameterisation"] == "standard"
     ][0]
     lr.curves["loss"][flip] = 1e-14  # converges again above 0.4: the band straddles 0.4
-    region = bracket(lr, "lr", False, "standard", CONFIG.converge_tol)
+    region = bracket(Neurons.read(lr), "lr", False, "standard", CONFIG.converge_tol)
     assert region.low < 0.4 < region.high
     assert _by_id(results)["lr-boundary-between-seed-points"].verdict == "inconclusive"
 
@@ -778,6 +1011,38 @@ def test_flickers_and_returns_beyond_the_seeds_lr_do_not_count():
     claim = _by_id(results)["leaving-balanced-is-irreversible"]
     assert claim.verdict == "holds" and claim.n == 5 + 11
     assert "beyond lr 0.01–0.4 40/40/85" in claim.detail  # + 5 on the fine lr sweep
+
+
+def test_a_diverged_network_counts_as_diverged_in_every_claim_that_reads_it():
+    """One divergence policy: the b2 = −1.2 run frozen by the engine with a non-finite loss is
+    diverged in every claim and check that reads it — counted in each one's divergence counts,
+    never a sentinel loss in one and a drop in another — and it ranks last: not stuck, not a
+    line, no kink reading, not back."""
+    results = seedlike()
+    b2s = results[Key.B2_SWEEP]
+    i = [k for k, c in enumerate(b2s.conditions) if c["b2"] == -1.2][0]
+    b2s.diverged[i], b2s.diverged_step[i] = True, 500
+    b2s.curves["loss"][i, 50:] = np.nan
+    by_id = _by_id(results)
+    expected = {
+        "b2-minus-1.2-sticks": (1, 1),
+        "kink-drifts-left": (1, 2),
+        "stuck-solution-is-least-squares-line": (1, 1),
+        "plateaus-are-exact-fits": (1, 4),
+        "leaving-balanced-is-irreversible": (1, 4),
+    }
+    for claim_id, counts in expected.items():
+        claim = by_id[claim_id]
+        assert claim.diverged[Key.B2_SWEEP] == counts, claim_id
+        assert "diverged: " in claim.detail and "b2-sweep 1/" in claim.detail, claim_id
+    for claim_id in (
+        "b2-minus-1.2-sticks",
+        "kink-drifts-left",
+        "stuck-solution-is-least-squares-line",
+    ):
+        assert by_id[claim_id].verdict == "fails", claim_id
+    assert by_id["b2-minus-1.1-converges"].diverged[Key.B2_SWEEP] == (0, 1)
+    assert by_id["b2-minus-1.1-converges"].verdict == "holds"
 
 
 def test_irreversibility_without_leavers_is_not_tested():

@@ -10,6 +10,12 @@ kink ``x_t = −b1/w1`` and the neuron state over time. Beyond the seed: fine 1-
 locate the b2 and learning-rate boundaries, phase maps over (b1, b2) and (b2, lr), and the
 reparameterised neuron ``w·(x + b')`` (the seed's open question) on the same grids.
 
+Three statements are checks, not claims — identities of the setup, run and shown, never counted:
+the dead plateau (a dead ReLU neuron has no gradient but b2's), the stuck solution being the
+least-squares line, and the plateaus being the exact fits. Every claim names the setting of the
+simulated system under which it fails (``counterexample``), and every unit is read through its
+typed view (:class:`.units.Neurons`).
+
 The package reads top to bottom: :mod:`.config` (settings with provenance tags, presets),
 :mod:`.units` (the unit names and the batched computations), :mod:`.readings` (loss levels,
 outcomes, kinks, transition regions), :mod:`.observations` (one claim spec per statement, a
@@ -23,7 +29,7 @@ from relulab.experiments.base import Experiment
 from relulab.experiments.single_neuron.claims import CLAIMS, analyse
 from relulab.experiments.single_neuron.config import PRESETS, SingleNeuronConfig
 from relulab.experiments.single_neuron.figures import figures
-from relulab.experiments.single_neuron.units import estimate_bytes, plan, unit_keys
+from relulab.experiments.single_neuron.units import estimate_bytes, plan, unit_keys, unit_views
 
 __all__ = ["EXPERIMENT", "PRESETS", "SingleNeuronConfig", "analyse", "figures", "plan"]
 
@@ -40,4 +46,5 @@ EXPERIMENT = Experiment(
     estimate_bytes=estimate_bytes,
     claims=CLAIMS,
     unit_keys=unit_keys,
+    unit_views=unit_views,
 )

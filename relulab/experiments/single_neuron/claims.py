@@ -2,7 +2,9 @@
 
 Each claim is one :class:`~relulab.experiments.claims.ClaimSpec` with its measure function, in a
 module per part of the seed (:mod:`relulab.experiments.single_neuron.observations`); ``CLAIMS``
-lists them in scorecard order. The readings they share (loss levels, outcomes, kinks, transition
+lists them in scorecard order, the checks (``check=``: identities of the setup, run and shown,
+never counted) among them: ``b1-dead-plateau``, ``stuck-solution-is-least-squares-line`` and
+``plateaus-are-exact-fits``. The readings they share (loss levels, outcomes, kinks, transition
 regions) are in :mod:`relulab.experiments.single_neuron.readings`.
 """
 
@@ -44,8 +46,14 @@ from relulab.experiments.single_neuron.observations.silu import (
     SILU_RECOVERS,
     SILU_SADDLE,
 )
-from relulab.experiments.single_neuron.readings import bracket, kinks, loss_levels, outcomes
-from relulab.experiments.single_neuron.units import Key
+from relulab.experiments.single_neuron.readings import (
+    bracket,
+    diverged,
+    kinks,
+    loss_levels,
+    outcomes,
+)
+from relulab.experiments.single_neuron.units import Key, neurons
 from relulab.theory import sample_constant_fit_loss, sample_linear_fit_loss
 
 __all__ = [
@@ -84,15 +92,15 @@ def _boundary_metrics(results: Results, config: SingleNeuronConfig) -> dict[str,
     """Per fine sweep and parameterisation: the first change of outcome, the transition
     region's ends, the number of changes and the fraction that converged."""
     values = {}
-    for unit, key, descending in ((Key.B2_BOUNDARY, "b2", True), (Key.LR_BOUNDARY, "lr", False)):
-        result = results[unit]
-        converged = outcomes(result, config.converge_tol) == OUTCOMES["converged"]
+    for name, key, descending in ((Key.B2_BOUNDARY, "b2", True), (Key.LR_BOUNDARY, "lr", False)):
+        unit = neurons(results, name)
+        converged = outcomes(unit, config.converge_tol) == OUTCOMES["converged"]
         for parameterisation in ("standard", "reparam"):
-            idx = where(result.conditions, parameterisation=parameterisation)
-            swept = np.array([result.conditions[i][key] for i in idx])
+            idx = where(unit.conditions, parameterisation=parameterisation)
+            swept = np.array([unit.conditions[i][key] for i in idx])
             order = np.argsort(-swept if descending else swept)
             boundary, flips = locate_boundary(swept[order], converged[idx][order])
-            region = bracket(result, key, descending, parameterisation, config.converge_tol)
+            region = bracket(unit, key, descending, parameterisation, config.converge_tol)
             values[f"{key}_boundary_{parameterisation}"] = boundary
             values[f"{key}_boundary_region_low_{parameterisation}"] = region.low
             values[f"{key}_boundary_region_high_{parameterisation}"] = region.high
@@ -106,13 +114,13 @@ def _boundary_metrics(results: Results, config: SingleNeuronConfig) -> dict[str,
 def _map_metrics(results: Results, config: SingleNeuronConfig) -> dict[str, float]:
     """The outcome fractions (dead / balanced / hyperactive / converged) of each phase map."""
     values = {}
-    for unit in (Key.MAP_B1_B2, Key.MAP_B2_LR):
-        result = results[unit]
-        outcome = outcomes(result, config.converge_tol)
+    for key in (Key.MAP_B1_B2, Key.MAP_B2_LR):
+        unit = neurons(results, key)
+        outcome = outcomes(unit, config.converge_tol)
         for parameterisation in ("standard", "reparam"):
-            idx = where(result.conditions, parameterisation=parameterisation)
+            idx = where(unit.conditions, parameterisation=parameterisation)
             for name, code in OUTCOMES.items():
-                values[f"{unit}_{parameterisation}_{name}_fraction"] = float(
+                values[f"{key}_{parameterisation}_{name}_fraction"] = float(
                     np.mean(outcome[idx] == code)
                 )
     return values
@@ -121,7 +129,7 @@ def _map_metrics(results: Results, config: SingleNeuronConfig) -> dict[str, floa
 def metrics(results: Results, config: SingleNeuronConfig) -> dict[str, float]:
     """Exact plateaus, located boundaries, outcome fractions of the maps, SiLU timing, and the
     counts behind irreversibility (the seed's learning rates, beyond them, reparameterised)."""
-    x = results[Key.B1_SWEEP].arrays["x"]
+    x = neurons(results, Key.B1_SWEEP).x
     values = {
         "plateau_hyperactive_exact": HYPERACTIVE_PLATEAU,
         "plateau_dead_exact": DEAD_PLATEAU,
@@ -131,13 +139,14 @@ def metrics(results: Results, config: SingleNeuronConfig) -> dict[str, float]:
     values.update(_boundary_metrics(results, config))
     values.update(_map_metrics(results, config))
     values.update(irreversibility_metrics(results, config))
-    silu = results[Key.SILU_VS_RELU]
+    silu = neurons(results, Key.SILU_VS_RELU)
     silu_i = first_match(silu.conditions, activation="silu")
-    values["silu_steps_to_converge"] = first_below(
-        silu.steps, silu.curves["loss"][silu_i], config.converge_tol
+    tol = config.converge_tol
+    values["silu_steps_to_converge"] = first_below(silu.steps, silu.loss[silu_i], tol)
+    values["silu_final_loss"] = float(silu.end.loss[silu_i])
+    values["diverged_networks"] = float(
+        sum(int(diverged(neurons(results, key)).sum()) for key in results)
     )
-    values["silu_final_loss"] = float(silu.final["loss"][silu_i])
-    values["diverged_networks"] = float(sum(int(r.diverged.sum()) for r in results.values()))
     return values
 
 

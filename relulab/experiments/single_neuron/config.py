@@ -136,7 +136,15 @@ class SingleNeuronConfig:
     grid_lr_range: tuple[float, float] = setting(
         (0.001, 1.0), "choice", positive=True, increasing=True, note="log-spaced"
     )
-    grid_record_every: int = setting(250, "choice", positive=True)
+    grid_record_every: int = setting(
+        250,
+        "inferred",
+        positive=True,
+        alternatives=(10,),
+        note="the phase maps' recording interval; leaving-balanced-is-irreversible reads the "
+        "maps' states at these records and misses excursions shorter than it (alternative: 10, "
+        "the quick sweeps' own interval, which sees them)",
+    )
     teacher_bias_sweep: tuple[float, ...] = setting(
         (0.0, 0.5, 1.0, 1.5, 2.0, 3.0),
         "inferred",

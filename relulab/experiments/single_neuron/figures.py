@@ -17,9 +17,8 @@ from relulab.experiments.single_neuron.config import (
     SingleNeuronConfig,
 )
 from relulab.experiments.single_neuron.readings import kinks, outcomes
-from relulab.experiments.single_neuron.units import Key
+from relulab.experiments.single_neuron.units import Key, Neurons, neurons
 from relulab.report.plotting import plt, save
-from relulab.store import UnitResult
 
 __all__ = ["figures"]
 
@@ -30,13 +29,13 @@ def _plateau_lines(ax: plt.Axes) -> None:
 
 
 def _loss_panel(
-    ax: plt.Axes, result: UnitResult, label: Callable[[dict[str, Any]], str], title: str
+    ax: plt.Axes, unit: Neurons, label: Callable[[dict[str, Any]], str], title: str
 ) -> None:
-    colours = plt.cm.viridis(np.linspace(0, 0.95, result.n_networks))
-    for i, condition in enumerate(result.conditions):
+    colours = plt.cm.viridis(np.linspace(0, 0.95, unit.n_networks))
+    for i, condition in enumerate(unit.conditions):
         ax.plot(
-            result.steps,
-            np.maximum(result.curves["loss"][i], 1e-16),
+            unit.steps,
+            np.maximum(unit.loss[i], 1e-16),
             color=colours[i],
             label=label(condition),
             lw=1.2,
@@ -48,17 +47,18 @@ def _loss_panel(
 
 def _figure_losses(results: Results, config: SingleNeuronConfig, out_dir: Path) -> Figure:
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
-    _loss_panel(axes[0, 0], results[Key.B1_SWEEP], lambda c: f"b1={c['b1']:g}", "b1 sweep (b2 = 0)")
-    _loss_panel(axes[0, 1], results[Key.B2_SWEEP], lambda c: f"b2={c['b2']:g}", "b2 sweep (b1 = 0)")
+    b1s, b2s = neurons(results, Key.B1_SWEEP), neurons(results, Key.B2_SWEEP)
+    _loss_panel(axes[0, 0], b1s, lambda c: f"b1={c['b1']:g}", "b1 sweep (b2 = 0)")
+    _loss_panel(axes[0, 1], b2s, lambda c: f"b2={c['b2']:g}", "b2 sweep (b1 = 0)")
     _loss_panel(
         axes[1, 0],
-        results[Key.LR_SWEEP],
+        neurons(results, Key.LR_SWEEP),
         lambda c: f"lr={c['lr']:g}",
         f"learning-rate sweep (b1 = 0, b2 = {config.lr_sweep_b2:g})",
     )
     _loss_panel(
         axes[1, 1],
-        results[Key.SILU_VS_RELU],
+        neurons(results, Key.SILU_VS_RELU),
         lambda c: c["activation"],
         f"SiLU vs ReLU (b2 = {config.silu_b2:g})",
     )
@@ -71,9 +71,9 @@ def _figure_losses(results: Results, config: SingleNeuronConfig, out_dir: Path) 
     )
 
 
-def _student(result: UnitResult, i: int, t: int, x: np.ndarray) -> np.ndarray:
-    w1, b1, w2, b2 = (result.curves[k][i, t] for k in ("w1", "b1", "w2", "b2"))
-    pre = w1 * (x + b1) if result.conditions[i]["parameterisation"] == "reparam" else w1 * x + b1
+def _student(unit: Neurons, i: int, t: int, x: np.ndarray) -> np.ndarray:
+    w1, b1, w2, b2 = (curve[i, t] for curve in (unit.w1, unit.b1, unit.w2, unit.b2))
+    pre = w1 * (x + b1) if unit.conditions[i]["parameterisation"] == "reparam" else w1 * x + b1
     return w2 * np.maximum(pre, 0) + b2
 
 
@@ -86,14 +86,14 @@ def _figure_fits(results: Results, config: SingleNeuronConfig, out_dir: Path) ->
     ]
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.4), sharey=True)
     x = np.linspace(-1, 1, 201)
-    for ax, (unit, match, title) in zip(axes, cases, strict=True):
-        result = results[unit]
-        i = first_match(result.conditions, **match)
+    for ax, (key, match, title) in zip(axes, cases, strict=True):
+        unit = neurons(results, key)
+        i = first_match(unit.conditions, **match)
         ax.plot(x, np.maximum(x, 0), "k--", lw=1.5, label="teacher")
         if i is not None:
             for target in (0, 20, 100, 500, config.steps):
-                t = int(np.argmin(np.abs(result.steps - target)))
-                ax.plot(x, _student(result, i, t, x), lw=1.2, label=f"step {int(result.steps[t])}")
+                t = int(np.argmin(np.abs(unit.steps - target)))
+                ax.plot(x, _student(unit, i, t, x), lw=1.2, label=f"step {int(unit.steps[t])}")
         ax.set(title=title, xlabel="x")
         ax.legend()
     axes[0].set_ylabel("f(x)")
@@ -108,39 +108,39 @@ def _figure_fits(results: Results, config: SingleNeuronConfig, out_dir: Path) ->
 
 def _figure_kinks(results: Results, config: SingleNeuronConfig, out_dir: Path) -> Figure:
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
-    for ax, unit, key in ((axes[0], Key.B2_SWEEP, "b2"), (axes[1], Key.LR_SWEEP, "lr")):
-        result = results[unit]
-        trajectories = kinks(result)
-        colours = plt.cm.viridis(np.linspace(0, 0.95, result.n_networks))
-        for i, condition in enumerate(result.conditions):
+    for ax, name, key in ((axes[0], Key.B2_SWEEP, "b2"), (axes[1], Key.LR_SWEEP, "lr")):
+        unit = neurons(results, name)
+        trajectories = kinks(unit)
+        colours = plt.cm.viridis(np.linspace(0, 0.95, unit.n_networks))
+        for i, condition in enumerate(unit.conditions):
             label = f"{key}={condition[key]:g}"
-            ax.plot(result.steps, trajectories[i], color=colours[i], label=label)
+            ax.plot(unit.steps, trajectories[i], color=colours[i], label=label)
         for edge in (-1, 1):
             ax.axhline(edge, color="k", ls=":", lw=1)
         ax.set(
             xscale="symlog",
-            xlim=(0, result.steps[-1]),
+            xlim=(0, unit.steps[-1]),
             xlabel="step",
             ylabel="kink x_t",
             ylim=(-3, 3),
-            title=f"kink x_t = −b1/w1, {unit.replace('-', ' ')}",
+            title=f"kink x_t = −b1/w1, {name.replace('-', ' ')}",
         )
         ax.legend(ncol=2)
-    result = results[Key.B2_SWEEP]
+    b2s = neurons(results, Key.B2_SWEEP)
     image = axes[2].imshow(
-        result.curves["state"],
+        b2s.state,
         aspect="auto",
         cmap=plt.colormaps["coolwarm"].resampled(3),
         vmin=-0.5,
         vmax=2.5,
         interpolation="nearest",
-        extent=(result.steps[0], result.steps[-1], result.n_networks - 0.5, -0.5),
+        extent=(b2s.steps[0], b2s.steps[-1], b2s.n_networks - 0.5, -0.5),
     )
     axes[2].set(
-        yticks=range(result.n_networks),
+        yticks=range(b2s.n_networks),
         xlabel="step",
         title="neuron state, b2 sweep",
-        yticklabels=[f"b2={c['b2']:g}" for c in result.conditions],
+        yticklabels=[f"b2={c['b2']:g}" for c in b2s.conditions],
     )
     axes[2].grid(False)
     bar = fig.colorbar(image, ax=axes[2], ticks=[0, 1, 2])
@@ -155,21 +155,21 @@ def _figure_kinks(results: Results, config: SingleNeuronConfig, out_dir: Path) -
 
 
 def _map_axes(
-    result: UnitResult, x_key: str, y_key: str, idx: np.ndarray
+    unit: Neurons, x_key: str, y_key: str, idx: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    xs = np.unique([result.conditions[i][x_key] for i in idx])
-    ys = np.unique([result.conditions[i][y_key] for i in idx])
+    xs = np.unique([unit.conditions[i][x_key] for i in idx])
+    ys = np.unique([unit.conditions[i][y_key] for i in idx])
     return xs, ys
 
 
 def _map_values(
-    result: UnitResult, values: np.ndarray, x_key: str, y_key: str, parameterisation: str
+    unit: Neurons, values: np.ndarray, x_key: str, y_key: str, parameterisation: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    idx = where(result.conditions, parameterisation=parameterisation)
-    xs, ys = _map_axes(result, x_key, y_key, idx)
+    idx = where(unit.conditions, parameterisation=parameterisation)
+    xs, ys = _map_axes(unit, x_key, y_key, idx)
     grid = np.full((len(ys), len(xs)), np.nan)
     for i in idx:
-        cond = result.conditions[i]
+        cond = unit.conditions[i]
         grid[np.searchsorted(ys, cond[y_key]), np.searchsorted(xs, cond[x_key])] = values[i]
     return xs, ys, grid
 
@@ -179,19 +179,19 @@ _MAPS = ((Key.MAP_B1_B2, "b1", "b2"), (Key.MAP_B2_LR, "b2", "lr"))
 
 def _map_grid(
     results: Results,
-    values_of: Callable[[UnitResult], np.ndarray],
+    values_of: Callable[[Neurons], np.ndarray],
     draw: Callable[[plt.Axes, np.ndarray, np.ndarray, np.ndarray], Any],
     title: str,
     labels: list[str] | None = None,
 ) -> plt.Figure:
     """2×2 panels: rows (b1, b2) and (b2, lr) maps, columns standard and reparam neurons."""
     fig, axes = plt.subplots(2, 2, figsize=(11, 8.5))
-    for row, (unit, x_key, y_key) in enumerate(_MAPS):
-        result = results[unit]
-        values = values_of(result)
+    for row, (key, x_key, y_key) in enumerate(_MAPS):
+        unit = neurons(results, key)
+        values = values_of(unit)
         for col, parameterisation in enumerate(("standard", "reparam")):
             ax = axes[row, col]
-            xs, ys, grid = _map_values(result, values, x_key, y_key, parameterisation)
+            xs, ys, grid = _map_values(unit, values, x_key, y_key, parameterisation)
             mesh = draw(ax, xs, ys, grid)
             ax.set(
                 xlabel=x_key,
@@ -240,7 +240,7 @@ def _figure_phase_maps(results: Results, config: SingleNeuronConfig, out_dir: Pa
 def _figure_loss_maps(results: Results, config: SingleNeuronConfig, out_dir: Path) -> Figure:
     fig = _map_grid(
         results,
-        lambda r: np.log10(np.maximum(r.final["loss"], 1e-16)),
+        lambda unit: np.log10(np.maximum(unit.end.loss, 1e-16)),
         _draw_log_loss,
         "log10 final loss",
     )

@@ -1,5 +1,10 @@
 """Readings of the stored single-neuron runs, shared by the claims, the metrics and the figures.
 
+Every reading takes a unit as its typed view (:class:`.units.Neurons`).
+
+* :data:`DIVERGENCE` / :func:`diverged` / :func:`diverged_counts` — the one divergence policy:
+  a network frozen by the engine or with a non-finite recorded loss has diverged; it ranks last
+  (its loss level is +inf), so it neither converges, nor sits on a plateau, nor comes back;
 * :func:`loss_levels` / :func:`level` — the median of the last 10 % of a loss curve: the one
   reading of "goes to zero" and "stuck around";
 * :func:`outcomes` — converged, or the neuron's final state;
@@ -13,17 +18,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
-from relulab.analysis import Estimate, boundary_bracket, plateau_level, where
+from relulab.analysis import (
+    DivergencePolicy,
+    Estimate,
+    boundary_bracket,
+    divergence_counts,
+    divergence_text,
+    plateau_level,
+    ranked_last,
+    where,
+)
 from relulab.engine import STATE_CODES
 from relulab.experiments.single_neuron.config import DEAD_PLATEAU, HYPERACTIVE_PLATEAU, OUTCOMES
-from relulab.store import UnitResult
+from relulab.experiments.single_neuron.units import Neurons
 
 __all__ = [
+    "DIVERGENCE",
     "STATE_NAMES",
     "bracket",
+    "diverged",
+    "diverged_counts",
+    "diverged_detail",
     "fmt",
+    "halves_divergence",
     "kinks",
     "left_and_returned",
     "level",
@@ -35,44 +56,90 @@ __all__ = [
 
 STATE_NAMES = {code: name for name, code in STATE_CODES.items()}
 
+#: The study's divergence policy: frozen by the engine or a non-finite recorded loss. No cap:
+#: Adam moves each parameter by at most ≈ lr a step (β1 < √β2), so within this study's
+#: learning rates (≤ 1) and horizons (≤ 50 000 steps) no parameter can exceed ≈ 5·10⁴ and no
+#: finite loss can be a divergence.
+DIVERGENCE = DivergencePolicy(quantity="training loss")
+
 
 def fmt(value: float) -> str:
     """A number as the single-neuron details print it: 4 significant digits."""
     return f"{value:.4g}"
 
 
-def loss_levels(result: UnitResult) -> np.ndarray:
+def diverged(unit: Neurons) -> np.ndarray:
+    """Per network, whether it diverged under :data:`DIVERGENCE`."""
+    return DIVERGENCE.diverged(unit.diverged, unit.loss)
+
+
+def diverged_counts(
+    units: Mapping[str, Neurons], indices: Mapping[str, list[int]] | None = None
+) -> dict[str, tuple[int, int]]:
+    """Per unit read (or per named group of a unit's networks): (diverged, networks).
+
+    Args:
+        units: the units a claim read, by name.
+        indices: per name, the networks of that unit the claim read (default: all).
+    """
+    counts = {}
+    for name, unit in units.items():
+        rows = list(range(unit.n_networks)) if indices is None else indices[name]
+        counts.update(divergence_counts(diverged(unit), {str(name): rows}))
+    return counts
+
+
+def halves_divergence(unit: Neurons, name: str) -> dict[str, tuple[int, int]]:
+    """Divergence counts of a fine sweep's standard and reparameterised halves."""
+    halves = {
+        f"{name} {p}": [i for i, c in enumerate(unit.conditions) if c["parameterisation"] == p]
+        for p in ("standard", "reparam")
+    }
+    return diverged_counts(dict.fromkeys(halves, unit), halves)
+
+
+def diverged_detail(counts: Mapping[str, tuple[int, int]]) -> str:
+    """The divergence counts and the policy, for a claim's detail."""
+    return f"{divergence_text(counts)} ({DIVERGENCE.describe()}; a diverged network ranks last)"
+
+
+def loss_levels(unit: Neurons) -> np.ndarray:
     """Per network, the loss level: the median over the last 10 % of the record
-    (:func:`relulab.analysis.plateau_level`). Converged and stuck runs are read the same way."""
-    return np.array([plateau_level(curve) for curve in result.curves["loss"]])
+    (:func:`relulab.analysis.plateau_level`), +inf for a network that diverged (it ranks last:
+    it neither converges nor sits on a plateau). Converged and stuck runs are read the same
+    way."""
+    levels = np.array([plateau_level(curve) for curve in unit.loss])
+    return ranked_last(levels, diverged(unit))
 
 
-def level(result: UnitResult, i: int) -> float:
-    """The loss level of network ``i``."""
-    return plateau_level(result.curves["loss"][i])
+def level(unit: Neurons, i: int) -> float:
+    """The loss level of network ``i`` (+inf if it diverged)."""
+    flags = diverged(unit)[i : i + 1]
+    return float(ranked_last(np.array([plateau_level(unit.loss[i])]), flags)[0])
 
 
-def outcomes(result: UnitResult, converge_tol: float) -> np.ndarray:
-    """Per network: converged (loss level < tol), else its final state (dead/balanced/hyper)."""
-    state = result.final["state"].astype(int)
-    return np.where(loss_levels(result) < converge_tol, OUTCOMES["converged"], state)
+def outcomes(unit: Neurons, converge_tol: float) -> np.ndarray:
+    """Per network: converged (loss level < tol), else its final state (dead/balanced/hyper);
+    a diverged network never counts as converged."""
+    state = unit.end.state.astype(int)
+    return np.where(loss_levels(unit) < converge_tol, OUTCOMES["converged"], state)
 
 
-def kinks(result: UnitResult) -> np.ndarray:
+def kinks(unit: Neurons) -> np.ndarray:
     """Kink trajectories ``(S, T)``: −b1/w1 (standard) or −b' (reparam)."""
-    reparam = np.array([c["parameterisation"] == "reparam" for c in result.conditions])[:, None]
-    return np.where(reparam, -result.curves["b1"], -result.curves["b1"] / result.curves["w1"])
+    reparam = np.array([c["parameterisation"] == "reparam" for c in unit.conditions])[:, None]
+    return np.where(reparam, -unit.b1, -unit.b1 / unit.w1)
 
 
 def bracket(
-    result: UnitResult, key: str, descending: bool, parameterisation: str, converge_tol: float
+    unit: Neurons, key: str, descending: bool, parameterisation: str, converge_tol: float
 ) -> Estimate:
     """A fine sweep's transition region (converged ↔ not) as an interval: the grid points from
     the first to the last change of outcome (:func:`relulab.analysis.boundary_bracket`), the
     sweep read from its converging side; the value is the midpoint of the first change.
 
     Args:
-        result: a fine sweep (``b2-boundary`` or ``lr-boundary``).
+        unit: a fine sweep (``b2-boundary`` or ``lr-boundary``).
         key: the swept setting, ``"b2"`` or ``"lr"``.
         descending: read the sweep from large to small values (b2 converges at the top).
         parameterisation: ``"standard"`` or ``"reparam"``.
@@ -82,9 +149,9 @@ def bracket(
         An :class:`~relulab.analysis.Estimate` with level 1 (a grid bracket, not a confidence
         interval) and ``n`` the number of grid points; NaN if the outcome never changes.
     """
-    idx = where(result.conditions, parameterisation=parameterisation)
-    swept = np.array([result.conditions[i][key] for i in idx])
-    converged = outcomes(result, converge_tol)[idx] == OUTCOMES["converged"]
+    idx = where(unit.conditions, parameterisation=parameterisation)
+    swept = np.array([unit.conditions[i][key] for i in idx])
+    converged = outcomes(unit, converge_tol)[idx] == OUTCOMES["converged"]
     order = np.argsort(-swept if descending else swept)
     midpoint, low, high, _ = boundary_bracket(swept[order], converged[order])
     return Estimate(midpoint, low, high, len(idx), 1.0, "grid bracket of the transition region")

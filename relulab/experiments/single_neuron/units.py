@@ -5,13 +5,18 @@ network of a :class:`relulab.engine.BatchedSingleNeuron`; networks that share an
 teacher and parameterisation train together, each with its own learning rate and, where the
 teacher's bias is raised, its own targets.
 
-Every reader reaches a unit through :class:`Key`.
+Every reader reaches a unit through :class:`Key`, and reads it through its typed view
+(:class:`Neurons`, whose final values are :class:`Ends`): every unit of the study is the same
+kind, trained single neurons, so :func:`unit_views` maps every name to :class:`Neurons`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -22,10 +27,20 @@ from relulab.engine import BatchedAdam, BatchedSingleNeuron, train
 from relulab.experiments.base import Unit
 from relulab.experiments.context import RunContext
 from relulab.experiments.single_neuron.config import SingleNeuronConfig
-from relulab.store import UnitResult
+from relulab.records import UnitResult, UnitSchema, UnitView, array, curve, final
 from relulab.tasks import scalar_inputs, scalar_teacher
 
-__all__ = ["Key", "estimate_bytes", "plan", "train_conditions", "unit_keys"]
+__all__ = [
+    "Ends",
+    "Key",
+    "Neurons",
+    "estimate_bytes",
+    "neurons",
+    "plan",
+    "train_conditions",
+    "unit_keys",
+    "unit_views",
+]
 
 
 class Key(StrEnum):
@@ -46,6 +61,55 @@ class Key(StrEnum):
 def unit_keys(config: SingleNeuronConfig) -> list[str]:
     """Every unit name a reader of this study may use."""
     return [key.value for key in Key]
+
+
+@dataclass(frozen=True)
+class Ends(UnitView):
+    """The final values of a unit of trained neurons, one per network ``(S,)``: the last record,
+    kept at full precision (the recorded curves are stored in float32)."""
+
+    loss: np.ndarray = final()
+    state: np.ndarray = final()
+    w1: np.ndarray = final()
+    b1: np.ndarray = final()
+    w2: np.ndarray = final()
+    b2: np.ndarray = final()
+
+
+@dataclass(frozen=True)
+class Neurons(UnitView):
+    """A unit of trained single neurons: per network ``(S, T)`` the loss, the neuron's state
+    (:data:`relulab.engine.STATE_CODES`) and the four parameters at every record (``b1`` is
+    b' for the reparameterised neuron), the inputs ``x`` they trained on, and their final values
+    :attr:`end` (:class:`Ends`, part of this view's schema)."""
+
+    loss: np.ndarray = curve()
+    state: np.ndarray = curve()
+    w1: np.ndarray = curve()
+    b1: np.ndarray = curve()
+    w2: np.ndarray = curve()
+    b2: np.ndarray = curve()
+    x: np.ndarray = array()
+
+    @classmethod
+    def schema(cls) -> UnitSchema:
+        """The curves and inputs declared here and the final values of :class:`Ends`."""
+        return dataclasses.replace(super().schema(), final=Ends.schema().final)
+
+    @cached_property
+    def end(self) -> Ends:
+        """The final values (the unit's own arrays, no copy)."""
+        return Ends.read(self.result)
+
+
+def neurons(results: Mapping[str, UnitResult], key: str) -> Neurons:
+    """The unit ``key`` of a run's results, read as :class:`Neurons` (checked first)."""
+    return Neurons.read(results[key], str(key))
+
+
+def unit_views(config: SingleNeuronConfig) -> dict[str, type[UnitView]]:
+    """Every unit :func:`plan` produces → its view: all are :class:`Neurons`."""
+    return {key.value: Neurons for key in Key}
 
 
 def _condition(config: SingleNeuronConfig, **overrides: Any) -> dict[str, Any]:
@@ -123,8 +187,8 @@ def _merge(
     diverged = np.zeros(n_total, dtype=bool)
     diverged_step = np.full(n_total, -1, dtype=np.int64)
     for indices, result in parts:
-        for name, curve in result.curves.items():
-            curves.setdefault(name, np.full((n_total, curve.shape[1]), np.nan))[indices] = curve
+        for name, values in result.curves.items():
+            curves.setdefault(name, np.full((n_total, values.shape[1]), np.nan))[indices] = values
             final.setdefault(name, np.full(n_total, np.nan))[indices] = result.final[name]
         diverged[indices] = result.diverged
         diverged_step[indices] = result.diverged_step

@@ -4,6 +4,11 @@ Observation 0 (b2 = 0): b1 > 1 starts hyperactive and sticks near 0.02, b1 < −
 sticks near 0.1. Observation 1 (b1 = 0): b2 = −1.1 converges, b2 = −1.2 sticks near 0.02 as the
 least-squares line, because the kink x_t = −b1/w1 drifts left past −1; raising the target's
 bias does the same.
+
+Two of these are checks, not claims (``check=``): a dead ReLU neuron has no gradient but b2's,
+so it stays dead on the constant fit (:data:`B1_DEAD`), and a run stopped in the hyperactive
+state is the least-squares line (:data:`LEAST_SQUARES`) — both by construction. Every claim
+names the setting of the simulated system under which it fails (``counterexample=``).
 """
 
 from __future__ import annotations
@@ -27,13 +32,16 @@ from relulab.experiments.single_neuron.observations.plateaus import (
 from relulab.experiments.single_neuron.readings import (
     STATE_NAMES,
     bracket,
+    diverged_counts,
+    diverged_detail,
     fmt,
+    halves_divergence,
     kinks,
-    level,
+    loss_levels,
     margins,
     outcomes,
 )
-from relulab.experiments.single_neuron.units import Key
+from relulab.experiments.single_neuron.units import Key, neurons
 
 __all__ = [
     "B1_DEAD",
@@ -54,7 +62,8 @@ SEED_B2 = (-1.1, -1.2)  # converges, sticks (Observation 1) [S]
 
 def b2_region(results: Results, config: SingleNeuronConfig, parameterisation: str = "standard"):
     """The transition region of the fine b2 sweep (b1 = 0)."""
-    return bracket(results[Key.B2_BOUNDARY], "b2", True, parameterisation, config.converge_tol)
+    unit = neurons(results, Key.B2_BOUNDARY)
+    return bracket(unit, "b2", True, parameterisation, config.converge_tol)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -65,15 +74,15 @@ def _b1_label(condition: dict) -> str:
 
 
 def _b1_hyperactive(results: Results, config: SingleNeuronConfig) -> Reading:
-    b1s = results[Key.B1_SWEEP]
+    b1s = neurons(results, Key.B1_SWEEP)
     chosen = [i for i, c in enumerate(b1s.conditions) if c["b1"] > 1]
-    return stuck_reading(HYPERACTIVE, b1s, chosen, _b1_label, config)
+    return stuck_reading(HYPERACTIVE, b1s, chosen, _b1_label, config, Key.B1_SWEEP)
 
 
 def _b1_dead(results: Results, config: SingleNeuronConfig) -> Reading:
-    b1s = results[Key.B1_SWEEP]
+    b1s = neurons(results, Key.B1_SWEEP)
     chosen = [i for i, c in enumerate(b1s.conditions) if c["b1"] < -1]
-    return stuck_reading(DEAD, b1s, chosen, _b1_label, config)
+    return stuck_reading(DEAD, b1s, chosen, _b1_label, config, Key.B1_SWEEP)
 
 
 B1_HYPERACTIVE = ClaimSpec(
@@ -86,6 +95,8 @@ B1_HYPERACTIVE = ClaimSpec(
     scope="b2 = 0, b1 > 1, Adam lr 0.01; the level the loss ends at ('gets stuck')",
     note="'around': within plateau_rtol of the exact plateau [I]",
     figure="loss_curves.png",
+    counterexample="Adam's lr raised to 0.1 (b2 = 0): the neuron started hyperactive at b1 = 1.2 "
+    "and 1.5 leaves that state and converges to the teacher",
 )
 
 B1_DEAD = ClaimSpec(
@@ -98,6 +109,11 @@ B1_DEAD = ClaimSpec(
     scope="b2 = 0, b1 < −1, Adam lr 0.01; the level the loss ends at ('gets stuck')",
     note="'around': within plateau_rtol of the exact plateau [I]",
     figure="loss_curves.png",
+    check="an identity of the setup: with w1 = 1 and b1 < −1 the pre-activation w1·x + b1 is "
+    "negative on every x in [−1, 1], where ReLU and its derivative are 0, so the gradients in "
+    "w1, b1 and w2 are exactly 0 and Adam never moves them: the neuron stays dead and only b2 "
+    "trains, to the targets' mean — the constant fit, whose loss is ReLU's variance on the "
+    "inputs (5/48 in the continuum). No setting of this ReLU setup can make it fail",
 )
 
 
@@ -106,14 +122,15 @@ B1_DEAD = ClaimSpec(
 # ---------------------------------------------------------------------------------------------
 def _b2_converges(results: Results, config: SingleNeuronConfig) -> Reading:
     region = b2_region(results, config)
-    return converges_reading(results[Key.B2_SWEEP], {"b2": -1.1}, region, SEED_B2, config)
+    b2s = neurons(results, Key.B2_SWEEP)
+    return converges_reading(b2s, {"b2": -1.1}, region, SEED_B2, config, Key.B2_SWEEP)
 
 
 def _b2_sticks(results: Results, config: SingleNeuronConfig) -> Reading:
-    b2s = results[Key.B2_SWEEP]
+    b2s = neurons(results, Key.B2_SWEEP)
     stuck = first_match(b2s.conditions, b2=-1.2)
     chosen = [stuck] if stuck is not None else []
-    return stuck_reading(HYPERACTIVE, b2s, chosen, lambda _: "b2=-1.2", config)
+    return stuck_reading(HYPERACTIVE, b2s, chosen, lambda _: "b2=-1.2", config, Key.B2_SWEEP)
 
 
 B2_CONVERGES = ClaimSpec(
@@ -125,6 +142,9 @@ B2_CONVERGES = ClaimSpec(
     scope="b1 = 0, Adam lr 0.01; the end of training",
     note="i.e. the loss goes to zero; threshold [I]; read as the stuck claims read it",
     figure="loss_curves.png",
+    counterexample="the student's w1 started at 0.5 instead of 1 (b1 = 0, b2 = −1.1, lr 0.01): "
+    "the kink −b1/w1 moves twice as far per step of b1, passes −1 and the neuron ends "
+    "hyperactive at 1/48",
 )
 
 B2_STICKS = ClaimSpec(
@@ -136,6 +156,8 @@ B2_STICKS = ClaimSpec(
     scope="b1 = 0, Adam lr 0.01; the level the loss ends at ('gets stuck')",
     note="'around': within plateau_rtol of the exact plateau [I]",
     figure="loss_curves.png",
+    counterexample="the reparameterised neuron w·(x + b′) (the seed's Question 1) at b2 = −1.2: "
+    "its kink −b′ drifts less far, stays inside [−1, 1] and it converges",
 )
 
 
@@ -144,10 +166,12 @@ B2_STICKS = ClaimSpec(
 # ---------------------------------------------------------------------------------------------
 def _b2_boundary(results: Results, config: SingleNeuronConfig) -> Reading:
     region = b2_region(results, config)
+    counts = halves_divergence(neurons(results, Key.B2_BOUNDARY), Key.B2_BOUNDARY)
     return Reading(
         region,
-        detail=margins(*SEED_B2, region),
+        detail=margins(*SEED_B2, region) + "; " + diverged_detail(counts),
         scale=scale(config, f"fine sweep of {config.boundary_points} points"),
+        diverged=counts,
     )
 
 
@@ -162,6 +186,8 @@ B2_BOUNDARY = ClaimSpec(
     "seed: the seed gives two points, not a located boundary",
     figure="phase_maps.png",
     beyond_seed=True,
+    counterexample="the student's w1 started at 0.5: the b2 sweep's outcome changes between "
+    "b2 = −0.9 and −0.8, above −1.1",
 )
 
 
@@ -169,7 +195,7 @@ B2_BOUNDARY = ClaimSpec(
 # kink-drifts-left
 # ---------------------------------------------------------------------------------------------
 def _kink_drift(results: Results, config: SingleNeuronConfig) -> Reading:
-    b2s = results[Key.B2_SWEEP]
+    b2s = neurons(results, Key.B2_SWEEP)
     stuck, fine = first_match(b2s.conditions, b2=-1.2), first_match(b2s.conditions, b2=-1.1)
     if stuck is None or fine is None:
         nan = float("nan")
@@ -182,12 +208,17 @@ def _kink_drift(results: Results, config: SingleNeuronConfig) -> Reading:
     start, lowest = trajectories[stuck, 0], trajectories[stuck].min()
     lowest_fine = trajectories[fine].min()
     crossed = np.flatnonzero(trajectories[stuck] < -1)
+    counts = diverged_counts({Key.B2_SWEEP: b2s}, {Key.B2_SWEEP: [stuck, fine]})
+    if counts[Key.B2_SWEEP][0]:  # a diverged run's kink is no reading: it ranks last, fails
+        lowest, lowest_fine = np.inf, -np.inf
     return Reading(
         {"b2 = -1.2": float(lowest), "b2 = -1.1": float(lowest_fine), "start": float(abs(start))},
         detail=f"b2=-1.2: kink starts at {fmt(start)}, reaches {fmt(lowest)}"
         + (f", passes −1 at step {int(b2s.steps[crossed[0]])}" if len(crossed) else "")
-        + f"; b2=-1.1: lowest kink {fmt(lowest_fine)}",
+        + f"; b2=-1.1: lowest kink {fmt(lowest_fine)}; "
+        + diverged_detail(counts),
         scale=scale(config),
+        diverged=counts,
     )
 
 
@@ -206,6 +237,8 @@ KINK = ClaimSpec(
     measure=_kink_drift,
     scope="b1 = 0, Adam lr 0.01; during training",
     figure="kinks.png",
+    counterexample="the student's w1 started at 0.5: for b2 = −1.1 too the kink passes −1 "
+    "(to ≈ −1.5) and the neuron ends hyperactive",
 )
 
 
@@ -213,14 +246,16 @@ KINK = ClaimSpec(
 # teacher-bias-pushes-hyperactive
 # ---------------------------------------------------------------------------------------------
 def _teacher_bias(results: Results, config: SingleNeuronConfig) -> Reading:
-    result = results[Key.TEACHER_BIAS]
-    biases = np.array([c["teacher_bias"] for c in result.conditions])
+    unit = neurons(results, Key.TEACHER_BIAS)
+    biases = np.array([c["teacher_bias"] for c in unit.conditions])
     order = np.argsort(biases)
-    outcome = outcomes(result, config.converge_tol)[order]
+    outcome = outcomes(unit, config.converge_tol)[order]
     hyper = outcome == OUTCOMES["hyperactive"]
     from_here = [k for k in range(len(order)) if hyper[k:].all()]
-    start = result.curves["state"][order, 0].astype(int)
+    start = unit.state[order, 0].astype(int)
     names = {v: k for k, v in OUTCOMES.items()}
+    levels = loss_levels(unit)
+    counts = diverged_counts({Key.TEACHER_BIAS: unit})
     return Reading(
         {
             "threshold": float(biases[order][from_here[0]]) if from_here else float("nan"),
@@ -228,10 +263,14 @@ def _teacher_bias(results: Results, config: SingleNeuronConfig) -> Reading:
             "start": float(np.sum(start != STATE_CODES["balanced"])),
         },
         detail="; ".join(
-            f"c={biases[j]:g}: {names[int(o)]} (level {fmt(level(result, j))})"
-            for j, o in zip(order, outcome, strict=True)
+            [
+                f"c={biases[j]:g}: {names[int(o)]} (level {fmt(levels[j])})"
+                for j, o in zip(order, outcome, strict=True)
+            ]
+            + [diverged_detail(counts)]
         ),
         scale=scale(config),
+        diverged=counts,
     )
 
 
@@ -250,7 +289,10 @@ TEACHER_BIAS = ClaimSpec(
     ),
     measure=_teacher_bias,
     scope="student b1 = b2 = 0 (balanced at initialisation), teacher ReLU(x) + c",
-    note="the values of c [I]",
+    note="the values of c [I]; the loss depends on b2 − c only, so a target raised by c is "
+    "the student started at b2 = −c: this claim re-reads Observation 1's b2 sweep",
+    counterexample="Adam lr 0.2 with the student's w1 started at 2: every raised target up to "
+    "c = 3 is learnt (the neuron converges), none ends hyperactive",
 )
 
 
@@ -260,8 +302,8 @@ TEACHER_BIAS = ClaimSpec(
 def _least_squares_line(results: Results, config: SingleNeuronConfig) -> Reading:
     """The b2 = −1.2 run's line (slope w2·w1, intercept w2·b1 + b2) against the least-squares
     line through ReLU on the same inputs, and its final state."""
-    result = results[Key.B2_SWEEP]
-    index = first_match(result.conditions, b2=-1.2)
+    unit = neurons(results, Key.B2_SWEEP)
+    index = first_match(unit.conditions, b2=-1.2)
     if index is None:
         nan = float("nan")
         return Reading(
@@ -269,18 +311,22 @@ def _least_squares_line(results: Results, config: SingleNeuronConfig) -> Reading
             detail="not measured: b2_sweep must contain -1.2",
             scale=scale(config),
         )
-    x = result.arrays["x"]
-    w1, b1, w2, b2 = (float(result.final[k][index]) for k in ("w1", "b1", "w2", "b2"))
+    end = unit.end
+    w1, b1, w2, b2 = (float(v[index]) for v in (end.w1, end.b1, end.w2, end.b2))
     slope, intercept = w2 * w1, w2 * b1 + b2
-    best_slope, best_intercept = np.polyfit(x, np.maximum(x, 0.0), 1)
+    best_slope, best_intercept = np.polyfit(unit.x, np.maximum(unit.x, 0.0), 1)
     deviation = max(abs(slope / best_slope - 1), abs(intercept / best_intercept - 1))
-    state = STATE_NAMES[int(result.final["state"][index])]
+    state = STATE_NAMES[int(end.state[index])]
+    counts = diverged_counts({Key.B2_SWEEP: unit}, {Key.B2_SWEEP: [index]})
+    if counts[Key.B2_SWEEP][0]:  # a diverged run is no line: it ranks last
+        deviation = np.inf
     return Reading(
         {"deviation": float(deviation), "other state": float(state != "hyperactive")},
         detail=f"slope {fmt(slope)} vs {fmt(best_slope)}, intercept {fmt(intercept)} vs "
         f"{fmt(best_intercept)} (w1 {fmt(w1)}, b1 {fmt(b1)}, w2 {fmt(w2)}, b2 {fmt(b2)}); "
-        f"neuron {state}",
+        f"neuron {state}; " + diverged_detail(counts),
         scale=scale(config),
+        diverged=counts,
     )
 
 
@@ -303,4 +349,10 @@ LEAST_SQUARES = ClaimSpec(
     scope="b1 = 0, b2 = −1.2, Adam lr 0.01; the end of training",
     note="tolerance [I]",
     figure="fits.png",
+    check="an identity of the setup: while the neuron is hyperactive the student is the line "
+    "(w2·w1)·x + (w2·b1 + b2), and where it stops the gradients in b2 (the mean residual) and "
+    "in w1 (w2 × the mean of residual·x) vanish — the normal equations of least squares — so a "
+    "run that ends stuck in the hyperactive state is the least-squares line by construction "
+    "(the figure 'large_b2_init' shows the same). Whether the b2 = −1.2 run ends hyperactive is "
+    "b2-minus-1.2-sticks, a claim",
 )

@@ -7,7 +7,7 @@ up to machine precision" needs an exact fit).
 
 from __future__ import annotations
 
-from relulab.analysis import first_below, first_match, longest_plateau, plateau_level
+from relulab.analysis import first_below, first_match, longest_plateau
 from relulab.experiments.base import Results
 from relulab.experiments.claims import ClaimSpec, Reading
 from relulab.experiments.criteria import Above, Below
@@ -17,8 +17,13 @@ from relulab.experiments.single_neuron.observations.plateaus import (
     stuck_criterion,
     stuck_reading,
 )
-from relulab.experiments.single_neuron.readings import fmt
-from relulab.experiments.single_neuron.units import Key
+from relulab.experiments.single_neuron.readings import (
+    diverged_counts,
+    diverged_detail,
+    fmt,
+    loss_levels,
+)
+from relulab.experiments.single_neuron.units import Key, neurons
 
 __all__ = ["RELU_STUCK", "SILU_RECOVERS", "SILU_SADDLE", "silu_loss"]
 
@@ -27,17 +32,25 @@ OBSERVATION_3 = f"{SOURCE}, Observation 3"
 
 def silu_loss(results: Results):
     """The recorded steps and the SiLU student's loss curve."""
-    silu = results[Key.SILU_VS_RELU]
-    return silu.steps, silu.curves["loss"][first_match(silu.conditions, activation="silu")]
+    silu = neurons(results, Key.SILU_VS_RELU)
+    return silu.steps, silu.loss[first_match(silu.conditions, activation="silu")]
+
+
+def _silu_divergence(results: Results) -> tuple[dict[str, tuple[int, int]], bool]:
+    """The SiLU student's divergence count, and whether it diverged."""
+    silu = neurons(results, Key.SILU_VS_RELU)
+    i = first_match(silu.conditions, activation="silu")
+    counts = diverged_counts({"silu student": silu}, {"silu student": [i]})
+    return counts, bool(counts["silu student"][0])
 
 
 # ---------------------------------------------------------------------------------------------
 # relu-stuck-at-b2-minus-2
 # ---------------------------------------------------------------------------------------------
 def _relu_stuck(results: Results, config: SingleNeuronConfig) -> Reading:
-    silu = results[Key.SILU_VS_RELU]
+    silu = neurons(results, Key.SILU_VS_RELU)
     relu = first_match(silu.conditions, activation="relu")
-    return stuck_reading(HYPERACTIVE, silu, [relu], lambda _: "ReLU", config)
+    return stuck_reading(HYPERACTIVE, silu, [relu], lambda _: "ReLU", config, "relu student")
 
 
 RELU_STUCK = ClaimSpec(
@@ -49,6 +62,8 @@ RELU_STUCK = ClaimSpec(
     scope="the ReLU run beside SiLU, b1 = 0, b2 = silu_b2, Adam lr 0.01; the end of training",
     note="the ReLU run beside SiLU at b2 = silu_b2 (−2) [I]",
     figure="loss_curves.png",
+    counterexample="Adam lr 0.2 (b1 = 0, b2 = −2): Adam's first large steps carry the neuron "
+    "through the hyperactive state and back; it converges",
 )
 
 
@@ -58,11 +73,15 @@ RELU_STUCK = ClaimSpec(
 def _silu_recovers(results: Results, config: SingleNeuronConfig) -> Reading:
     steps, loss = silu_loss(results)
     reach = first_below(steps, loss, config.converge_tol)
+    counts, _ = _silu_divergence(results)
+    silu = neurons(results, Key.SILU_VS_RELU)
+    i = first_match(silu.conditions, activation="silu")
     return Reading(
-        plateau_level(loss),
+        float(loss_levels(silu)[i]),
         detail=f"first below {config.converge_tol:g} at step {fmt(reach)}; final loss "
-        f"{fmt(loss[-1])}",
+        f"{fmt(loss[-1])}; " + diverged_detail(counts),
         scale=scale(config, f"{config.silu_steps} steps"),
+        diverged=counts,
     )
 
 
@@ -77,6 +96,8 @@ SILU_RECOVERS = ClaimSpec(
     scope="eventually: the end of a long run (silu_steps)",
     note="teacher: silu_teacher (SiLU) [I]; threshold [I]",
     figure="loss_curves.png",
+    counterexample="a horizon shorter than the saddle (silu_steps = 2000): the SiLU student is "
+    "still on it at the end of the run",
 )
 
 
@@ -87,11 +108,13 @@ def _silu_saddle(results: Results, config: SingleNeuronConfig) -> Reading:
     steps, loss = silu_loss(results)
     saddle = longest_plateau(steps, loss, config.converge_tol)
     reach = first_below(steps, loss, config.converge_tol)
+    counts, gone = _silu_divergence(results)
     return Reading(
-        float(saddle),
+        0.0 if gone else float(saddle),  # a diverged student ranks last: no saddle read
         detail=f"longest plateau {saddle} steps; reaches {config.converge_tol:g} at step "
-        f"{fmt(reach)}",
+        f"{fmt(reach)}; " + diverged_detail(counts),
         scale=scale(config, f"{config.silu_steps} steps"),
+        diverged=counts,
     )
 
 
@@ -110,4 +133,6 @@ SILU_SADDLE = ClaimSpec(
     note="10 % of the silu_steps-step run; threshold [I]",
     unit="steps",
     figure="loss_curves.png",
+    counterexample="SiLU started balanced and unpushed (silu_b2 = 0): it converges without a "
+    "saddle",
 )
