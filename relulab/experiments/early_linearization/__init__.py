@@ -11,11 +11,15 @@ complex (effective rank, representational R²); the c sweep; MDS; and, beyond th
 alignment over (σ², c).
 
 Every claim is a :class:`~relulab.experiments.claims.ClaimSpec` judged on a 95 % Student-t
-interval over seeds; the alignment claims share their criterion and settings with
+interval over seeds, with the setting of the simulated system under which it fails
+(``counterexample``); statements the experiment could not fail are *checks* (``check=``), run
+and shown, never counted. A network that diverges ranks last in every claim that reads it
+(:mod:`.scoring`). The alignment claims share their criterion and settings with
 ``linearization-images`` (:mod:`relulab.experiments.seed004`).
 
 The package reads top to bottom: :mod:`.config`, :mod:`.units`, :mod:`.measure`,
-:mod:`.sections` (the claims, one module per part of the seed), :mod:`.claims`, :mod:`.figures`.
+:mod:`.readouts`, :mod:`.scoring`, :mod:`.sections` (the claims, one module per part of the
+seed), :mod:`.claims`, :mod:`.figures`.
 """
 
 from __future__ import annotations
@@ -24,7 +28,12 @@ from relulab.experiments.base import Experiment
 from relulab.experiments.early_linearization.claims import CLAIMS, analyse
 from relulab.experiments.early_linearization.config import PRESETS, EarlyLinearizationConfig
 from relulab.experiments.early_linearization.figures import figures
-from relulab.experiments.early_linearization.units import estimate_bytes, plan, unit_keys
+from relulab.experiments.early_linearization.units import (
+    estimate_bytes,
+    plan,
+    unit_keys,
+    unit_views,
+)
 
 __all__ = [
     "CLAIMS",
@@ -50,4 +59,5 @@ EXPERIMENT = Experiment(
     estimate_bytes=estimate_bytes,
     claims=CLAIMS,
     unit_keys=unit_keys,
+    unit_views=unit_views,
 )

@@ -1,6 +1,9 @@
 """The early-linearization scorecard: every claim an empirical test of a seed 004 statement on
 the simulated networks, declared as a :class:`~relulab.experiments.claims.ClaimSpec` with its
-seed location in ``source`` and, where stochastic, a 95 % Student-t interval over seeds.
+seed location in ``source``, the setting under which it fails (``counterexample``) and, where
+stochastic, a 95 % Student-t interval over seeds. Five statements the experiment could not fail
+are *checks* (``check=``: the linear theory against the linear networks, the bias mode first,
+the ReLU lag, both-layer alignment on XOR, simple over complex): run and shown, never counted.
 
 The specs live in one module per part of the seed (:mod:`.sections`): §4 and C.3
 (:mod:`.sections.alignment`), §5 (:mod:`.sections.mechanism`), §6 (:mod:`.sections.consequences`)
@@ -27,7 +30,7 @@ from relulab.experiments.early_linearization.sections import (
     mechanism,
 )
 from relulab.experiments.early_linearization.sections.alignment import alignment_rows
-from relulab.experiments.early_linearization.units import UNCENTRED, Family, Key, pair
+from relulab.experiments.early_linearization.units import UNCENTRED, Family, Key, Training, pair
 
 __all__ = ["CLAIMS", "analyse", "metrics"]
 
@@ -117,8 +120,8 @@ def _mechanism_metrics(results: Results, config: Config) -> dict[str, float]:
     on_ratio = measure.delay_ratio(
         mech.half_times_relu, mech.half_times_linear, mech.predicted_delay_on
     )
-    relu = results[Key.HIERARCHY_RELU]
-    dead0 = relu.curves["dead_fraction"][where(relu.conditions, c=config.constant), 0]
+    relu = Training.read(results[Key.HIERARCHY_RELU])
+    dead0 = relu.dead_fraction[where(relu.conditions, c=config.constant), 0]
     return {
         "t_star_mean": float(np.mean(mech.t_star)),
         "peak_always_on_mean": float(np.mean(mech.peak_on)),
@@ -128,6 +131,8 @@ def _mechanism_metrics(results: Results, config: Config) -> dict[str, float]:
         "delay_ratio_f_on_mean": float(np.nanmean(on_ratio)),
         "dead_at_init_mean": float(np.mean(dead0)),
         "dead_at_t_star_mean": float(np.mean(mech.dead_at_t_star)),
+        "drift_after_plateau_mean": float(np.mean(mech.drift)),
+        "plateau_minus_end_mean": float(np.mean(mech.peak_on - mech.final_on)),
         "negative_kinks_all_units_mean": float(np.mean(mech.all_negative_kinks)),
         "linear_task_loss": measure.linear_task_loss(config),
         "xor_linear_reliance_bias": float(

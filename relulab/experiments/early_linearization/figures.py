@@ -13,7 +13,16 @@ from relulab.analysis import where
 from relulab.experiments.base import Figure, Results
 from relulab.experiments.early_linearization import measure
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig
-from relulab.experiments.early_linearization.units import Family, Key, pair, unit_key
+from relulab.experiments.early_linearization.units import (
+    Family,
+    FinalWeights,
+    Key,
+    Training,
+    Trajectory,
+    as_view,
+    pair,
+    unit_key,
+)
 from relulab.report.plotting import plt, save
 from relulab.theory.deep_linear import (
     gated_linear_prediction,
@@ -29,7 +38,7 @@ COLOURS = {"relu": "tab:red", "linear": "tab:blue"}
 
 def _mean_loss(ax, unit, label, colour, style="-", **match):
     index = where(unit.conditions, **match)
-    loss = unit.curves["loss"][index]
+    loss = as_view(unit, Training).loss[index]
     ax.semilogy(unit.steps, loss.mean(axis=0), style, color=colour, label=label)
     ax.fill_between(unit.steps, loss.min(axis=0), loss.max(axis=0), color=colour, alpha=0.15)
 
@@ -71,7 +80,7 @@ def _alignment(results: Results, config, out_dir) -> Figure:
 
 
 def _modes(results: Results, config, out_dir) -> Figure:
-    relu, linear = pair(results, Family.HIERARCHY)
+    relu, linear = (Trajectory.read(unit) for unit in pair(results, Family.HIERARCHY))
     X, modes = measure.hierarchy_modes(config, config.constant)
     tau = learning_time_constant(X.shape[0], config.lr)
     i = int(where(relu.conditions, c=config.constant)[0])
@@ -80,7 +89,7 @@ def _modes(results: Results, config, out_dir) -> Figure:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, unit, act in ((axes[0], linear, "linear"), (axes[1], relu, "relu")):
         a = measure.mode_trajectories(unit, i, X, modes, relu=act == "relu")
-        weights = mode_projections(unit.arrays["param_1"][i], unit.arrays["param_0"][i], modes)
+        weights = mode_projections(unit.param_1[i], unit.param_0[i], modes)
         for m in range(modes.n_modes):
             colour = f"C{m}"
             ax.plot(unit.steps, a[:, m], color=colour, lw=2, alpha=0.6, label=f"s={modes.s[m]:.3f}")
@@ -103,11 +112,11 @@ def _modes(results: Results, config, out_dir) -> Figure:
 
 
 def _mechanism(results: Results, config, out_dir) -> Figure:
-    relu = results[Key.HIERARCHY_RELU]
+    relu = Trajectory.read(results[Key.HIERARCHY_RELU])
     c = config.constant
     index = where(relu.conditions, c=c)
     i = int(index[0])
-    W1 = relu.arrays["param_0"][i].astype(np.float64)
+    W1 = relu.param_0[i].astype(np.float64)
     bias, weights = c * W1[:, :, -1], W1[:, :, :-1]
     fig, axes = plt.subplots(1, 5, figsize=(25, 4.2))
     axes[0].plot(relu.steps, np.linalg.norm(bias, axis=1), label="‖b‖")
@@ -116,8 +125,8 @@ def _mechanism(results: Results, config, out_dir) -> Figure:
     axes[0].legend()
     axes[1].plot(relu.steps, bias, lw=0.6)
     axes[1].set(title="biases b_j (seed 0)", xlabel="GD step")
-    on = relu.curves["always_on_fraction"][index]
-    dead = relu.curves["dead_fraction"][index]
+    on = relu.always_on_fraction[index]
+    dead = relu.dead_fraction[index]
     for values, label in ((on, "always on"), (dead, "always off"), (1 - on - dead, "gating")):
         axes[2].plot(relu.steps, values.mean(axis=0), label=label)
     axes[2].set(
@@ -134,7 +143,7 @@ def _mechanism(results: Results, config, out_dir) -> Figure:
     mean_target = Y.mean(axis=0)
     plateau = measure.hierarchy_mechanism(results, config).plateau_step[0]
     k = int(np.flatnonzero(relu.steps == plateau)[0])
-    _, outputs = measure.forward(W1[k], relu.arrays["param_1"][i, k], X, relu=True)
+    _, outputs = measure.forward(W1[k], relu.param_1[i, k], X, relu=True)
     axes[4].plot(mean_target, "ko-", lw=2, label="ȳ")
     for item in range(X.shape[0]):
         axes[4].plot(outputs[:, item], ".--", label=f"ŷ item {item}")
@@ -147,18 +156,18 @@ def _mechanism(results: Results, config, out_dir) -> Figure:
 
 
 def _gated(results: Results, config, out_dir) -> Figure:
-    relu = results[Key.HIERARCHY_RELU]
+    relu = Trajectory.read(results[Key.HIERARCHY_RELU])
     X, modes = measure.hierarchy_modes(config, config.constant)
     tau = learning_time_constant(X.shape[0], config.lr)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for n, i in enumerate(where(relu.conditions, c=config.constant)[:3]):
-        on = relu.curves["always_on_fraction"][i]
+        on = relu.always_on_fraction[i]
         j = measure.linearization_index(relu.steps, on, config.smooth_steps)
-        W1, W2 = relu.arrays["param_0"][i, j], relu.arrays["param_1"][i, j]
+        W1, W2 = relu.param_0[i, j], relu.param_1[i, j]
         gate = np.all(W1.astype(np.float64) @ X.T > 0, axis=1)
         times = relu.steps[j:] - relu.steps[j]
         pred = gated_linear_prediction(W2, W1, gate, modes, times, tau, method="unbalanced")
-        ax.semilogy(relu.steps, relu.curves["loss"][i], color=f"C{n}", label=f"ReLU seed {n}")
+        ax.semilogy(relu.steps, relu.loss[i], color=f"C{n}", label=f"ReLU seed {n}")
         ax.semilogy(relu.steps[j:], pred.loss, "k--", lw=1)
         ax.axvline(relu.steps[j], color=f"C{n}", ls=":")
     ax.set(xlabel="GD step", ylabel="loss", title="gated linear model from t* (dashed)")
@@ -169,7 +178,7 @@ def _gated(results: Results, config, out_dir) -> Figure:
 
 
 def _xor_linear(results: Results, config, out_dir) -> Figure:
-    relu, linear = pair(results, Family.XOR_PLUS_LINEAR)
+    relu, linear = (FinalWeights.read(unit) for unit in pair(results, Family.XOR_PLUS_LINEAR))
     d, c = config.margin_delta, config.constant
     fig, axes = plt.subplots(1, 5, figsize=(24, 4.2))
     _mean_loss(axes[0], linear, "linear, bias", COLOURS["linear"], c=c, delta=d)
@@ -185,8 +194,8 @@ def _xor_linear(results: Results, config, out_dir) -> Figure:
     for ax, (unit, cv, is_relu, title) in zip(axes[1:4], panels, strict=True):
         i = int(where(unit.conditions, c=cv, delta=d)[0])
         x1, x3, f = measure.cube_function(
-            unit.arrays["param_0"][i],
-            unit.arrays["param_1"][i],
+            unit.param_0[i],
+            unit.param_1[i],
             cv,
             d,
             is_relu,
@@ -243,14 +252,14 @@ def _parallel(results: Results, config, out_dir) -> Figure:
 
 
 def _c_sweep(results: Results, config, out_dir) -> Figure:
-    relu = results[Key.HIERARCHY_RELU]
+    relu = Training.read(results[Key.HIERARCHY_RELU])
     fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
     for k, c in enumerate(config.all_constants):
         index = where(relu.conditions, c=c)
-        on = relu.curves["always_on_fraction"][index].mean(axis=0)
-        dead = relu.curves["dead_fraction"][index].mean(axis=0)
+        on = relu.always_on_fraction[index].mean(axis=0)
+        dead = relu.dead_fraction[index].mean(axis=0)
         axes[0].semilogy(
-            relu.steps, relu.curves["loss"][index].mean(axis=0), color=f"C{k}", label=f"c = {c:g}"
+            relu.steps, relu.loss[index].mean(axis=0), color=f"C{k}", label=f"c = {c:g}"
         )
         axes[1].plot(relu.steps, on, color=f"C{k}")
         axes[2].plot(relu.steps, 1 - on - dead, color=f"C{k}")
@@ -268,7 +277,7 @@ def _mds(results: Results, config, out_dir) -> Figure:
     # scikit-learn ≥ 1.8 takes the classical-MDS start (and warns without it); older has no init
     start = {"init": "classical_mds"} if "init" in inspect.signature(MDS).parameters else {}
 
-    relu, linear = pair(results, Family.HIERARCHY)
+    relu, linear = (Trajectory.read(unit) for unit in pair(results, Family.HIERARCHY))
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     panels = (
         (linear, config.constant, False, "linear, bias"),
@@ -279,9 +288,7 @@ def _mds(results: Results, config, out_dir) -> Figure:
     for ax, (unit, c, is_relu, title) in zip(axes, panels, strict=True):
         X, _ = measure.augmented_task("hierarchy", config, c)
         i = int(where(unit.conditions, c=c)[0])
-        H, _ = measure.forward(
-            unit.arrays["param_0"][i][picks], unit.arrays["param_1"][i][picks], X, is_relu
-        )
+        H, _ = measure.forward(unit.param_0[i][picks], unit.param_1[i][picks], X, is_relu)
         points = np.swapaxes(H, 1, 2).reshape(-1, H.shape[1])  # (times·P, N)
         embedded = MDS(n_components=2, random_state=0, n_init=1, **start)
         xy = embedded.fit_transform(points).reshape(len(picks), X.shape[0], 2)

@@ -2,12 +2,15 @@
 and the linear unit of a task by position (both units list the same conditions in the same
 order, and network k of a variant starts from the same weights in both).
 
-Everything here reads :class:`relulab.store.UnitResult` s and calls the library —
+Everything here reads the units through their views (:mod:`.units`) and calls the library —
 :mod:`relulab.theory.deep_linear` for the modes and closed forms, :mod:`relulab.analysis` for
 the alignment measure — and returns NumPy arrays; the claims are built in :mod:`.claims`.
-The small pure functions (:func:`bias_mode_ratio`, :func:`delay_ratio`, :func:`plateau_step`,
-:func:`mean_target_deviation`, :func:`alignment_table`) are what the claims
-judge, so the controls in ``tests/test_early_linearization.py`` can feed them closed-form data.
+The readings of what the networks learned (§6: reliance on x3, the parallel task's
+representations) live in :mod:`.readouts` and are re-exported here. The small pure functions
+(:func:`bias_mode_ratio`, :func:`delay_ratio`, :func:`plateau_step`,
+:func:`mean_target_deviation`, :func:`alignment_table`, :func:`decline_after_plateau`) are what
+the claims judge, so the controls in ``tests/test_early_linearization.py`` can feed them
+closed-form data.
 """
 
 from __future__ import annotations
@@ -16,30 +19,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from relulab.analysis import (
-    interpolated_crossing,
-    paired_alignments,
-    running_mean,
-    variance_explained,
-    where,
-)
+from relulab.analysis import interpolated_crossing, paired_alignments, running_mean, where
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig
+from relulab.experiments.early_linearization.readouts import (
+    Parallel,
+    conflict_points,
+    cube_function,
+    forward,
+    linear_feature_reliance,
+    linear_task_loss,
+    parallel,
+    xor_x3_ratio,
+)
+from relulab.experiments.early_linearization.scoring import diverged
 from relulab.experiments.early_linearization.units import (
     Family,
+    Training,
+    Trajectory,
+    as_view,
     augmented_task,
     pair,
     width_pair,
 )
-from relulab.nn.statistics import effective_rank
 from relulab.store import UnitResult
-from relulab.tasks import PARALLEL_COMPLEX, PARALLEL_SIMPLE, xor_linear_task
 from relulab.theory.deep_linear import (
     LinearModes,
     aligned_modes,
     function_mode_strengths,
     gated_linear_prediction,
     learning_time_constant,
-    least_squares_loss,
     mode_components,
     mode_loss,
     mode_strength_unbalanced,
@@ -54,10 +62,15 @@ __all__ = [
     "alignments",
     "bias_mode_ratio",
     "c_sweep",
+    "conflict_points",
+    "cube_function",
+    "decline_after_plateau",
     "delay_ratio",
     "delta_gaps",
     "exact_alignments",
     "forward",
+    "linear_feature_reliance",
+    "linear_task_loss",
     "linearization_index",
     "hierarchy_mechanism",
     "hierarchy_modes",
@@ -71,14 +84,6 @@ __all__ = [
     "width_gaps",
     "xor_x3_ratio",
 ]
-
-
-def forward(W1: np.ndarray, W2: np.ndarray, X: np.ndarray, relu: bool):
-    """Hidden activations ``(..., N, P)`` and outputs ``(..., n_out, P)`` of two-layer nets with
-    augmented first layer ``W1 (..., N, d+1)`` on augmented inputs ``X (P, d+1)``."""
-    Z = np.asarray(W1, np.float64) @ X.T
-    H = np.maximum(Z, 0.0) if relu else Z
-    return H, np.asarray(W2, np.float64) @ H
 
 
 def alignment_table(
@@ -111,8 +116,9 @@ def alignments(
 ) -> np.ndarray:
     """:func:`alignment_table` of the ReLU loss against the linear loss of the same seed and
     variant, for the networks matching ``match``, ``(n, 4)``."""
+    relu, linear = as_view(relu, Training), as_view(linear, Training)
     index = list(where(relu.conditions, **match))
-    loss, reference = relu.curves["loss"][index], linear.curves["loss"][index]
+    loss, reference = relu.loss[index], linear.loss[index]
     return alignment_table(relu.steps, loss, reference, config, additive)
 
 
@@ -137,7 +143,8 @@ def hierarchy_modes(config: EarlyLinearizationConfig, c: float) -> tuple[np.ndar
 def mode_trajectories(unit: UnitResult, i: int, X: np.ndarray, modes: LinearModes, relu: bool):
     """Function mode strengths :math:`a_\\alpha(t)` ``(T, m)`` of network ``i`` from its outputs
     (equal to :math:`U^\\top W^2\\tilde W^1 V` for a linear network)."""
-    _, outputs = forward(unit.arrays["param_0"][i], unit.arrays["param_1"][i], X, relu)
+    unit = as_view(unit, Trajectory)
+    _, outputs = forward(unit.param_0[i], unit.param_1[i], X, relu)
     return function_mode_strengths(outputs, X.T, modes)
 
 
@@ -153,7 +160,8 @@ def mode_half_times(steps: np.ndarray, strengths: np.ndarray, modes: LinearModes
 def theory_trajectory(unit: UnitResult, i: int, modes: LinearModes, times, tau: float):
     """Closed-form :math:`a_\\alpha(t)` from network ``i``'s initial weights
     (:func:`~relulab.theory.deep_linear.mode_strength_unbalanced`, decoupled modes)."""
-    _, p0, q0 = mode_components(unit.arrays["param_1"][i, 0], unit.arrays["param_0"][i, 0], modes)
+    unit = as_view(unit, Trajectory)
+    _, p0, q0 = mode_components(unit.param_1[i, 0], unit.param_0[i, 0], modes)
     return mode_strength_unbalanced(np.asarray(times)[:, None], modes.s, modes.d, p0, q0, tau)[0]
 
 
@@ -165,13 +173,14 @@ def exact_alignments(
     linear twin's) over that solution's early window (seed fig. 2B: "the good agreement of
     ReLU networks with exact solutions"), ``(n, 4)``."""
     c = config.constant if c is None else c
+    relu = as_view(relu, Trajectory)
     X, modes = hierarchy_modes(config, c)
     tau = learning_time_constant(X.shape[0], config.lr)
     index = where(relu.conditions, c=c)
     exact = np.stack(
         [mode_loss(modes, theory_trajectory(relu, i, modes, relu.steps, tau)) for i in index]
     )
-    return alignment_table(relu.steps, relu.curves["loss"][index], exact, config)
+    return alignment_table(relu.steps, relu.loss[index], exact, config)
 
 
 def bias_mode_index(modes: LinearModes) -> int:
@@ -230,15 +239,38 @@ def linearization_index(steps: np.ndarray, on: np.ndarray, window_steps: float) 
     return int(np.argmax(running_mean(steps, on, window_steps)))
 
 
+def decline_after_plateau(steps: np.ndarray, on: np.ndarray, j: int, window_steps: float) -> float:
+    """How far the always-on share falls over the rest of training after its plateau (seed 004
+    Fig. 3C: "with further training … neurons slowly drift back"): minus the least-squares slope
+    of the raw share over the recordings from ``steps[j] + window_steps/2`` (past the running
+    mean that chose t* = ``steps[j]``) to the end, times that span. On a share that stays flat
+    with noise its expectation is 0, whatever the noise; 0 when fewer than 3 recordings are
+    left (no further training after the plateau).
+
+    Example:
+        >>> t = np.arange(0.0, 11.0)
+        >>> round(decline_after_plateau(t, np.r_[0.2, 0.8, 0.8, 0.75, 0.7, 0.65, 0.6, 0.55,
+        ...                                         0.5, 0.45, 0.4], 1, 2.0), 3)
+        0.4
+    """
+    keep = steps >= steps[j] + window_steps / 2
+    if keep.sum() < 3:
+        return 0.0
+    slope = np.polyfit(steps[keep], on[keep], 1)[0]
+    return float(-slope * (steps[keep][-1] - steps[keep][0]))
+
+
 @dataclass
 class Mechanism:
-    """Per bias-ReLU hierarchy network (seed 004 §5.3–5.4, fig. 3, 4, 12).
+    """Per bias-ReLU hierarchy network (seed 004 §5.3–5.4, fig. 3, 4, 12); NaN throughout for a
+    network that diverged (:mod:`.scoring`).
 
     Attributes:
         t_star: linearization time, first step where the smoothed always-on fraction peaks.
         peak_on: smoothed always-on fraction at :math:`t^\\ast`.
         final_on: smoothed always-on fraction at the end.
         raw_peak_on: the raw always-on fraction's maximum (the old reading, a metric).
+        drift: the always-on share's decline after the plateau (:func:`decline_after_plateau`).
         growth_ratio: (‖b(t*)‖/‖b(0)‖) / (‖W1(t*)‖/‖W1(0)‖).
         negative_kinks: share of **live** units (active on some input at t*) with kink
             :math:`-b_j/\\lVert w_j\\rVert < 0` at t*.
@@ -255,12 +287,14 @@ class Mechanism:
         predicted_delay: per mode, seed eq. 14 with the kept fraction 1 − dead(0).
         predicted_delay_on: per mode, eq. 14 with ḡ = f_on(t*) (a metric).
         theory_rel_error: per mode |T½(linear sim)/T½(theory) − 1|.
+        diverged_relu, diverged_linear: per network, whether it (its linear twin) diverged.
     """
 
     t_star: np.ndarray
     peak_on: np.ndarray
     final_on: np.ndarray
     raw_peak_on: np.ndarray
+    drift: np.ndarray
     growth_ratio: np.ndarray
     negative_kinks: np.ndarray
     all_negative_kinks: np.ndarray
@@ -275,35 +309,37 @@ class Mechanism:
     predicted_delay: np.ndarray
     predicted_delay_on: np.ndarray
     theory_rel_error: np.ndarray
+    diverged_relu: np.ndarray
+    diverged_linear: np.ndarray
     bias_mode: int
 
 
-def _gated_gaps(relu, i, j, X, modes, tau, config) -> tuple[float, float]:
+def _gated_gaps(relu: Trajectory, i, j, X, modes, tau, config) -> tuple[float, float]:
     """The gated linear model from recording ``j`` against network ``i``: the largest log gap
     down to the loss floor, and the largest gap on the linear scale over L(0)."""
-    W1, W2 = relu.arrays["param_0"][i, j], relu.arrays["param_1"][i, j]
+    W1, W2 = relu.param_0[i, j], relu.param_1[i, j]
     gate = np.all(W1.astype(np.float64) @ X.T > 0, axis=1)
     times = relu.steps[j:] - relu.steps[j]
     prediction = gated_linear_prediction(W2, W1, gate, modes, times, tau, method="unbalanced")
-    simulated = relu.curves["loss"][i, j:]
-    linear_gap = float(np.max(np.abs(prediction.loss - simulated)) / relu.curves["loss"][i, 0])
-    keep = simulated > config.loss_floor * relu.curves["loss"][i, 0]
+    simulated = relu.loss[i, j:]
+    linear_gap = float(np.max(np.abs(prediction.loss - simulated)) / relu.loss[i, 0])
+    keep = simulated > config.loss_floor * relu.loss[i, 0]
     if not keep.any():
         return float("nan"), linear_gap
     gap = np.abs(np.log(np.maximum(prediction.loss[keep], 1e-300)) - np.log(simulated[keep]))
     return float(np.max(gap)), linear_gap
 
 
-def _unit_row(relu: UnitResult, i: int, c: float, j: int, k: int, X: np.ndarray, Y) -> dict:
+def _unit_row(relu: Trajectory, i: int, c: float, j: int, k: int, X: np.ndarray, Y) -> dict:
     """Norm growth, kinks and dead units at t* (recording ``j``) and the function on the
     bias-mode plateau (recording ``k``) of bias-ReLU network ``i``."""
-    W1 = relu.arrays["param_0"][i].astype(np.float64)
+    W1 = relu.param_0[i].astype(np.float64)
     bias, weights = c * W1[:, :, -1], W1[:, :, :-1]
     growth_b = np.linalg.norm(bias[j]) / np.linalg.norm(bias[0])
     growth_w = np.linalg.norm(weights[j]) / np.linalg.norm(weights[0])
     kinks = -bias[j] / np.linalg.norm(weights[j], axis=1)
     live = np.any(W1[j] @ X.T > 0, axis=1)
-    _, outputs = forward(W1[k], relu.arrays["param_1"][i, k], X, relu=True)
+    _, outputs = forward(W1[k], relu.param_1[i, k], X, relu=True)
     mean_target = Y.mean(axis=0)
     spread = outputs.T - outputs.mean(axis=1)
     return {
@@ -316,9 +352,9 @@ def _unit_row(relu: UnitResult, i: int, c: float, j: int, k: int, X: np.ndarray,
     }
 
 
-def _on_row(relu: UnitResult, i: int, config: EarlyLinearizationConfig) -> dict:
-    """t*, the smoothed always-on share at t* and at the end, the raw peak."""
-    on = relu.curves["always_on_fraction"][i]
+def _on_row(relu: Trajectory, i: int, config: EarlyLinearizationConfig) -> dict:
+    """t*, the smoothed always-on share at t* and at the end, the raw peak, the drift after."""
+    on = relu.always_on_fraction[i]
     smooth = running_mean(relu.steps, on, config.smooth_steps)
     j = int(np.argmax(smooth))
     return {
@@ -326,20 +362,19 @@ def _on_row(relu: UnitResult, i: int, config: EarlyLinearizationConfig) -> dict:
         "peak_on": smooth[j],
         "final_on": smooth[-1],
         "raw_peak_on": float(np.max(on)),
+        "drift": decline_after_plateau(relu.steps, on, j, config.smooth_steps),
         "j": j,
     }
 
 
-def _mode_row(relu, linear, i, X, modes, tau, fine, on_at_t_star) -> dict:
+def _mode_row(relu: Trajectory, linear: Trajectory, i, X, modes, tau, fine, on_at_t_star) -> dict:
     """Mode half-times of ReLU and linear network ``i``, eq. 14's delays, and the closed form's
     error on the linear network."""
     t_relu = mode_half_times(relu.steps, mode_trajectories(relu, i, X, modes, relu=True), modes)
     t_lin = mode_half_times(linear.steps, mode_trajectories(linear, i, X, modes, relu=False), modes)
     t_theory = mode_half_times(fine, theory_trajectory(linear, i, modes, fine, tau), modes)
-    _, p0, _ = mode_components(
-        linear.arrays["param_1"][i, 0], linear.arrays["param_0"][i, 0], modes
-    )
-    kept = 1.0 - relu.curves["dead_fraction"][i, 0]
+    _, p0, _ = mode_components(linear.param_1[i, 0], linear.param_0[i, 0], modes)
+    kept = 1.0 - relu.dead_fraction[i, 0]
     return {
         "half_times_relu": t_relu,
         "half_times_linear": t_lin,
@@ -351,37 +386,69 @@ def _mode_row(relu, linear, i, X, modes, tau, fine, on_at_t_star) -> dict:
     }
 
 
+def _network_row(relu: Trajectory, linear: Trajectory, i, c, config, setting) -> dict:
+    """Every :class:`Mechanism` field of network ``i`` (``setting``: the data, modes and
+    grids shared by the networks)."""
+    X, Y, modes, tau, fine, bias = setting
+    row = _on_row(relu, i, config)
+    j = row.pop("j")
+    row |= _mode_row(relu, linear, i, X, modes, tau, fine, row["peak_on"])
+    half = row["half_times_relu"]
+    others = np.delete(half, bias)
+    k = plateau_step(relu.steps, relu.loss[i], half[bias], np.nanmin(others))
+    row |= _unit_row(relu, i, c, j, k, X, Y)
+    row["plateau_step"] = relu.steps[k]
+    row["gated_gap"], row["gated_linear_gap"] = _gated_gaps(relu, i, j, X, modes, tau, config)
+    return row
+
+
+def _blank_row(modes: LinearModes) -> dict:
+    """A row of NaN for a mechanism whose every network diverged."""
+    per_mode = ("half_times_relu", "half_times_linear", "predicted_delay", "predicted_delay_on")
+    names = [f for f in Mechanism.__dataclass_fields__ if not f.startswith(("diverged", "bias"))]
+    return {
+        name: np.full(modes.n_modes, np.nan) if name in per_mode + ("theory_rel_error",) else np.nan
+        for name in names
+    }
+
+
 def mechanism(
     relu: UnitResult, linear: UnitResult, config: EarlyLinearizationConfig, c: float | None = None
 ) -> Mechanism:
     """The §5.3–5.4 measurements on every bias-ReLU hierarchy network with input constant ``c``
-    (default ``config.constant``; any c > 0 of the sweep)."""
+    (default ``config.constant``; any c > 0 of the sweep). A network whose ReLU or linear run
+    diverged is not measured: its row is NaN (it ranks last in every claim, :mod:`.scoring`)."""
     c = config.constant if c is None else c
+    relu, linear = as_view(relu, Trajectory), as_view(linear, Trajectory)
     X, modes = hierarchy_modes(config, c)
     Y = augmented_task("hierarchy", config, c)[1]
     tau = learning_time_constant(X.shape[0], config.lr)
     fine = np.linspace(0.0, float(relu.steps[-1]), 4001)
-    bias = bias_mode_index(modes)
-    rows: dict[str, list] = {k: [] for k in Mechanism.__dataclass_fields__ if k != "bias_mode"}
-    for i in where(relu.conditions, c=c):
-        row = _on_row(relu, i, config)
-        j = row.pop("j")
-        row |= _mode_row(relu, linear, i, X, modes, tau, fine, row["peak_on"])
-        half = row["half_times_relu"]
-        others = np.delete(half, bias)
-        k = plateau_step(relu.steps, relu.curves["loss"][i], half[bias], np.nanmin(others))
-        row |= _unit_row(relu, i, c, j, k, X, Y)
-        row["plateau_step"] = relu.steps[k]
-        row["gated_gap"], row["gated_linear_gap"] = _gated_gaps(relu, i, j, X, modes, tau, config)
-        for key, value in row.items():
-            rows[key].append(value)
-    return Mechanism(**{k: np.array(v) for k, v in rows.items()}, bias_mode=bias)
+    setting = X, Y, modes, tau, fine, bias_mode_index(modes)
+    index = list(where(relu.conditions, c=c))
+    broken_relu, broken_linear = diverged(relu)[index], diverged(linear)[index]
+    rows = [
+        None if bad_r or bad_l else _network_row(relu, linear, i, c, config, setting)
+        for i, bad_r, bad_l in zip(index, broken_relu, broken_linear, strict=True)
+    ]
+    template = next((row for row in rows if row is not None), None) or _blank_row(modes)
+    fields = {
+        key: np.array([np.full(np.shape(v), np.nan) if row is None else row[key] for row in rows])
+        for key, v in template.items()
+    }
+    return Mechanism(
+        **fields,
+        diverged_relu=broken_relu,
+        diverged_linear=broken_linear,
+        bias_mode=setting[-1],
+    )
 
 
 def peak_always_on(relu: UnitResult, config: EarlyLinearizationConfig) -> dict[float, np.ndarray]:
     """Per c of the sweep, the peak of the smoothed always-on fraction of every ReLU network
     (its value at t*, :func:`linearization_index`), in seed order."""
-    on = relu.curves["always_on_fraction"]
+    relu = as_view(relu, Training)
+    on = relu.always_on_fraction
     return {
         c: np.array([running_mean(relu.steps, on[i], config.smooth_steps).max() for i in index])
         for c in config.all_constants
@@ -393,119 +460,6 @@ def c_sweep(relu: UnitResult, linear: UnitResult, config: EarlyLinearizationConf
     """Per c of the sweep: alignment gaps and peak always-on fractions, one per seed."""
     gaps = {c: alignment_gaps(relu, linear, config, c=c) for c in config.all_constants}
     return gaps, peak_always_on(relu, config)
-
-
-def conflict_points(
-    delta: float, levels: tuple[float, float] = (-1.0, 1.0)
-) -> tuple[np.ndarray, np.ndarray]:
-    """XOR + linear inputs whose third coordinate contradicts the XOR class, built from the task
-    (:func:`relulab.tasks.xor_linear_task` with these XOR ``levels``): every training point with
-    its x3 flipped (class-0 XOR coordinates with x3 = +Δ, class-1 with x3 = −Δ), and the class
-    x3 points to.
-
-    Example:
-        >>> points, x3_class = conflict_points(0.5, (0.0, 1.0))
-        >>> points[:, 2].tolist(), x3_class.tolist()
-        ([0.5, 0.5, -0.5, -0.5], [1, 1, 0, 0])
-    """
-    X, Y = xor_linear_task(delta, levels=levels)
-    points = X.copy()
-    points[:, 2] = -points[:, 2]
-    return points, 1 - np.argmax(Y, axis=1)
-
-
-def linear_feature_reliance(
-    unit: UnitResult,
-    relu: bool,
-    delta: float,
-    c: float,
-    levels: tuple[float, float] = (-1.0, 1.0),
-) -> np.ndarray:
-    """Per network with (Δ, c): share of the 4 conflict points (:func:`conflict_points` of the
-    task the unit was trained on, XOR ``levels``) classified by x3 (argmax)."""
-    points, x3_class = conflict_points(delta, levels)
-    X = np.hstack([points, np.full((4, 1), c)])
-    index = where(unit.conditions, delta=delta, c=c)
-    _, outputs = forward(unit.arrays["param_0"][index], unit.arrays["param_1"][index], X, relu)
-    return np.mean(np.argmax(outputs, axis=1) == x3_class, axis=1)
-
-
-def xor_x3_ratio(levels: tuple[float, float], delta: float) -> float:
-    """The XOR : x3 scale of the XOR + linear task: the XOR coordinates' span over the third
-    coordinate's, :math:`(hi - lo)/(2\\Delta)` (1 for {0, 1}² with Δ = ½, 2 for ±1 with Δ = ½).
-
-    Example:
-        >>> xor_x3_ratio((-1.0, 1.0), 0.5)
-        2.0
-    """
-    return float(levels[1] - levels[0]) / (2.0 * delta) if delta > 0 else float("inf")
-
-
-def cube_function(
-    W1: np.ndarray,
-    W2: np.ndarray,
-    c: float,
-    delta: float,
-    relu: bool,
-    n=41,
-    levels: tuple[float, float] = (-1.0, 1.0),
-):
-    """Class-1 minus class-0 output on an (x1, x3) grid of the box [lo, hi]² × [−Δ', Δ'] with
-    Δ' = max(Δ, (hi − lo)/2), averaged over x2 (seed 004 fig. 5C)."""
-    lo, hi = levels
-    half = max(delta, 0.5 * (hi - lo))
-    x1, x2, x3 = np.linspace(lo, hi, n), np.linspace(lo, hi, n), np.linspace(-half, half, n)
-    grid = np.stack(np.meshgrid(x1, x2, x3, indexing="ij"), axis=-1).reshape(-1, 3)
-    X = np.hstack([grid, np.full((grid.shape[0], 1), c)])
-    _, out = forward(W1, W2, X, relu)
-    diff = (out[1] - out[0]).reshape(n, n, n).mean(axis=1)  # average over x2
-    return x1, x3, diff
-
-
-@dataclass
-class Parallel:
-    """Per network of the parallel task (seed 004 §6.2, fig. 6, appendix D)."""
-
-    waiting: np.ndarray  # steps spent within ±near_loss of the linear-task loss
-    rank: np.ndarray  # effective rank of HᵀH at the end
-    centred_rank: np.ndarray  # the same with H centred over the inputs (no bias offset)
-    r2_simple: np.ndarray
-    r2_complex: np.ndarray
-    r2_both: np.ndarray
-    final_loss: np.ndarray
-
-
-def linear_task_loss(config: EarlyLinearizationConfig) -> float:
-    """Loss of solving only the linear task on the parallel task: the best affine fit [D]."""
-    X, Y = augmented_task("parallel", config, config.constant)
-    return least_squares_loss(X.T, Y.T)
-
-
-def _centred_gram(representation: np.ndarray) -> np.ndarray:
-    """Gram matrix of a ``(P, N)`` representation centred over the P inputs."""
-    centred = representation - representation.mean(axis=0)
-    return centred @ centred.T
-
-
-def parallel(unit: UnitResult, config: EarlyLinearizationConfig, c: float, relu: bool):
-    level = linear_task_loss(config)
-    X, _ = augmented_task("parallel", config, c)
-    index = where(unit.conditions, c=c)
-    dt = np.diff(unit.steps, prepend=0)
-    loss = unit.curves["loss"][index]
-    waiting = np.sum((np.abs(loss / level - 1.0) < config.near_loss) * dt, axis=1)
-    H, _ = forward(unit.arrays["param_0"][index], unit.arrays["param_1"][index], X, relu)
-    reps = np.swapaxes(H, 1, 2)  # (S, P, N)
-    both = np.column_stack([PARALLEL_SIMPLE, PARALLEL_COMPLEX])
-    return Parallel(
-        waiting=waiting.astype(float),
-        rank=np.array([effective_rank(r @ r.T) for r in reps]),
-        centred_rank=np.array([effective_rank(_centred_gram(r)) for r in reps]),
-        r2_simple=np.array([variance_explained(r, PARALLEL_SIMPLE) for r in reps]),
-        r2_complex=np.array([variance_explained(r, PARALLEL_COMPLEX) for r in reps]),
-        r2_both=np.array([variance_explained(r, both) for r in reps]),
-        final_loss=unit.final["loss"][index],
-    )
 
 
 def delta_gaps(

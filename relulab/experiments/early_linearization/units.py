@@ -13,14 +13,20 @@ Unit names are declared here once: :class:`Family` (one unit per family and acti
 :class:`Key` (every fixed unit name), :func:`width_key` (the extra hidden widths) and
 :func:`pair` / :func:`width_pair` (a family's ReLU unit and its linear twin); every reader
 reaches a unit through them.
+
+What a unit stores is declared here too, as typed views (:class:`Training`, :class:`Trajectory`,
+:class:`FinalWeights`; :func:`unit_views` maps every unit name to its view): readers reach the
+loss, the unit-state shares and the weight snapshots by attribute (:func:`as_view`), never by a
+string typed where they are read.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -29,6 +35,7 @@ from relulab.engine import BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem, t
 from relulab.experiments.base import Unit
 from relulab.experiments.context import RunContext
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig
+from relulab.records import UnitView, array, curve
 from relulab.store import UnitResult
 from relulab.tasks import (
     append_constant,
@@ -41,7 +48,11 @@ from relulab.tasks import (
 __all__ = [
     "ACTIVATIONS",
     "Family",
+    "FinalWeights",
     "Key",
+    "Training",
+    "Trajectory",
+    "as_view",
     "augmented_task",
     "estimate_bytes",
     "pair",
@@ -50,6 +61,7 @@ __all__ = [
     "task_levels",
     "unit_key",
     "unit_keys",
+    "unit_views",
     "width_key",
     "width_pair",
 ]
@@ -93,6 +105,44 @@ class Key(StrEnum):
     PARALLEL_LINEAR = "parallel-linear"
     MAP_RELU = "map-relu"
     MAP_LINEAR = "map-linear"
+
+
+@dataclass(frozen=True)
+class Training(UnitView):
+    """What every unit of the study records, per network ``(S, T)``: the sum loss, and the
+    shares of hidden units active on every input (``always_on_fraction``) and on none
+    (``dead_fraction``)."""
+
+    loss: np.ndarray = curve()
+    always_on_fraction: np.ndarray = curve()
+    dead_fraction: np.ndarray = curve()
+
+
+@dataclass(frozen=True)
+class Trajectory(Training):
+    """A unit that keeps every recording's weights: ``param_0`` ``(S, T, N, d+1)`` (the
+    augmented first layer W̃1) and ``param_1`` ``(S, T, n_out, N)`` (W2)."""
+
+    param_0: np.ndarray = array()
+    param_1: np.ndarray = array()
+
+
+@dataclass(frozen=True)
+class FinalWeights(Training):
+    """A unit that keeps the final weights only: ``param_0`` ``(S, N, d+1)``, ``param_1``
+    ``(S, n_out, N)``."""
+
+    param_0: np.ndarray = array()
+    param_1: np.ndarray = array()
+
+
+View = TypeVar("View", bound=UnitView)
+
+
+def as_view(unit: UnitResult | UnitView, view: type[View]) -> View:
+    """``unit`` read as ``view`` (checked: a missing field raises before anything is computed);
+    a view of that kind already is returned as it is."""
+    return unit if isinstance(unit, view) else view.read(getattr(unit, "result", unit))
 
 
 def unit_key(family: Family, activation: str) -> Key:
@@ -283,6 +333,26 @@ _FAMILIES = {
     Family.PARALLEL: ("parallel", "main", "final"),
     Family.MAP: ("hierarchy", "map", "none"),
 }
+
+
+_VIEWS = {"trajectory": Trajectory, "final": FinalWeights, "none": Training}
+
+
+def unit_views(config: EarlyLinearizationConfig) -> dict[str, type[UnitView]]:
+    """Every unit name :func:`plan` produces, with the view of what it stores.
+
+    Example:
+        >>> views = unit_views(EarlyLinearizationConfig())
+        >>> views["hierarchy-relu"].__name__, views["parallel-linear"].__name__
+        ('Trajectory', 'FinalWeights')
+    """
+    views: dict[str, type[UnitView]] = {}
+    for act in ACTIVATIONS:
+        for family, (_, _, snapshots) in _FAMILIES.items():
+            views[unit_key(family, act).value] = _VIEWS[snapshots]
+        for h in config.map_widths:
+            views[width_key(h, act)] = Training
+    return views
 
 
 def plan(config: EarlyLinearizationConfig) -> list[Unit]:

@@ -1,6 +1,7 @@
 """Seed 004 appendix C.4, Fig. 10: the bias magnitude c. Linear-aligned, stage-like learning for
 every c > 0 (left) and always-on units shooting up whenever c > 0 (left-centre), on the
-hierarchy's c sweep."""
+hierarchy's c sweep. Every c's networks are counted under the study's divergence policy
+(:mod:`..scoring`): a diverged network ranks last, so its c cannot hold."""
 
 from __future__ import annotations
 
@@ -8,15 +9,16 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from relulab.analysis import Estimate, mean_ci, simultaneous_level
+from relulab.analysis import Estimate, simultaneous_level
 from relulab.experiments.base import Results
 from relulab.experiments.claims import ClaimSpec, Reading
 from relulab.experiments.criteria import Above, Below, Every
 from relulab.experiments.early_linearization import measure
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig, scale
+from relulab.experiments.early_linearization.scoring import counts_text, group_counts, scored_ci
 from relulab.experiments.early_linearization.sections.alignment import NOTE, RESCALED
 from relulab.experiments.early_linearization.units import Family, Key, pair
-from relulab.experiments.seed004 import SEED, finite_mean_ci
+from relulab.experiments.seed004 import SEED
 
 __all__ = ["ALIGNED_FOR_EVERY_C", "LINEAR_UNITS_RISE", "c_label"]
 
@@ -34,14 +36,27 @@ def c_label(c: float) -> str:
     return f"c={c:g}"
 
 
-def _per_c(values: Mapping[float, np.ndarray]) -> dict[str, Estimate]:
+def _per_c(
+    values: Mapping[float, np.ndarray], masks: Mapping[float, np.ndarray]
+) -> tuple[dict[str, Estimate], str]:
     """Per c > 0 the mean over seeds with its t interval at the simultaneous level of the
-    K values of c judged together (:func:`relulab.analysis.simultaneous_level`)."""
+    K values of c judged together (:func:`relulab.analysis.simultaneous_level`), under the
+    divergence policy (``masks``: per c, which seeds diverged); and the notes."""
     positive = {c: v for c, v in values.items() if c > 0}
     level = simultaneous_level(len(positive))
-    return {
-        c_label(c): mean_ci(np.asarray(v)[np.isfinite(v)], level=level) for c, v in positive.items()
-    }
+    scored = {c: scored_ci(v, masks[c], level=level) for c, v in positive.items()}
+    notes = "; ".join(f"{c_label(c)}: {note}" for c, (_, note) in scored.items() if note)
+    return {c_label(c): estimate for c, (estimate, _) in scored.items()}, notes
+
+
+def _divergence(units: dict, config: Config) -> tuple[dict[str, tuple[int, int]], dict]:
+    """Divergence counts per c of the sweep for ``units`` (label: unit), and per c the seeds
+    where any of them diverged."""
+    counts, masks = {}, {}
+    for c in config.all_constants:
+        part, masks[c] = group_counts(units, c=c)
+        counts |= part
+    return counts, masks
 
 
 # --- c-sweep-aligned-for-every-c ---------------------------------------------------------------
@@ -50,8 +65,12 @@ def _every_c_criterion(config: Config) -> Every:
 
 
 def _aligned_for_every_c(results: Results, config: Config) -> Reading:
-    gaps, _ = measure.c_sweep(*pair(results, Family.HIERARCHY), config)
-    return Reading(_per_c(gaps), scale=scale(config))
+    relu, linear = pair(results, Family.HIERARCHY)
+    gaps, _ = measure.c_sweep(relu, linear, config)
+    counts, masks = _divergence({"ReLU": relu, "linear": linear}, config)
+    measured, notes = _per_c(gaps, masks)
+    detail = "; ".join(filter(None, [notes, counts_text(counts)]))
+    return Reading(measured, detail=detail, scale=scale(config), diverged=counts)
 
 
 ALIGNED_FOR_EVERY_C = ClaimSpec(
@@ -63,17 +82,25 @@ ALIGNED_FOR_EVERY_C = ClaimSpec(
     scope="early in training, for every c > 0 of the sweep",
     note=f"{NOTE}; c values [I]",
     figure="c_sweep.png",
+    counterexample="a sweep that reaches a small c (c = 0.01): there the ReLU loss parts from the "
+    "linear one (g ≈ 0.24), as it does without bias",
 )
 
 
 # --- c-sweep-linear-units-rise -----------------------------------------------------------------
 def _linear_units_rise(results: Results, config: Config) -> Reading:
-    peaks = measure.peak_always_on(results[Key.HIERARCHY_RELU], config)
-    rises = {c: finite_mean_ci(p - peaks[0.0]) for c, p in peaks.items() if c > 0}
+    relu = results[Key.HIERARCHY_RELU]
+    peaks = measure.peak_always_on(relu, config)
+    counts, masks = _divergence({"ReLU": relu}, config)
+    rises = {
+        c: scored_ci(p - peaks[0.0], masks[c] | masks[0.0])[0] for c, p in peaks.items() if c > 0
+    }
     detail = "rise over c = 0, paired by seed: " + "; ".join(
         f"{c_label(c)}: {e.describe()}" for c, e in rises.items()
     )
-    return Reading(_per_c(peaks), detail=detail, scale=scale(config))
+    measured, notes = _per_c(peaks, masks)
+    detail = "; ".join(filter(None, [detail, notes, counts_text(counts)]))
+    return Reading(measured, detail=detail, scale=scale(config), diverged=counts)
 
 
 LINEAR_UNITS_RISE = ClaimSpec(
@@ -89,4 +116,6 @@ LINEAR_UNITS_RISE = ClaimSpec(
     scope="early in training (the peak of the always-on share), for every c > 0",
     note="'towards linearity' = most units always on (> ½, as §5.3) [D]; running mean [I]",
     figure="c_sweep.png",
+    counterexample="a sweep that reaches a small c (c = 0.01): hardly any unit is driven always-on "
+    "there (peak ≈ 0.06, as at c = 0); at the preset's c = 0.1 it is ≈ 0.09",
 )
