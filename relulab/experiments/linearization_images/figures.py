@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from relulab.experiments.base import Figure, Results
-from relulab.experiments.linearization_images.claims import at_stop
+from relulab.experiments.linearization_images.claims import at_stop, diverged
 from relulab.experiments.linearization_images.config import LinearizationImagesConfig, scale
-from relulab.experiments.linearization_images.units import schedule, unit_name
+from relulab.experiments.linearization_images.units import Training, schedule, unit
 from relulab.report.plotting import plt, save
 
 __all__ = ["figures"]
@@ -18,11 +18,15 @@ __all__ = ["figures"]
 COLOURS = {"relu": "tab:red", "linear": "tab:blue"}
 
 
-def _per_sample_loss(ax, unit, n_loss: int, per_epoch: float, label: str, colour: str) -> None:
-    loss = unit.curves["full_loss"] / n_loss
+def _per_sample_loss(
+    ax, view: Training, n_loss: int, per_epoch: float, label: str, colour: str
+) -> None:
+    loss = view.full_loss[~diverged(view)] / n_loss  # diverged networks are out, as in the claims
+    if not len(loss):
+        return
     mean = loss.mean(axis=0)
     se = loss.std(axis=0, ddof=1) / np.sqrt(len(loss)) if len(loss) > 1 else 0 * mean
-    epochs = unit.steps / per_epoch
+    epochs = view.steps / per_epoch
     ax.semilogy(epochs, mean, color=colour, label=label)
     ax.fill_between(epochs, mean - se, mean + se, color=colour, alpha=0.2)
 
@@ -35,8 +39,8 @@ def _alignment(results: Results, config: LinearizationImagesConfig, out_dir: Pat
     for row, norm in zip(axes, norms, strict=True):
         for ax, bias in zip(row, (True, False), strict=True):
             for act in ("linear", "relu"):
-                unit = results[unit_name(norm, bias, act)]
-                _per_sample_loss(ax, unit, n_loss, per_epoch, act, COLOURS[act])
+                view = unit(results, norm, bias, act)
+                _per_sample_loss(ax, view, n_loss, per_epoch, act, COLOURS[act])
             ax.axhline(config.stop_level, color="k", lw=0.8, ls=":")
             ax.axvline(config.early_steps / per_epoch, color="grey", lw=0.8, ls="--")
             ax.set_xscale("symlog", linthresh=1.0)  # the early phase spans the first epochs
@@ -49,7 +53,8 @@ def _alignment(results: Results, config: LinearizationImagesConfig, out_dir: Pat
             )
             ax.legend()
     caption = (
-        f"Training loss of ReLU and linear networks (mean ± SE over {config.seeds} seeds; dotted: "
+        f"Training loss of ReLU and linear networks (mean ± SE over the {config.seeds} seeds, a "
+        f"diverged network left out as in the claims; dotted: "
         f"the stopping loss; dashed: the end of the early phase the alignment claims judge, "
         f"{config.early_steps} SGD steps), seed 004 fig. 1A / 7 / 8. {scale(config)}."
     )
@@ -62,12 +67,13 @@ def _rank_error(results: Results, config: LinearizationImagesConfig, out_dir: Pa
     for norm in config.normalizations:
         for bias in (True, False):
             for act in ("relu", "linear"):
-                unit = results[unit_name(norm, bias, act)]
+                view = unit(results, norm, bias, act)
                 short = "px-mean" if norm == "pixel_mean" else "std"
                 labels.append(f"{short}\n{'bias' if bias else 'no bias'}\n{act}")
-                ranks.append(at_stop(unit, "rank_at_stop"))
-                errors.append(at_stop(unit, "validation_error"))
-                ends.append(np.asarray(unit.final["validation_error"], dtype=np.float64))
+                ranks.append(at_stop(view, view.rank_at_stop))
+                errors.append(at_stop(view, view.validation_error))
+                error = np.asarray(view.validation_error, dtype=np.float64)
+                ends.append(np.where(diverged(view), np.nan, error))
     positions = np.arange(len(labels))
     titles = ("effective rank of HᵀH at the stop", "test error at the stop", "test error at end")
     for ax, values, title in zip(axes, (ranks, errors, ends), titles, strict=True):

@@ -16,13 +16,15 @@ over the first ``early_steps`` (the early phase the alignment claims judge), eve
 ``record_every`` after (:func:`relulab.engine.dense_then_sparse`, one ``train`` call).
 
 Unit names are declared here once: :func:`unit_name` (one unit per preprocessing, bias variant
-and activation), :func:`unit_keys` and :func:`pair`; every reader reaches a unit through them.
+and activation), :func:`unit_keys` and :func:`pair`; every reader reaches a unit through them, as
+the typed :class:`Training` view (:func:`unit_views`: every unit is one kind).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -43,16 +45,20 @@ from relulab.experiments.linearization_images.config import (
     prepared_data,
 )
 from relulab.nn.statistics import effective_ranks
+from relulab.records import UnitView, array, curve, final
 from relulab.store import UnitResult
 
 __all__ = [
     "ACTIVATIONS",
+    "Training",
     "estimate_bytes",
     "pair",
     "plan",
     "schedule",
+    "unit",
     "unit_keys",
     "unit_name",
+    "unit_views",
 ]
 
 ACTIVATIONS = ("relu", "linear")
@@ -78,10 +84,55 @@ def unit_keys(config: LinearizationImagesConfig) -> list[str]:
     ]
 
 
-def pair(results: Mapping[str, UnitResult], norm: str, bias: bool) -> tuple[UnitResult, UnitResult]:
-    """``(ReLU unit, linear unit)`` of one preprocessing and bias variant: the same seeds, the
-    same initial weights and batches."""
-    return results[unit_name(norm, bias, "relu")], results[unit_name(norm, bias, "linear")]
+@dataclass(frozen=True)
+class Training(UnitView):
+    """What every unit of this study stores: its networks' training (one preprocessing, bias
+    variant and activation, a network per seed).
+
+    Attributes:
+        full_loss: ``(S, T)`` the summed loss ½Σ‖y − ŷ‖² over the ``loss_images`` training
+            images at each recorded step (constant after a network's stop: it is frozen).
+        validation_error: ``(S,)`` the held-out test error at the end of training — at its stop
+            for a network that stopped (frozen there).
+        stopped_step: ``(S,)`` the step at which each network reached its stopping loss, −1 if
+            it never did.
+        rank_at_stop: ``(S,)`` the effective rank of the Gram matrix of its hidden
+            representations of the held-out images, from its final parameters (at its stop for
+            a network that stopped).
+    """
+
+    full_loss: np.ndarray = curve()
+    validation_error: np.ndarray = final()
+    stopped_step: np.ndarray = array()
+    rank_at_stop: np.ndarray = array()
+
+    @property
+    def stopped(self) -> np.ndarray:
+        """``(S,)`` whether each network reached its stopping loss."""
+        return np.asarray(self.stopped_step) >= 0
+
+
+def unit_views(config: LinearizationImagesConfig) -> dict[str, type[UnitView]]:
+    """Every unit :func:`plan` produces and its view (all are :class:`Training`).
+
+    Example:
+        >>> views = unit_views(LinearizationImagesConfig(real_data=False))
+        >>> len(views), views["pixel_mean-bias-relu"].__name__
+        (8, 'Training')
+    """
+    return {name: Training for name in unit_keys(config)}
+
+
+def pair(results: Mapping[str, UnitResult], norm: str, bias: bool) -> tuple[Training, Training]:
+    """``(ReLU unit, linear unit)`` of one preprocessing and bias variant, read as
+    :class:`Training`: the same seeds, the same initial weights and batches."""
+    return unit(results, norm, bias, "relu"), unit(results, norm, bias, "linear")
+
+
+def unit(results: Mapping[str, UnitResult], norm: str, bias: bool, activation: str) -> Training:
+    """One unit read as :class:`Training` (checked against its declaration first)."""
+    name = unit_name(norm, bias, activation)
+    return Training.read(results[name], name)
 
 
 def schedule(config: LinearizationImagesConfig) -> tuple[int, int, int]:
