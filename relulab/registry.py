@@ -96,6 +96,7 @@ def _post_hoc_entry(choice: PostHoc, config: Any) -> dict[str, Any]:
         "why": choice.why,
         "criterion_without": _canonical(criterion),
         "measure_without": _qualname(choice.measure),
+        "untested_without": choice.untested(config) if choice.untested else None,
     }
 
 

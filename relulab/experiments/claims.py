@@ -210,6 +210,9 @@ class PostHoc:
         why: why it was made, and when (the commit or the run that prompted it).
         criterion: the criterion without the choice (default: the claim's own).
         measure: the measurement without the choice (default: the claim's own).
+        untested: without the choice, why a run with this config cannot decide the claim
+            (``""``: it can) — for a choice that is itself a "not tested" rule (default: the
+            claim's own reasons).
 
     Example:
         >>> from relulab.experiments.criteria import Below
@@ -226,6 +229,7 @@ class PostHoc:
     why: str
     criterion: CriterionOf | None = None
     measure: Callable[[Results, Any], Reading] | None = None
+    untested: Callable[[Any], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -288,15 +292,18 @@ class ClaimSpec:
         """The verdict without one post-hoc choice."""
         criterion = _criterion_at(choice.criterion or self.criterion, config)
         other = choice.measure(results, config) if choice.measure else reading
-        untested = other.untested or untested
+        if choice.untested is not None:  # the choice is a "not tested" rule: replace it
+            untested = choice.untested(config)
+            untested = (other.untested if choice.measure else "") or untested
+        else:
+            untested = other.untested or untested
         verdict: Verdict = "not tested" if untested else criterion.judge(other.measured)
         own = other.detail if choice.measure else ""  # the claim's own detail is shown already
+        headline = criterion.headline(other.measured)
+        interval = headline.describe() if isinstance(headline, Estimate) else ""
+        parts = [criterion.describe(other.measured) or interval, own]
         return PostHocRecord(
-            choice.what,
-            choice.why,
-            verdict,
-            float(criterion.headline(other.measured)),
-            "; ".join(filter(None, [criterion.describe(other.measured), own])),
+            choice.what, choice.why, verdict, float(headline), "; ".join(filter(None, parts))
         )
 
     def evaluate(self, results: Results, config: Any) -> Claim:

@@ -23,6 +23,9 @@ array([1.])
 >>> Spectra.schema()
 UnitSchema(curves=('singular',), final=('sigma1',), arrays=(), optional=())
 
+A unit may store a curve and a final value under one name: give the field another name and the
+stored one as ``key`` (``final_loss: np.ndarray = final(key="loss")``).
+
 The arrays of a view are the unit's own (no copy), so a test that edits ``view.sigma1[i]``
 edits the unit.
 """
@@ -129,23 +132,27 @@ class UnitSchema:
         ]
 
 
-def _declared(place: Place, optional: bool) -> Any:
-    return field(metadata={"place": place, "optional": optional})
+def _declared(place: Place, optional: bool, key: str | None) -> Any:
+    return field(metadata={"place": place, "optional": optional, "key": key})
 
 
-def curve(optional: bool = False) -> Any:
-    """A field of a :class:`UnitView`: a recorded curve, one row per network ``(S, T)``."""
-    return _declared("curves", optional)
+def curve(optional: bool = False, key: str | None = None) -> Any:
+    """A field of a :class:`UnitView`: a recorded curve, one row per network ``(S, T)``, stored
+    under ``key`` (default: the field's name)."""
+    return _declared("curves", optional, key)
 
 
-def final(optional: bool = False) -> Any:
-    """A field of a :class:`UnitView`: a final value per network ``(S,)``."""
-    return _declared("final", optional)
+def final(optional: bool = False, key: str | None = None) -> Any:
+    """A field of a :class:`UnitView`: a final value per network ``(S,)``, stored under ``key``
+    (default: the field's name; a unit may store a curve and a final value of one name, e.g.
+    ``final_loss: np.ndarray = final(key="loss")`` beside ``loss: np.ndarray = curve()``)."""
+    return _declared("final", optional, key)
 
 
-def array(optional: bool = False) -> Any:
-    """A field of a :class:`UnitView`: an array the unit shares across its networks."""
-    return _declared("arrays", optional)
+def array(optional: bool = False, key: str | None = None) -> Any:
+    """A field of a :class:`UnitView`: an array the unit shares across its networks, stored
+    under ``key`` (default: the field's name)."""
+    return _declared("arrays", optional, key)
 
 
 _RESERVED = frozenset({"result", "conditions", "steps", "diverged", "n_networks"})
@@ -166,23 +173,24 @@ class UnitView:
             raise TypeError(f"{cls.__name__}: {clash} name a view's own attributes")
 
     @classmethod
-    def _fields(cls) -> dict[str, tuple[Place, bool]]:
+    def _fields(cls) -> dict[str, tuple[Place, bool, str]]:
+        """Field name → (place, optional, the name it is stored under)."""
         return {
-            f.name: (f.metadata["place"], f.metadata["optional"])
+            f.name: (f.metadata["place"], f.metadata["optional"], f.metadata["key"] or f.name)
             for f in dataclasses.fields(cls)
             if "place" in f.metadata
         }
 
     @classmethod
     def schema(cls) -> UnitSchema:
-        """The declared names by place."""
-        places = cls._fields()
+        """The declared stored names by place."""
+        places = cls._fields().values()
         return UnitSchema(
             **{
-                place: tuple(n for n, (p, _) in places.items() if p == place)
+                place: tuple(key for p, _, key in places if p == place)
                 for place in ("curves", "final", "arrays")
             },
-            optional=tuple(n for n, (_, opt) in places.items() if opt),
+            optional=tuple(key for _, opt, key in places if opt),
         )
 
     @classmethod
@@ -206,7 +214,9 @@ class UnitView:
             "final": result.final,
             "arrays": result.arrays,
         }
-        values = {name: stored[place].get(name) for name, (place, _) in cls._fields().items()}
+        values = {
+            name: stored[place].get(key) for name, (place, _, key) in cls._fields().items()
+        }
         return cls(result, **values)
 
     @property
