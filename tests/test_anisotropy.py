@@ -1,6 +1,9 @@
 """anisotropy: each claim's criterion against its positive control (the mechanism the post
-describes, computed in closed form, or the post's own value) and its negative control (a
-counter-example); then the whole pipeline on stored results with each behaviour removed."""
+describes, computed in closed form, or the post's own value) and its negative control — a
+setting of the simulated system under which the claim fails (its ``counterexample``), run
+through the study's own units at a small size and judged by the claim's own measurement; then
+the whole pipeline on stored results with each behaviour removed. ``mean-shift-explains-sigma1``
+is a check (relulab's closed form against its own simulation), run and never counted."""
 
 import copy
 import math
@@ -13,7 +16,7 @@ from relulab.analysis import Estimate
 from relulab.config import apply_overrides
 from relulab.experiments import anisotropy
 from relulab.experiments.anisotropy import claims
-from relulab.experiments.anisotropy.units import Key, predicted_sigma1
+from relulab.experiments.anisotropy.units import Key, Spectra, predicted_sigma1
 from relulab.experiments.context import RunContext
 from relulab.theory import get_kernel
 
@@ -33,6 +36,28 @@ def _infinite_n_ratio(activation: str, d: int = 50, width: int = 100) -> float:
     return float(np.sqrt(top / second))
 
 
+@pytest.fixture(scope="module")
+def narrow():
+    """The study's own units on a narrow input, d = 3 (D = 100, N = 2000, 4 draws, 11 slopes):
+    the counter-setting of both claims (≈ 0.7 s)."""
+    config = apply_overrides(CONFIG, ["d=3", "D=100", "n_samples=2000", "slopes=11", "n_draws=4"])
+    return config, {unit.name: unit.run(CONTEXT) for unit in anisotropy.plan(config)}
+
+
+def test_counterexamples_are_declared_and_the_closed_form_is_a_check():
+    """Every claim says where it fails; the closed form is relulab's theory against its own
+    simulation: a check, never counted."""
+    kinds = {spec.id: spec.kind for spec in claims.CLAIMS}
+    assert kinds == {
+        "relu-top-singular-stands-out": "claim",
+        "leaky-crossover-near-0.8": "claim",
+        "mean-shift-explains-sigma1": "check",
+    }
+    for spec in claims.CLAIMS:
+        assert bool(spec.counterexample) == (spec.kind == "claim"), spec.id
+    assert "law of large numbers" in claims.CLOSED_FORM.check
+
+
 # --- relu-top-singular-stands-out --------------------------------------------------------------
 def test_relu_top_singular_stands_out_positive():
     """The mean shift in closed form: ReLU's σ1/σ2 stands out (≈ 3.3 at d = 50, D = 100; the
@@ -41,9 +66,15 @@ def test_relu_top_singular_stands_out_positive():
     assert claims.STANDS_OUT.judge(measured, CONFIG) == "holds"
 
 
-def test_relu_top_singular_stands_out_negative():
-    """A zero-mean activation has no mean direction: the linear kernel's ratio (≈ 1.07) in the
-    ReLU slot must fail, and so must an anisotropic tanh."""
+def test_relu_top_singular_stands_out_negative(narrow):
+    """The counter-setting run by the study's units: on a narrow input (d = 3) ReLU's linear
+    part rivals the mean shift, σ1/σ2 ≈ √(2d/π) ≈ 1.4 — below 2, the claim fails. Also, as
+    extra assertions on the criterion: the linear kernel's ratio (≈ 1.07) in the ReLU slot, and
+    an anisotropic tanh."""
+    config, results = narrow
+    record = claims.STANDS_OUT.evaluate(results, config)
+    assert record.verdict == "fails", record.detail
+    assert 1.2 < record.measured < 1.6
     linear = _infinite_n_ratio("linear")
     assert claims.STANDS_OUT.judge({"ReLU": linear, "tanh": 1.0}, CONFIG) == "fails"
     assert claims.STANDS_OUT.judge({"ReLU": 5.0, "tanh": 3.0}, CONFIG) == "fails"
@@ -58,9 +89,16 @@ def test_leaky_crossover_near_0_8_positive():
     assert claims.CROSSOVER.judge(claims.floor_crossover(sweep, ratio, 0.01), CONFIG) == "holds"
 
 
-def test_leaky_crossover_near_0_8_negative():
-    """A smooth interpolation that reaches the floor only at p = 1 (what the post expected and
-    did not see) must fail."""
+def test_leaky_crossover_near_0_8_negative(narrow):
+    """The counter-setting run by the study's units: on a narrow input (d = 3) ReLU's σ1 barely
+    stands out and the sweep sits on its floor from p ≈ 0.2 — far from 0.8, the claim fails (and
+    fails without its post-hoc floor reading too). Extra assertions on the criterion: a smooth
+    interpolation that reaches the floor only at p = 1, and a crossover at 0.5."""
+    config, results = narrow
+    record = claims.CROSSOVER.evaluate(results, config)
+    assert record.verdict == "fails", record.detail
+    assert record.measured < 0.5
+    assert [p.verdict for p in record.post_hoc] == ["fails"]
     sweep = np.linspace(0, 1, 21)
     smooth = 5.0 - 4.0 * sweep
     assert claims.CROSSOVER.judge(claims.floor_crossover(sweep, smooth, 0.01), CONFIG) == "fails"
@@ -85,7 +123,8 @@ def test_mean_shift_explains_sigma1_positive():
 
 
 def test_mean_shift_explains_sigma1_negative():
-    """Without a mean shift (the linear activation) σ1 is not the ReLU closed form."""
+    """A check keeps its controls: without a mean shift (the linear activation) σ1 is not the
+    ReLU closed form."""
     sampled, closed = _sampled_sigma1("linear")
     assert claims.CLOSED_FORM.judge(abs(sampled / closed - 1), CONFIG) == "fails"
 
@@ -102,21 +141,21 @@ def _verdicts(results, config):
 
 
 def _relu_isotropic(results, config):
-    acts = results[Key.ACTIVATIONS]
+    acts = Spectra.read(results[Key.ACTIVATIONS])
     relu = [i for i, c in enumerate(acts.conditions) if c["activation"] == "relu"]
-    acts.final["sigma1_over_sigma2"][relu] = 1.0
+    acts.sigma1_over_sigma2[relu] = 1.0
 
 
 def _early_floor(results, config):
-    sweep = results[Key.LEAKY_SWEEP]
+    sweep = Spectra.read(results[Key.LEAKY_SWEEP])
     slopes = np.array([c["slope"] for c in sweep.conditions])
-    sweep.final["sigma1_over_sigma2"][:] = np.where(slopes < 0.2, 5.0 - 20 * slopes, 1.0)
+    sweep.sigma1_over_sigma2[:] = np.where(slopes < 0.2, 5.0 - 20 * slopes, 1.0)
 
 
 def _sigma1_off(results, config):
-    acts = results[Key.ACTIVATIONS]
+    acts = Spectra.read(results[Key.ACTIVATIONS])
     relu = [i for i, c in enumerate(acts.conditions) if c["activation"] == "relu"]
-    acts.final["sigma1"][relu] = 2 * acts.arrays["relu_sigma1_closed_form"]
+    acts.sigma1[relu] = 2 * results[Key.ACTIVATIONS].arrays["relu_sigma1_closed_form"]
 
 
 COUNTER = {
@@ -129,6 +168,19 @@ COUNTER = {
 def test_claims_are_the_counter_examples_keys(aniso):
     config, results = aniso
     assert set(_verdicts(results, config)) == set(COUNTER)
+    for name, view in anisotropy.EXPERIMENT.unit_views(config).items():
+        view.check(results[name], name)  # every unit holds what its view declares
+
+
+def test_crossover_records_its_verdict_without_the_floor_reading(aniso):
+    """The floor reading was chosen after a run (ecdee1e): the record carries the verdict of
+    the earlier reading (first p with σ1/σ2 < 1.1) beside it."""
+    config, results = aniso
+    record = claims.CROSSOVER.evaluate(results, config)
+    (without,) = record.post_hoc
+    assert "crossover_ratio = 1.1" in without.what and "ecdee1e" in without.why
+    expected = np.mean(claims.below_ratio_crossovers(results, config))
+    assert without.measured == pytest.approx(expected, nan_ok=True)
 
 
 @pytest.mark.parametrize("claim_id", sorted(COUNTER))
@@ -142,14 +194,14 @@ def test_claim_fails_on_its_counter_example(aniso, claim_id):
 def test_claims_hold_on_ideal_results(aniso):
     config, results = aniso
     ideal = copy.deepcopy(results)
-    acts, sweep = ideal[Key.ACTIVATIONS], ideal[Key.LEAKY_SWEEP]
+    acts, sweep = Spectra.read(ideal[Key.ACTIVATIONS]), Spectra.read(ideal[Key.LEAKY_SWEEP])
     for i, c in enumerate(acts.conditions):
-        acts.final["sigma1_over_sigma2"][i] = 5.0 if c["activation"] == "relu" else 1.02
+        acts.sigma1_over_sigma2[i] = 5.0 if c["activation"] == "relu" else 1.02
     relu = [i for i, c in enumerate(acts.conditions) if c["activation"] == "relu"]
-    acts.final["sigma1"][relu] = acts.arrays["relu_sigma1_closed_form"]
+    acts.sigma1[relu] = ideal[Key.ACTIVATIONS].arrays["relu_sigma1_closed_form"]
     slopes = np.array([c["slope"] for c in sweep.conditions])
     floor = 1.02 + 0.002 * np.random.default_rng(0).random(len(slopes))
-    sweep.final["sigma1_over_sigma2"][:] = np.where(slopes < 0.8, 1.02 + 5 * (0.8 - slopes), floor)
+    sweep.sigma1_over_sigma2[:] = np.where(slopes < 0.8, 1.02 + 5 * (0.8 - slopes), floor)
     verdicts = _verdicts(ideal, config)
     assert set(verdicts.values()) == {"holds"}, verdicts
 

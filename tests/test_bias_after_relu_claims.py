@@ -1,9 +1,16 @@
 """bias-after-relu: each claim's criterion against its positive control (seed 000's toy at
 initialisation, simulated here independently of relulab's engine, and loss curves built as the
-seed describes them from that simulation's Δ) and its negative control (a counter-example);
-then the whole scorecard on synthetic stored results, each behaviour removed in turn. No
-training anywhere in this file."""
+seed describes them from that simulation's Δ) and its negative control: the claim's
+``counterexample``, a setting of the toy run through the study's own units at a small size
+(Kaiming-normal init; a horizon before any curve oscillates) and judged by the claim's own
+measurement, with the earlier synthetic counter-examples kept as extra assertions; then the
+whole scorecard on synthetic stored results, each behaviour removed in turn, and the one
+divergence policy. The output's Δ against the input's, the zero-mean control and the analytic
+shift are checks (identities of the setup, relulab's theory against its own simulation): they
+keep their controls and are never counted. Training here is tiny (16 or 20 students, ≤ 100
+steps)."""
 
+import copy
 import math
 
 import numpy as np
@@ -11,10 +18,12 @@ import pytest
 import torch
 
 from relulab.analysis import argmin_ci, mean_ci
-from relulab.experiments.bias_after_relu import BiasAfterReLUConfig, claims, fine_shifts
+from relulab.config import apply_overrides
+from relulab.experiments.bias_after_relu import BiasAfterReLUConfig, claims, fine_shifts, units
 from relulab.experiments.bias_after_relu.readings import per_student, roughness
-from relulab.experiments.bias_after_relu.units import Key
+from relulab.experiments.bias_after_relu.units import Key, Training
 from relulab.experiments.claims import evaluate
+from relulab.experiments.context import RunContext
 from relulab.init import analytic_relu_shift
 from relulab.store import UnitResult
 
@@ -27,6 +36,40 @@ B_STAR = {
 }
 INPUT_DELTA = 1 / np.sqrt(CONFIG.n_samples)
 NETWORKS = 12
+CONTEXT = RunContext(torch.device("cpu"), torch.float32, seed=0, quiet=True)
+TINY = [  # the toy shrunk for the negative controls: 4 seeds × 4 shifts, one in the window
+    "width=16",
+    "hidden=32",
+    "blocks=3",
+    "n_samples=64",
+    "steps=100",
+    "seeds_per_shift=4",
+    "variant_seeds_per_shift=4",
+    "shifts=0,0.25,0.55,0.9",
+]
+
+
+def _trained(variant: str, *overrides: str) -> tuple:
+    """One trained sweep of ``variant``, run by the study's own unit with ``overrides``, stored
+    in the main sweep's slot (what the training claims read)."""
+    config = apply_overrides(BiasAfterReLUConfig(), list(overrides))
+    unit = units._sweep_unit(config, variant).run(CONTEXT)
+    return config, {Key.SWEEP_POSTLN_DEFAULT: unit}
+
+
+def test_claims_declare_where_they_fail_and_the_identities_are_checks():
+    kinds = {spec.id: spec.kind for spec in claims.CLAIMS}
+    assert [k for k, v in kinds.items() if v == "claim"] == [
+        "delta-u-shaped",
+        "low-delta-trains-fastest",
+        "low-delta-trains-smoothest",
+        "final-loss-rises-with-delta",
+    ]
+    for spec in claims.CLAIMS:
+        assert bool(spec.counterexample) == (spec.kind == "claim"), spec.id
+    assert "identity of the setup" in claims.OUTPUT_EXCEEDS_INPUT.check
+    assert "identity of the setup" in claims.ZERO_MEAN.check
+    assert "own simulation" in claims.ANALYTIC_SHIFT.check == claims.KAIMING.check
 
 
 # ---------------------------------------------------------------------------------------------
@@ -110,9 +153,37 @@ def test_delta_u_shaped_positive(simulated):
     assert claims.U_SHAPED.judge(claims.u_shape(table, CONFIG), CONFIG) == "holds"
 
 
-def test_delta_u_shaped_negative(simulated):
-    """The same toy under Kaiming-normal init dips at b ≈ 0.6, outside 0.2–0.3; and a Δ that
-    only falls with b has no U."""
+@pytest.fixture(scope="module")
+def init_small():
+    """The study's init unit at a small size (width 16, 4 blocks, 6 networks per b, a 0.05
+    grid): both inits' networks at every b (≈ 0.5 s)."""
+    config = apply_overrides(
+        BiasAfterReLUConfig(),
+        [
+            "width=16",
+            "hidden=32",
+            "blocks=4",
+            "n_samples=64",
+            "init_seeds=6",
+            "fine_shift_step=0.05",
+        ],
+    )
+    return config, {Key.INIT_DELTA: units.plan(config)[-1].run(CONTEXT)}
+
+
+def test_delta_u_shaped_negative(simulated, init_small):
+    """The counter-setting run by the study's init unit: its Kaiming-normal networks in the
+    seed's slot (variants relabelled) dip at b ≈ 0.55–0.6, outside 0.2–0.3 — the claim fails,
+    where the same unit's default-init networks hold. Extra assertions on the criterion: the
+    independent toy under Kaiming-normal init, and a Δ that only falls with b."""
+    config, results = init_small
+    assert claims.U_SHAPED.evaluate(results, config).verdict == "holds"
+    relabelled = copy.deepcopy(results)
+    swap = {"postln-default": "postln-kaiming", "postln-kaiming": "postln-default"}
+    for condition in relabelled[Key.INIT_DELTA].conditions:
+        condition["variant"] = swap.get(condition["variant"], condition["variant"])
+    record = claims.U_SHAPED.evaluate(relabelled, config)
+    assert record.verdict == "fails" and record.measured >= 0.5, record.detail
     kaiming = _on_seed_grid(simulated["kaiming_normal"])
     assert claims.U_SHAPED.judge(claims.u_shape(kaiming, CONFIG), CONFIG) == "fails"
     rng = np.random.default_rng(0)
@@ -122,28 +193,30 @@ def test_delta_u_shaped_negative(simulated):
 
 # --- output-delta-exceeds-input ----------------------------------------------------------------
 def test_output_delta_exceeds_input_positive(simulated):
-    """Seed 000's toy with plain ReLU: the output's feature means deviate from 0 (Δ ≈ 6× the
-    input's), as the seed's histograms of x and y show."""
+    """A check's positive control. Seed 000's toy with plain ReLU: the output's feature means
+    deviate from 0 (Δ ≈ 6× the input's), as the seed's histograms of x and y show."""
     measured = mean_ci(simulated["relu"])
     assert claims.OUTPUT_EXCEEDS_INPUT.judge(measured, CONFIG) == "holds"
 
 
 def test_output_delta_exceeds_input_negative(simulated):
-    """The same networks with tanh, odd and zero-mean: the output's Δ stays at the input's."""
+    """A check's negative control (criterion only). The same networks with tanh, odd and
+    zero-mean: the output's Δ stays at the input's."""
     measured = mean_ci(simulated["tanh"])
     assert claims.OUTPUT_EXCEEDS_INPUT.judge(measured, CONFIG) == "fails"
 
 
 # --- zero-mean-activation-removes-delta --------------------------------------------------------
 def test_zero_mean_activation_removes_delta_positive(simulated):
-    """The seed's origin, in closed form: each hidden unit's ReLU centred by its own
-    E[ReLU(z)] = ‖w_j‖/√(2π) leaves Δ at the input's level."""
+    """A check's positive control. The seed's origin, in closed form: each hidden unit's ReLU
+    centred by its own E[ReLU(z)] = ‖w_j‖/√(2π) leaves Δ at the input's level."""
     measured = mean_ci(simulated["centred"])
     assert claims.ZERO_MEAN.judge(measured, CONFIG) == "holds"
 
 
 def test_zero_mean_activation_removes_delta_negative(simulated):
-    """Without the centring (plain ReLU in the control's place) Δ stays high."""
+    """A check's negative control (criterion only). Without the centring (plain ReLU in the
+    control's place) Δ stays high."""
     measured = mean_ci(simulated["relu"])
     assert claims.ZERO_MEAN.judge(measured, CONFIG) == "fails"
 
@@ -191,7 +264,15 @@ def test_low_delta_trains_fastest_positive(simulated):
 
 
 def test_low_delta_trains_fastest_negative(simulated):
-    """Plain ReLU (b = 0) trains fastest and every shift slows training down."""
+    """The counter-setting run by the study's units: Kaiming-normal students (the tiny toy, lr
+    0.01) train fastest at b = 0.55, where their Δ is least — outside 0.2–0.3, the claim fails;
+    the same toy with the default init is fastest at 0.25. Extra assertion on the criterion:
+    curves on which plain ReLU (b = 0) trains fastest and every shift slows training down."""
+    config, results = _trained("postln-kaiming", *TINY, "lr=0.01")
+    record = claims.FASTEST.evaluate(results, config)
+    assert record.verdict == "fails" and record.measured == 0.55, record.detail
+    config, results = _trained("postln-default", *TINY, "lr=0.01")
+    assert claims.FASTEST.evaluate(results, config).verdict == "holds"
     delta = _on_seed_grid(simulated["torch_default"])[: CONFIG.seeds_per_shift]
     slower_with_b = np.broadcast_to(SHIFTS, delta.shape)
     results = {Key.SWEEP_POSTLN_DEFAULT: _sweep(slower_with_b, lambda b: 5 - 4 * b, lambda b: 0)}
@@ -206,8 +287,14 @@ def test_low_delta_trains_smoothest_positive(simulated):
 
 
 def test_low_delta_trains_smoothest_negative(simulated):
-    """Every curve monotone (no b rougher than another: a tie), and curves roughest where Δ is
-    lowest."""
+    """The counter-setting run by the study's units: a horizon before any curve oscillates
+    (100 Adam steps at the seed's lr 1e-3, the tiny toy): every loss curve is monotone, no b is
+    rougher than the window — a tie, the claim fails (also without its post-hoc tie margin: the
+    differences are float noise, ≈ 1e-7). Extra assertions on the criterion: synthetic monotone
+    curves, and curves roughest where Δ is lowest."""
+    config, results = _trained("postln-default", *TINY)
+    record = claims.SMOOTHEST.evaluate(results, config)
+    assert record.verdict == "fails" and abs(record.measured) < 1e-5, record.detail
     delta = _on_seed_grid(simulated["torch_default"])[: CONFIG.seeds_per_shift]
     monotone = {Key.SWEEP_POSTLN_DEFAULT: _sweep(delta, lambda d: 5 / (1 + 10 * d), lambda d: 0)}
     assert claims.SMOOTHEST.judge(_measured(claims.SMOOTHEST, monotone), CONFIG) == "fails"
@@ -223,7 +310,16 @@ def test_final_loss_rises_with_delta_positive(simulated):
 
 
 def test_final_loss_rises_with_delta_negative(simulated):
-    """Curves that train faster the larger Δ: the final loss falls with Δ."""
+    """The counter-setting run by the study's units: Kaiming-normal students at the seed's
+    sizes (N = 128, 20 students) read before training (a horizon of one step): the loss falls
+    with Δ (ρ ≈ −0.5), the claim fails. (Under the default init the loss correlates with Δ
+    already at step 1.) Extra assertion on the criterion: curves that train faster the larger Δ.
+    """
+    config, results = _trained(
+        "postln-kaiming", "n_samples=128", "steps=1", "record_every=1", "variant_seeds_per_shift=2"
+    )
+    record = claims.FINAL_LOSS.evaluate(results, config)
+    assert record.verdict == "fails" and record.n == 20, record.detail
     delta = _on_seed_grid(simulated["torch_default"])[: CONFIG.seeds_per_shift]
     results = {Key.SWEEP_POSTLN_DEFAULT: _sweep(delta, lambda d: 2 + 5 * d, lambda d: 0)}
     assert claims.FINAL_LOSS.judge(_measured(claims.FINAL_LOSS, results), CONFIG) == "fails"
@@ -231,8 +327,8 @@ def test_final_loss_rises_with_delta_negative(simulated):
 
 # --- analytic-shift-finds-the-minimum (beyond the seed) ----------------------------------------
 def test_analytic_shift_finds_the_minimum_positive(simulated):
-    """The simulated toy under PyTorch's default init: Δ is least at b ≈ 0.225 on the fine
-    grid, within 0.05 of b* = 1/√(6π) = 0.230."""
+    """A check's positive control. The simulated toy under PyTorch's default init: Δ is least
+    at b ≈ 0.225 on the fine grid, within 0.05 of b* = 1/√(6π) = 0.230."""
     measured = argmin_ci(FINE, simulated["torch_default"])
     assert claims.ANALYTIC_SHIFT.judge(measured, CONFIG) == "holds"
 
@@ -245,7 +341,8 @@ def test_analytic_shift_finds_the_minimum_negative(simulated):
 
 # --- kaiming-moves-the-minimum (beyond the seed) -----------------------------------------------
 def test_kaiming_moves_the_minimum_positive(simulated):
-    """The simulated toy under Kaiming-normal init: Δ is least near b* = 1/√π = 0.564."""
+    """A check's positive control. The simulated toy under Kaiming-normal init: Δ is least
+    near b* = 1/√π = 0.564."""
     measured = argmin_ci(FINE, simulated["kaiming_normal"])
     assert claims.KAIMING.judge(measured, CONFIG) == "holds"
 
@@ -312,9 +409,9 @@ def _sweep_unit(best=0.23, rough_from=0.5, shuffle_final=False):
             curves.append(10**log_loss)
             deltas.append(_profile_delta(b, B_STAR["postln-default"], rng))
     loss = np.array(curves)
+    if shuffle_final:  # whole curves change hands: the final loss no longer follows Δ
+        loss = rng.permutation(loss)
     final = loss[:, -1].copy()
-    if shuffle_final:
-        final = rng.permutation(final)
     n = len(conditions)
     return UnitResult(
         conditions,
@@ -397,5 +494,58 @@ def test_final_loss_unrelated_to_delta_is_not_a_positive_correlation():
 
 def test_per_student_reads_the_half_run_prefix():
     unit = _sweep_unit()
-    half = per_student(unit, 16)
+    half = per_student(Training.read(unit), 16)
     assert np.allclose(half["final_loss"], unit.curves["loss"][:, 15])
+
+
+# ---------------------------------------------------------------------------------------------
+# One divergence policy: a diverged student counts the same in every training claim.
+# ---------------------------------------------------------------------------------------------
+def _with_diverged(b: float, seed: int = 0) -> dict:
+    """The seed-like results with the student (``b``, ``seed``) diverged at mid-run: the engine
+    flags it and its loss turns non-finite."""
+    results = seedlike()
+    unit = results[Key.SWEEP_POSTLN_DEFAULT]
+    i = next(
+        k for k, c in enumerate(unit.conditions) if c["seed"] == seed and np.isclose(c["b"], b)
+    )
+    half = unit.curves["loss"].shape[1] // 2
+    unit.curves["loss"][i, half:] = np.nan
+    unit.final["loss"][i] = np.nan
+    unit.diverged[i], unit.diverged_step[i] = True, int(unit.steps[half])
+    return results
+
+
+def test_a_diverged_student_counts_the_same_in_every_training_claim():
+    """Diverged at b = 0.2 (in the window): every training claim reports it under b = 0.2, and
+    each ranks it last — speed: b = 0.2 leaves the set of fastest b (0.3, the next, is still in
+    the window); smoothness: its seed's difference is unbounded (inconclusive); final loss: it
+    has the largest loss."""
+    records = {c.id: c for c in _scorecard(_with_diverged(0.2))}
+    training = (
+        "low-delta-trains-fastest",
+        "low-delta-trains-smoothest",
+        "final-loss-rises-with-delta",
+    )
+    for claim_id in training:
+        record = records[claim_id]
+        assert record.diverged["b=0.2"] == (1, CONFIG.seeds_per_shift), claim_id
+        assert sum(d for d, _ in record.diverged.values()) == 1, claim_id
+        assert "diverged: b=0 0/6" in record.detail, claim_id
+    fastest = records["low-delta-trains-fastest"]  # b = 0.2 is beaten: 0.3 is the fastest
+    assert fastest.measured == 0.3 and fastest.ci_low > 0.2, fastest.detail
+    assert records["low-delta-trains-smoothest"].verdict == "inconclusive"
+    values = per_student(Training.read(_with_diverged(0.2)[Key.SWEEP_POSTLN_DEFAULT]))
+    assert np.isinf(values["final_loss"]).sum() == 1 and values["diverged"].sum() == 1
+    for record in records.values():  # Δ at init reads no trained student: nothing to count
+        if record.id not in training:
+            assert record.diverged == {}
+
+
+def test_smoothness_records_its_verdict_without_the_tie_margin():
+    """The tie margin was chosen after the first run: the record carries the verdict without it
+    (a plain 'rougher outside than inside', bound 0)."""
+    record = next(c for c in _scorecard(seedlike()) if c.id == "low-delta-trains-smoothest")
+    (without,) = record.post_hoc
+    assert "ROUGHNESS_TIE" in without.what and without.verdict == "holds"
+    assert without.measured == pytest.approx(record.measured)

@@ -1,8 +1,11 @@
 """prepost-ln: each claim's criterion against its positive control (the post's own evidence —
 the random walk that reproduces its α = 1 figure, or the post's toy simulated here
-independently of relulab's engine) and its negative control (a counter-example); then the
-pipeline on stored results with each behaviour removed. LayerNorm's fixed norm is a test, not
-a claim (issue 12). The influence claim's positive control is the post's own mechanism (the
+independently of relulab's engine) and its negative control: the claim's ``counterexample``, a
+setting of the toy run through the study's own units at a small size and judged by the claim's
+own measurement (synthetic counter-examples stay as extra assertions); then the pipeline on
+stored results with each behaviour removed. LayerNorm's fixed norm is a test, not a claim
+(issue 12), and Post-LN's flat cosine is a check (issue 42: an identity of the setup), which
+keeps its controls. The influence claim's positive control is the post's own mechanism (the
 residual path that Post-LN's LayerNorm shrinks at every block).
 
 Issue 29 judged the Pre-LN laws where the post puts them (asymptotically: layers ≥
@@ -28,7 +31,14 @@ from relulab.experiments.context import RunContext
 from relulab.experiments.prepost_ln import claims
 from relulab.experiments.prepost_ln.claims import alpha_part
 from relulab.experiments.prepost_ln.config import long_alphas, long_depth, probe_count
-from relulab.experiments.prepost_ln.units import Key, influence_gains, layer_statistics
+from relulab.experiments.prepost_ln.units import (
+    Influence,
+    Key,
+    Stream,
+    Walk,
+    influence_gains,
+    layer_statistics,
+)
 from relulab.store import UnitResult
 
 CONTEXT = RunContext(torch.device("cpu"), torch.float64, seed=0, quiet=True)
@@ -84,6 +94,38 @@ def _judge(spec, results) -> str:
     return spec.judge(spec.measure(results, CONFIG).measured, CONFIG)
 
 
+def _run(*overrides: str) -> tuple:
+    """The study's own units at a small size with ``overrides`` (width 16, hidden 32, 4 toys)."""
+    config = apply_overrides(
+        CONFIG, ["width=16", "hidden=32", "n_networks=4", "fit_from=1", *overrides]
+    )
+    return config, {unit.name: unit.run(CONTEXT) for unit in prepost_ln.plan(config)}
+
+
+@pytest.fixture(scope="module")
+def gentle():
+    """Gentle blocks, α = 0.1, with a 400-block Pre-LN stream: l₀ = 18/α² = 1800 lies beyond
+    it (≈ 1.2 s)."""
+    return _run(
+        "blocks=16",
+        "n_samples=64",
+        "probe_samples=32",
+        "alphas=0.1",
+        "long_alphas=0.1",
+        "long_blocks=400",
+        "figure_alpha=0.1",
+    )
+
+
+def test_claims_declare_where_they_fail_and_the_flat_cosine_is_a_check():
+    kinds = {spec.id: spec.kind for spec in claims.CLAIMS}
+    assert [k for k, v in kinds.items() if v == "check"] == ["postln-cosine-flat"]
+    for spec in claims.CLAIMS:
+        assert bool(spec.counterexample) == (spec.kind == "claim"), spec.id
+        assert not spec.post_hoc  # issue 29's changes are tabled criterion changes (docs)
+    assert "identity of the setup" in claims.COSINE_FLAT.check
+
+
 def test_random_walk_reproduces_the_posts_alpha_1_figure():
     """The post's Pre-LN figure at α = 1: ‖h_1‖ ≈ 10.25, ‖h_100‖ ≈ 25.5, cos(h_l, h_{l+1})
     0.974 at the start and 0.9957 at the end (issue 29's reading of the figure)."""
@@ -119,9 +161,16 @@ def test_preln_norm_grows_like_sqrt_l_positive():
     assert _judge(claims.NORM_LIKE_SQRT_L, walk) == "holds"
 
 
-def test_preln_norm_grows_like_sqrt_l_negative():
-    """Updates that all point the same way (a drift, not a random walk) make the norm grow like
-    l, and Post-LN's stream keeps it constant: neither is √l."""
+def test_preln_norm_grows_like_sqrt_l_negative(gentle):
+    """The counter-setting run by the study's units: at α = 0.1 the asymptotic range
+    (l ≥ 10 l₀, l₀ = 1800) lies beyond the 400-block stream, whose norm has barely left ‖h_0‖:
+    fitted over its deepest half the exponent is ≈ 0.05, and the claim fails. Extra assertions
+    on the criterion: updates that all point the same way (a drift: the norm grows like l), and
+    Post-LN's constant norm."""
+    config, results = gentle
+    record = claims.NORM_LIKE_SQRT_L.evaluate(results, config)
+    assert record.verdict == "fails", record.detail
+    assert record.measured < 0.2 and "layers 200–400" in record.detail
     drift = _pre_results(
         lambda a, layers: math.sqrt(CONFIG.width) * (1 + layers * a / math.sqrt(18)),
         _walk_cosine,
@@ -137,11 +186,12 @@ def test_the_asymptotic_range_is_where_the_post_puts_it():
     """l₀ of the walk is 18/α², so the fits start at 180 on the long α = 1 stream and at
     fit_from (10) at α = 10 and 100; over 100 blocks α = 1 fails, as issue 29 found."""
     walk = _pre_results(lambda a, layers: _walk_norm(a, layers), _walk_cosine)
-    long = walk[Key.FORWARD_PRE_LONG]
+    long = Walk.read(walk[Key.FORWARD_PRE_LONG])
     assert claims.norm_offset(long, 1.0) == pytest.approx(18.0, rel=1e-6)
     assert claims.asymptotic_start(long, 1.0, CONFIG) == 180
     for alpha in (10.0, 100.0):
-        assert claims.asymptotic_start(walk[Key.FORWARD_PRE], alpha, CONFIG) == CONFIG.fit_from
+        start = claims.asymptotic_start(Walk.read(walk[Key.FORWARD_PRE]), alpha, CONFIG)
+        assert start == CONFIG.fit_from
     short = copy.deepcopy(walk)
     short[Key.FORWARD_PRE_LONG] = short[Key.FORWARD_PRE]
     short_config = dataclasses.replace(CONFIG, long_alphas=())
@@ -157,9 +207,16 @@ def test_preln_cosine_gap_like_1_over_l_positive():
     assert _judge(claims.GAP_LIKE_1_OVER_L, walk) == "holds"
 
 
-def test_preln_cosine_gap_like_1_over_l_negative():
-    """A stream whose norm stays put (Post-LN) turns by the same angle at every block:
-    1 − cos = 1 − 1/√(1 + α²/18) at every l, exponent 0."""
+def test_preln_cosine_gap_like_1_over_l_negative(gentle):
+    """The counter-setting run by the study's units: at α = 0.1 every layer the stream reaches
+    has l ≪ l₀, where 1 − cos ≈ 1/(2(l₀ + l)) is nearly flat — the exponent is ≈ −0.1, not −1,
+    and the claim fails. Extra assertion on the criterion: a stream whose norm stays put
+    (Post-LN) turns by the same angle at every block: 1 − cos = 1 − 1/√(1 + α²/18) at every l,
+    exponent 0."""
+    config, results = gentle
+    record = claims.GAP_LIKE_1_OVER_L.evaluate(results, config)
+    assert record.verdict == "fails", record.detail
+    assert record.measured > -0.5
     constant = _pre_results(
         lambda a, layers: np.full_like(layers, math.sqrt(CONFIG.width)),
         lambda a, layers: np.full_like(layers, 1 / math.sqrt(1 + a**2 / 18)),
@@ -250,9 +307,9 @@ def simulated_cosines():
 
 def test_simulation_shows_the_posts_behaviour(simulated):
     """The independent toy reproduces the post's α = 1 norms and relulab's forward pass."""
-    pre = simulated[Key.FORWARD_PRE]
+    pre = Stream.read(simulated[Key.FORWARD_PRE])
     alpha_one = [i for i, c in enumerate(pre.conditions) if c["alpha"] == 1.0]
-    mean_norm = pre.curves["norm"][alpha_one].mean(axis=0)
+    mean_norm = pre.norm[alpha_one].mean(axis=0)
     assert mean_norm[0] == pytest.approx(10.25, rel=0.02)
     assert mean_norm[-1] == pytest.approx(25.5, rel=0.05)
     assert claims.norm_offset(pre, 1.0) == pytest.approx(18, rel=0.15)
@@ -267,17 +324,20 @@ def _post_cosines(cosine_curve, toys: int = 3) -> dict:
     conditions = [
         {"norm": "post", "alpha": a, "seed": t} for a in CONFIG.alphas for t in range(toys)
     ]
-    return {Key.FORWARD_POST: UnitResult.forward_only(conditions, LAYERS, {"cosine": cosines}, {})}
+    curves = {"norm": np.full_like(cosines, math.sqrt(CONFIG.width)), "cosine": cosines}
+    return {Key.FORWARD_POST: UnitResult.forward_only(conditions, LAYERS, curves, {})}
 
 
 def test_postln_cosine_flat_positive(simulated_cosines):
-    """The post's Post-LN toy, simulated: LayerNorm keeps ‖h_l‖ = √d, so each block turns the
-    stream by the same angle on average and the cosine does not approach 1."""
+    """A check's positive control. The post's Post-LN toy, simulated: LayerNorm keeps
+    ‖h_l‖ = √d, so each block turns the stream by the same angle on average and the cosine does
+    not approach 1."""
     assert _judge(claims.COSINE_FLAT, simulated_cosines) == "holds"
 
 
 def test_postln_cosine_flat_negative():
-    """Pre-LN's cosine (the random walk that reproduces the post's figure), which the post says
+    """A check's negative control (criterion only: no setting of the Post-LN toy fails it).
+    Pre-LN's cosine (the random walk that reproduces the post's figure), which the post says
     does approach 1 — though over layers 10–100 it changes by less than the old "no trend"
     tolerance of 0.05 — and a cosine that climbs from 0.5 to 0.95 like 1 − 5/l."""
     walk = _post_cosines(lambda a: 1 - _walk_gap(a))
@@ -295,8 +355,16 @@ def test_postln_rank_collapses_positive(simulated):
 
 
 def test_postln_rank_collapses_negative(simulated):
-    """Post-LN with a kept rank at the figure's α (last layer as rich as the first), and the
-    simulated toy with Pre-LN's ranks in Post-LN's place."""
+    """The counter-setting run by the study's units: a shallow stack at the figure's α = 100
+    (4 blocks, width 16) keeps 0.69 of the first layer's rank, above ½ — the claim fails. Extra
+    assertions on the criterion: a kept rank (0.95), and the simulated toy with Pre-LN's ranks
+    in Post-LN's place."""
+    config, results = _run(
+        "blocks=4", "n_samples=64", "probe_samples=32", "alphas=100", "long_alphas=100"
+    )
+    record = claims.RANK_COLLAPSES.evaluate(results, config)
+    assert record.verdict == "fails", record.detail
+    assert 0.5 < record.measured < 0.9
     assert claims.RANK_COLLAPSES.judge(0.95, CONFIG) == "fails"
     swapped = {Key.FORWARD_POST: simulated[Key.FORWARD_PRE]}
     assert _judge(claims.RANK_COLLAPSES, swapped) == "fails"
@@ -312,7 +380,17 @@ def test_preln_keeps_rank_better_positive(simulated):
 
 
 def test_preln_keeps_rank_better_negative(simulated):
-    """The same simulation with the norms' ranks swapped: Pre-LN below Post-LN."""
+    """The counter-setting run by the study's units: two inputs (N = 2) through gentle blocks
+    (α = 0.1, 4 blocks) — both streams keep the inputs, and Post-LN's LayerNorm gives the two
+    rows equal norms, which raises the effective rank of two rows above Pre-LN's (−0.015 for
+    the run's draw of the two inputs): the claim fails. Extra assertion: the simulation with the
+    norms' ranks swapped."""
+    config, results = _run(
+        "blocks=4", "n_samples=2", "probe_samples=2", "alphas=0.1", "long_alphas=0.1"
+    )
+    record = claims.KEEPS_RANK.evaluate(results, config)
+    assert record.verdict == "fails", record.detail
+    assert record.measured < 0
     swapped = {Key.FORWARD_PRE: simulated[Key.FORWARD_POST]}
     swapped[Key.FORWARD_POST] = simulated[Key.FORWARD_PRE]
     measured = claims.KEEPS_RANK.measure(swapped, CONFIG).measured
@@ -350,9 +428,20 @@ def test_postln_early_influence_vanishes_positive():
     assert _judge(claims.EARLY_INFLUENCE, mechanism) == "holds"
 
 
-def test_postln_early_influence_vanishes_negative():
-    """A Post-LN stream that carries the early signal unshrunk (gain 1, as Pre-LN's identity
-    path does), and the mechanism with the norms swapped."""
+def test_postln_early_influence_vanishes_negative(prepost):
+    """The counter-setting run by the study's units: the LayerNorm before the block — Pre-LN's
+    measured gains in Post-LN's place (the influence unit's own toys, norms relabelled): the
+    identity path carries h^1 to the output with gain ≥ 1, and the claim fails. No Post-LN
+    setting was found that fails today's reading ('gain below 1', see the claim's
+    counterexample); issue 43 re-reads 'vanishing'. Extra assertions on the criterion: a
+    Post-LN stream that carries the early signal unshrunk, and the mechanism with the norms
+    swapped."""
+    config, results = prepost
+    relabelled = copy.deepcopy(results)
+    for condition in relabelled[Key.INFLUENCE].conditions:
+        condition["norm"] = {"pre": "post", "post": "pre"}[condition["norm"]]
+    record = claims.EARLY_INFLUENCE.evaluate(relabelled, config)
+    assert record.verdict == "fails", record.detail
     kept = _influence(lambda a: 1.0, lambda a: 1.0)
     assert _judge(claims.EARLY_INFLUENCE, kept) == "fails"
     swapped = _influence(lambda a: 1.0, _residual_path)
@@ -420,33 +509,32 @@ def _verdicts(results, config):
 
 def _pre_norm_flat(results, config):
     for key in (Key.FORWARD_PRE, Key.FORWARD_PRE_LONG):
-        results[key].curves["norm"][:] = 3.0
+        Walk.read(results[key]).norm[:] = 3.0
 
 
 def _pre_gap_flat(results, config):
     for key in (Key.FORWARD_PRE, Key.FORWARD_PRE_LONG):
-        results[key].curves["cosine"][:] = 0.9
+        Walk.read(results[key]).cosine[:] = 0.9
 
 
 def _post_cosine_to_1(results, config):
-    result = results[Key.FORWARD_POST]
-    result.curves["cosine"][:] = 1 - 0.5 / result.steps.astype(float)
+    post = Walk.read(results[Key.FORWARD_POST])
+    post.cosine[:] = 1 - 0.5 / post.steps.astype(float)
 
 
 def _post_rank_kept(results, config):
-    results[Key.FORWARD_POST].curves["effective_rank"][:] = 10.0
+    Stream.read(results[Key.FORWARD_POST]).effective_rank[:] = 10.0
 
 
 def _pre_rank_lower(results, config):
-    results[Key.FORWARD_PRE].final["effective_rank"][:] = (
-        results[Key.FORWARD_POST].final["effective_rank"] - 1.0
-    )
+    pre, post = (Stream.read(results[key]) for key in (Key.FORWARD_PRE, Key.FORWARD_POST))
+    pre.effective_rank[:, -1] = post.effective_rank[:, -1] - 1.0
 
 
 def _post_influence_kept(results, config):
-    gain = results[Key.INFLUENCE].final["gain"]
-    post = [i for i, c in enumerate(results[Key.INFLUENCE].conditions) if c["norm"] == "post"]
-    gain[post] = 2.0
+    unit = Influence.read(results[Key.INFLUENCE])
+    post = [i for i, c in enumerate(unit.conditions) if c["norm"] == "post"]
+    unit.gain[post, -1] = 2.0
 
 
 COUNTER = {
@@ -465,6 +553,10 @@ def test_claims_are_the_counter_examples_keys(prepost):
     assert list(verdicts) == [spec.id for spec in claims.CLAIMS] and set(verdicts) == set(COUNTER)
     assert "postln-norm-constant" not in verdicts
     assert sorted(results) == sorted(prepost_ln.EXPERIMENT.unit_keys(config))
+    views = prepost_ln.EXPERIMENT.unit_views(config)
+    assert sorted(views) == sorted(results)
+    for name, view in views.items():
+        view.check(results[name], name)  # every unit holds what its view declares
 
 
 @pytest.mark.parametrize("claim_id", sorted(COUNTER))
@@ -477,19 +569,18 @@ def test_claim_fails_on_its_counter_example(prepost, claim_id):
 
 def _ideal(results):
     ideal = copy.deepcopy(results)
-    pre, post = ideal[Key.FORWARD_PRE], ideal[Key.FORWARD_POST]
-    for stream in (pre, ideal[Key.FORWARD_PRE_LONG]):
+    pre, post = Stream.read(ideal[Key.FORWARD_PRE]), Stream.read(ideal[Key.FORWARD_POST])
+    for stream in (pre, Walk.read(ideal[Key.FORWARD_PRE_LONG])):
         layers = stream.steps.astype(float)
-        stream.curves["norm"][:] = 3.0 * np.sqrt(layers)
-        stream.curves["cosine"][:] = 1.0 - 0.3 / layers
+        stream.norm[:] = 3.0 * np.sqrt(layers)
+        stream.cosine[:] = 1.0 - 0.3 / layers
     layers = pre.steps.astype(float)
-    pre.final["effective_rank"][:] = 12.0
-    post.curves["cosine"][:] = 0.8 + 0.01 * np.cos(layers)  # fluctuates, does not approach 1
-    post.curves["effective_rank"][:] = 10.0 / layers
-    post.final["effective_rank"][:] = 10.0 / layers[-1]
-    influence = ideal[Key.INFLUENCE]
+    pre.effective_rank[:, -1] = 12.0
+    post.cosine[:] = 0.8 + 0.01 * np.cos(layers)  # fluctuates, does not approach 1
+    post.effective_rank[:] = 10.0 / layers
+    influence = Influence.read(ideal[Key.INFLUENCE])
     for i, c in enumerate(influence.conditions):
-        influence.final["gain"][i] = (0.1 if c["norm"] == "post" else 2.0) * (1 + 0.01 * i)
+        influence.gain[i, -1] = (0.1 if c["norm"] == "post" else 2.0) * (1 + 0.01 * i)
     return ideal
 
 
@@ -503,9 +594,9 @@ def test_alpha_one_is_not_dropped(prepost):
     """α = 1 is judged on the long stream: breaking only it fails the claim."""
     config, results = prepost
     broken = _ideal(results)
-    long = broken[Key.FORWARD_PRE_LONG]
+    long = Walk.read(broken[Key.FORWARD_PRE_LONG])
     alpha_one = [i for i, c in enumerate(long.conditions) if c["alpha"] == 1.0]
-    long.curves["norm"][alpha_one] = 3.0  # only α = 1 breaks the law
+    long.norm[alpha_one] = 3.0  # only α = 1 breaks the law
     claim = next(c for c in prepost_ln.analyse(broken, config).claims if c.id.startswith("preln-n"))
     assert claim.verdict == "fails" and "α=1:" in claim.detail and "(fails)" in claim.detail
 

@@ -11,7 +11,9 @@ The mean-shift explanation, in closed form [D]: the rows of H are i.i.d. with me
 Gaussian kernels of ``relulab.theory`` (:math:`q_j = \\lVert w_j\\rVert^2`,
 :math:`q_{jk} = w_j\\cdot w_k`), so :math:`H^\\top H/N \\to \\mu\\mu^\\top + C` and
 :math:`\\sigma_1 \\approx \\sqrt{N\\,\\lambda_1(\\mu\\mu^\\top + C)}` when the mean direction
-dominates.
+dominates. That comparison is a *check* (relulab's theory against its own
+simulation: the closed form is the exact second moment of the simulated rows), run and shown,
+never counted.
 
 Every stochastic reading is repeated over ``n_draws`` independent draws of (X, W) [I] and
 reported with a Student-t confidence interval over the draws; verdicts follow the intervals.
@@ -22,7 +24,7 @@ from __future__ import annotations
 from relulab.experiments.anisotropy.claims import CLAIMS, analyse
 from relulab.experiments.anisotropy.config import PRESETS, AnisotropyConfig
 from relulab.experiments.anisotropy.figures import figures
-from relulab.experiments.anisotropy.units import estimate_bytes, plan, unit_keys
+from relulab.experiments.anisotropy.units import estimate_bytes, plan, unit_keys, unit_views
 from relulab.experiments.base import Experiment
 
 __all__ = ["EXPERIMENT", "PRESETS", "AnisotropyConfig"]
@@ -40,4 +42,5 @@ EXPERIMENT = Experiment(
     estimate_bytes=estimate_bytes,
     claims=CLAIMS,
     unit_keys=unit_keys,
+    unit_views=unit_views,
 )

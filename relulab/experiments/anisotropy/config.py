@@ -55,8 +55,11 @@ class AnisotropyConfig:
         1.1,
         "inferred",
         judging=True,
-        no_alternative="a metric: it decides no claim",
-        note="the earlier reading: the first p with σ1/σ2 below this (a metric, not the claim)",
+        no_alternative="the earlier reading, kept as a metric and as the post-hoc declaration's "
+        "verdict without the floor reading: it decides no verdict of its own",
+        note="the earlier reading: the first p with σ1/σ2 below this (the metric "
+        "first_slope_below_crossover_ratio, and the crossover claim without its post-hoc floor "
+        "reading)",
     )
     floor_rtol: float = setting(
         0.01,

@@ -9,7 +9,7 @@ import numpy as np
 from relulab.analysis import where
 from relulab.experiments.anisotropy.claims import crossovers, sweep
 from relulab.experiments.anisotropy.config import ACTIVATIONS, AnisotropyConfig
-from relulab.experiments.anisotropy.units import Key
+from relulab.experiments.anisotropy.units import Key, Spectra
 from relulab.experiments.base import Figure, Results
 from relulab.report.plotting import plt, save
 
@@ -17,10 +17,10 @@ __all__ = ["figures"]
 
 
 def _spectra(ax, results: Results, config: AnisotropyConfig) -> None:
-    acts = results[Key.ACTIVATIONS]
-    k = min(config.spectrum_points, acts.curves["singular"].shape[1])
+    acts = Spectra.read(results[Key.ACTIVATIONS], Key.ACTIVATIONS)
+    k = min(config.spectrum_points, acts.singular.shape[1])
     for activation in ACTIVATIONS:
-        spectrum = acts.curves["singular"][where(acts.conditions, activation=activation, draw=0)[0]]
+        spectrum = acts.singular[where(acts.conditions, activation=activation, draw=0)[0]]
         ax.semilogy(
             np.arange(1, k + 1), (spectrum / spectrum.sum())[:k], "o-", ms=2.5, label=activation
         )
@@ -33,7 +33,7 @@ def _spectra(ax, results: Results, config: AnisotropyConfig) -> None:
 
 
 def _slope_sweep(ax, results: Results, config: AnisotropyConfig) -> None:
-    slopes, ratio = sweep(results[Key.LEAKY_SWEEP])
+    slopes, ratio = sweep(Spectra.read(results[Key.LEAKY_SWEEP], Key.LEAKY_SWEEP))
     ax.plot(slopes, ratio.T, color="tab:blue", alpha=0.3, lw=0.8)
     ax.plot(slopes, ratio.mean(axis=0), "o-", color="tab:blue", label="mean over draws")
     ax.axhline(1.0, color="k", lw=1, ls=":")

@@ -4,11 +4,14 @@
   ReLU per draw;
 * ``leaky-sweep`` — leaky ReLU at ``slopes`` slopes evenly on [0, 1].
 
-Every reader reaches a unit through :class:`Key`.
+Every reader reaches a unit through :class:`Key`, and what it stores through its typed view
+(:class:`Spectra`, :class:`ActivationSpectra`; :func:`unit_views`), never by a string typed where
+it is read.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
@@ -19,10 +22,20 @@ from relulab.experiments.anisotropy.config import ACTIVATIONS, AnisotropyConfig
 from relulab.experiments.base import Unit
 from relulab.experiments.context import RunContext
 from relulab.nn import get_activation
+from relulab.records import UnitView, array, curve, final
 from relulab.store import UnitResult
 from relulab.theory import get_kernel
 
-__all__ = ["Key", "estimate_bytes", "plan", "predicted_sigma1", "unit_keys"]
+__all__ = [
+    "ActivationSpectra",
+    "Key",
+    "Spectra",
+    "estimate_bytes",
+    "plan",
+    "predicted_sigma1",
+    "unit_keys",
+    "unit_views",
+]
 
 
 class Key(StrEnum):
@@ -35,6 +48,34 @@ class Key(StrEnum):
 def unit_keys(config: AnisotropyConfig) -> list[str]:
     """Every unit name a reader of this study may use."""
     return [key.value for key in Key]
+
+
+@dataclass(frozen=True)
+class Spectra(UnitView):
+    """One spectrum of σ(XW) per (draw, activation, slope): the singular values of H, largest
+    first ``(S, D)``, σ1/σ2 and σ1 per network ``(S,)``."""
+
+    singular: np.ndarray = curve()
+    sigma1_over_sigma2: np.ndarray = final()
+    sigma1: np.ndarray = final()
+
+
+@dataclass(frozen=True)
+class ActivationSpectra(Spectra):
+    """The activations unit: :class:`Spectra` plus ReLU's closed-form σ1 per draw (in draw
+    order, :func:`predicted_sigma1`)."""
+
+    relu_sigma1_closed_form: np.ndarray = array()
+
+
+def unit_views(config: AnisotropyConfig) -> dict[str, type[UnitView]]:
+    """Every unit name :func:`plan` produces, with the view of what it stores.
+
+    Example:
+        >>> sorted((k, v.__name__) for k, v in unit_views(AnisotropyConfig()).items())
+        [('activations', 'ActivationSpectra'), ('leaky-sweep', 'Spectra')]
+    """
+    return {Key.ACTIVATIONS.value: ActivationSpectra, Key.LEAKY_SWEEP.value: Spectra}
 
 
 def _weight_seeds(config: AnisotropyConfig, context: RunContext) -> list[int]:

@@ -11,7 +11,12 @@ Measured per student: Δ at initialisation (std over width of the per-unit mean 
 samples, seed 000 "Representation collapse"), the loss curve, and the FC1 neuron-state fractions
 during training. A forward-only unit measures Δ at init on many more networks: per b on a fine
 grid under both inits, Δ of the input, and a zero-mean-activation control (the seed's "origin"
-hypothesis). Intervals: Student t over networks or seeds for means, the Bonferroni set of grid
+hypothesis). The output's Δ against the input's and the zero-mean control are identities of the
+setup, and b* against the located minimum is relulab's theory against its own simulation: those
+four are *checks* (run and shown, never counted); the U-shape and the three training
+statements are the claims.
+
+Intervals: Student t over networks or seeds for means, the Bonferroni set of grid
 points for where a curve is least, Fisher z for the correlation.
 
 Beyond the seed (claims flagged ``beyond_seed``, or metrics): the analytic centring shift
@@ -28,7 +33,13 @@ from relulab.experiments.bias_after_relu.claims import CLAIMS, analyse
 from relulab.experiments.bias_after_relu.config import PRESETS, BiasAfterReLUConfig, fine_shifts
 from relulab.experiments.bias_after_relu.figures import figures
 from relulab.experiments.bias_after_relu.readings import seed_by_shift
-from relulab.experiments.bias_after_relu.units import estimate_bytes, output_delta, plan, unit_keys
+from relulab.experiments.bias_after_relu.units import (
+    estimate_bytes,
+    output_delta,
+    plan,
+    unit_keys,
+    unit_views,
+)
 
 __all__ = [
     "EXPERIMENT",
@@ -54,4 +65,5 @@ EXPERIMENT = Experiment(
     estimate_bytes=estimate_bytes,
     claims=CLAIMS,
     unit_keys=unit_keys,
+    unit_views=unit_views,
 )

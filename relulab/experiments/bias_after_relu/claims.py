@@ -1,17 +1,32 @@
-"""The bias-after-relu scorecard: seed 000's statements on Δ, speed, smoothness and final loss,
-the origin control and the analytic shift, as claims; plus the metrics.
+"""The bias-after-relu scorecard: seed 000's statements on Δ, speed, smoothness and final loss
+as claims; the output's Δ against the input's, the zero-mean control and the analytic shift as
+checks (identities of the setup, or relulab's theory against its own simulation: run and shown,
+never counted); plus the metrics.
 
 Δ at init is read from the ``init-delta`` unit (``init_seeds`` networks per b, the same weights
 at every b); the training claims from the main sweep (``seeds_per_shift`` students per b). The
 training claims also report their value at half the run (the trend towards the seed's 1000
-steps) in their detail.
+steps) in their detail, and every student that diverged, per b, under the one divergence policy
+(:data:`~relulab.experiments.bias_after_relu.readings.DIVERGENCE`: a diverged student ranks
+last in every reading). Units are read through their typed views
+(:class:`~relulab.experiments.bias_after_relu.units.Training`,
+:class:`~relulab.experiments.bias_after_relu.units.InitDeltas`).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from relulab.analysis import argmin_ci, correlation_ci, group_means, mean_ci
+from relulab.analysis import (
+    Estimate,
+    argmin_ci,
+    correlation_ci,
+    divergence_text,
+    group_means,
+    mean_ci,
+)
 from relulab.experiments.base import Analysis, Results
 from relulab.experiments.bias_after_relu.config import (
     MAIN,
@@ -23,14 +38,16 @@ from relulab.experiments.bias_after_relu.config import (
     scale,
 )
 from relulab.experiments.bias_after_relu.readings import (
+    DIVERGENCE,
     argmin_shift,
+    diverged_by_shift,
     init_table,
     per_student,
     seed_by_shift,
     zero_mean_deltas,
 )
-from relulab.experiments.bias_after_relu.units import Key, sweep
-from relulab.experiments.claims import ClaimSpec, Reading, evaluate
+from relulab.experiments.bias_after_relu.units import InitDeltas, Key, Students, Training, sweep
+from relulab.experiments.claims import ClaimSpec, PostHoc, Reading, evaluate
 from relulab.experiments.criteria import Above, AllOf, Below, Correlated, Inside, Within
 from relulab.init import analytic_relu_shift
 
@@ -60,6 +77,10 @@ B_STAR_KAIMING = analytic_relu_shift(scheme="kaiming_normal")
 
 def _listing(shifts, values) -> str:
     return ", ".join(f"b={b:g}: {v:.3g}" for b, v in zip(shifts, values, strict=True))
+
+
+def _init(results: Results) -> InitDeltas:
+    return InitDeltas.read(results[Key.INIT_DELTA], Key.INIT_DELTA)
 
 
 def _window(config: BiasAfterReLUConfig, quantity: str) -> Inside:
@@ -93,7 +114,7 @@ def u_shape(table: np.ndarray, config: BiasAfterReLUConfig) -> dict:
 
 
 def _u_shaped(results: Results, config: BiasAfterReLUConfig) -> Reading:
-    table = init_table(results[Key.INIT_DELTA], MAIN, np.array(config.shifts))
+    table = init_table(_init(results), MAIN, np.array(config.shifts))
     return Reading(
         u_shape(table, config),
         detail="mean Δ: " + _listing(config.shifts, table.mean(axis=0)),
@@ -123,6 +144,8 @@ U_SHAPED = ClaimSpec(
     "seed's b grid",
     note="the b of least Δ: Bonferroni set of grid points over networks; rises: Student t",
     figure=FIGURE,
+    counterexample="Kaiming-normal init: FC1's pre-activations have std 1, not 1/√3, so Δ is "
+    "least at b ≈ 0.55–0.6 (b* = 1/√π), outside 0.2–0.3",
 )
 
 
@@ -130,11 +153,11 @@ U_SHAPED = ClaimSpec(
 # output-delta-exceeds-input, zero-mean-activation-removes-delta
 # ---------------------------------------------------------------------------------------------
 def _input_delta(results: Results) -> float:
-    return float(results[Key.INIT_DELTA].arrays["input_delta"][0])
+    return float(_init(results).input_delta[0])
 
 
 def _relu_b0(results: Results) -> np.ndarray:
-    return init_table(results[Key.INIT_DELTA], MAIN, np.array([0.0]))[:, 0]
+    return init_table(_init(results), MAIN, np.array([0.0]))[:, 0]
 
 
 def _output_exceeds(results: Results, config: BiasAfterReLUConfig) -> Reading:
@@ -157,12 +180,17 @@ OUTPUT_EXCEEDS_INPUT = ClaimSpec(
     scope="at initialisation",
     note="'clearly' read as more than clear_factor × [I]; Student t over networks",
     figure=FIGURE,
+    check="an identity of the setup: the inputs are drawn with mean 0, so their Δ is only the "
+    "sampling noise 1/√N, while every ReLU unit has E[ReLU(z)] = s/√(2π) > 0, which FC2 carries "
+    "to output means of O(1) spread whatever the weights: the ratio grows like √N (2.2 at "
+    "N = 64 and width 16, 6.7 at N = 256, 11.6 at N = 1000), so what decides it is N, the "
+    "input's sampling noise, not anything the network does",
 )
 
 
 def _zero_mean(results: Results, config: BiasAfterReLUConfig) -> Reading:
     input_delta = _input_delta(results)
-    zero_mean = zero_mean_deltas(results[Key.INIT_DELTA])
+    zero_mean = zero_mean_deltas(_init(results))
     return Reading(
         mean_ci(zero_mean / input_delta),
         detail=f"Δ(output): zero-mean activation {mean_ci(zero_mean).describe()}, ReLU "
@@ -184,6 +212,10 @@ ZERO_MEAN = ClaimSpec(
     note="control: per-neuron means estimated on a held-out draw of inputs; the same factor as "
     "'output-delta-exceeds-input' [I]; Student t over networks",
     figure=FIGURE,
+    check="an identity of the setup: ReLU(z) − E[ReLU(z)] has zero mean by construction, so the "
+    "blocks add no mean and the output's feature means are sampling noise like the input's; the "
+    "held-out estimate of each E[ReLU(z)] only adds noise of the same order (ratio ≈ 1.1–1.2 at "
+    "any N)",
 )
 
 
@@ -194,25 +226,38 @@ def training_tables(results: Results, config: BiasAfterReLUConfig) -> dict:
     """The main sweep's students at the end and at half the run: ``{"end": …, "half": …}``, each
     with the per-student readings (``students``) and the mean log10 loss and roughness as
     ``(seeds, shifts)`` tables; and ``half_step``, the step of the half-run record."""
-    trained = results[Key.SWEEP_POSTLN_DEFAULT]
-    half = max(2, (trained.curves["loss"].shape[1] + 1) // 2)  # records up to mid-run
+    trained = Training.read(results[Key.SWEEP_POSTLN_DEFAULT], Key.SWEEP_POSTLN_DEFAULT)
+    half = max(2, (trained.loss.shape[1] + 1) // 2)  # records up to mid-run
     tables: dict = {"half_step": int(trained.steps[half - 1])}
     for when, values in (("end", per_student(trained)), ("half", per_student(trained, half))):
         tables[when] = {"students": values} | {
             key: seed_by_shift(values[key], values["b"], values["seed"], config.shifts)
             for key in ("mean_log_loss", "roughness")
         }
+    tables["diverged"] = diverged_by_shift(tables["end"]["students"], config.shifts)
     return tables
+
+
+def _diverged_detail(tables: dict) -> str:
+    """The divergence counts per b, for a training claim's detail."""
+    policy = DIVERGENCE.describe().removeprefix("diverged: ")
+    return f"{divergence_text(tables['diverged'])} ({policy}; ranked last)"
 
 
 def _fastest(results: Results, config: BiasAfterReLUConfig) -> Reading:
     tables = training_tables(results, config)
-    at_half = argmin_ci(np.array(config.shifts), tables["half"]["mean_log_loss"])
+    shifts = np.array(config.shifts)
+    with np.errstate(invalid="ignore"):  # two diverged students of one seed: inf − inf
+        at_half = argmin_ci(shifts, tables["half"]["mean_log_loss"])
+        at_end = argmin_ci(shifts, tables["end"]["mean_log_loss"])
     return Reading(
-        argmin_ci(np.array(config.shifts), tables["end"]["mean_log_loss"]),
+        at_end,
         detail=f"at step {tables['half_step']} (half the run): {at_half.describe()}; mean "
-        "log10 loss: " + _listing(config.shifts, tables["end"]["mean_log_loss"].mean(axis=0)),
+        "log10 loss: "
+        + _listing(config.shifts, tables["end"]["mean_log_loss"].mean(axis=0))
+        + f"; {_diverged_detail(tables)}",
         scale=scale(config, trained=True),
+        diverged=tables["diverged"],
     )
 
 
@@ -225,26 +270,46 @@ FASTEST = ClaimSpec(
     ),
     measure=_fastest,
     scope="training with Adam, lr 1e-3, over the seed's 1000 steps",
-    note="speed measure [I]; Bonferroni set of grid points over seeds",
+    note="speed measure [I]; Bonferroni set of grid points over seeds; a diverged student ranks "
+    "last (its b is beaten by every b whose student of that seed trained)",
     figure=FIGURE,
+    counterexample="Kaiming-normal init: Δ's minimum moves to b ≈ 0.55 and the fastest b moves "
+    "with it (0.5 for the quick preset's Kaiming students; 0.55 [0.55, 0.9] at width 16, "
+    "3 blocks, lr 0.01)",
 )
 
 
 def smoother_outside(roughness: np.ndarray, config: BiasAfterReLUConfig) -> np.ndarray:
-    """Per seed: mean roughness over the b outside the window minus that inside."""
+    """Per seed: mean roughness over the b outside the window minus that inside (a diverged
+    student's roughness is ``+inf``: its seed's difference is ``+inf`` outside the window,
+    ``-inf`` inside, undefined with both, and the claim's interval is then unbounded:
+    inconclusive)."""
     window = np.array([in_window(b, config) for b in config.shifts])
-    return roughness[:, ~window].mean(axis=1) - roughness[:, window].mean(axis=1)
+    with np.errstate(invalid="ignore"):
+        return roughness[:, ~window].mean(axis=1) - roughness[:, window].mean(axis=1)
 
 
 def _smoothest(results: Results, config: BiasAfterReLUConfig) -> Reading:
     tables = training_tables(results, config)
-    at_half = mean_ci(smoother_outside(tables["half"]["roughness"], config))
+    at_half = _unbounded_if_diverged(smoother_outside(tables["half"]["roughness"], config))
     return Reading(
-        mean_ci(smoother_outside(tables["end"]["roughness"], config)),
+        _unbounded_if_diverged(smoother_outside(tables["end"]["roughness"], config)),
         detail=f"at step {tables['half_step']} (half the run): {at_half.describe()}; mean "
-        "roughness: " + _listing(config.shifts, tables["end"]["roughness"].mean(axis=0)),
+        "roughness: "
+        + _listing(config.shifts, tables["end"]["roughness"].mean(axis=0))
+        + f"; {_diverged_detail(tables)}",
         scale=scale(config, trained=True),
+        diverged=tables["diverged"],
     )
+
+
+def _unbounded_if_diverged(differences: np.ndarray) -> Estimate:
+    """The mean per-seed difference with its Student-t interval; a seed with a diverged
+    student (a non-finite difference) makes the interval unbounded (inconclusive)."""
+    if np.all(np.isfinite(differences)):
+        return mean_ci(differences)
+    value = float(np.mean(differences)) if not np.isnan(differences).any() else math.nan
+    return Estimate(value, -math.inf, math.inf, len(differences), method="a seed diverged")
 
 
 SMOOTHEST = ClaimSpec(
@@ -259,8 +324,25 @@ SMOOTHEST = ClaimSpec(
     measure=_smoothest,
     scope="training with Adam, lr 1e-3, over the seed's 1000 steps",
     note=f"a difference below {ROUGHNESS_TIE:g} decades is a tie (no b rougher); measure [I]; "
-    "Student t over seeds",
+    "Student t over seeds; a diverged student is the roughest (its seed's difference is "
+    "unbounded: inconclusive)",
     figure=FIGURE,
+    counterexample="a horizon before any curve oscillates: after 100 Adam steps (lr 1e-3) every "
+    "loss curve is still monotone, so no b is rougher than the window — a tie, which fails",
+    post_hoc=(
+        PostHoc(
+            f"the tie margin ROUGHNESS_TIE = {ROUGHNESS_TIE:g} decades (a difference below it "
+            "fails)",
+            "made explicit after the first run (9285cd8, 22 Nov), where monotone curves tied at "
+            "exactly 0 and the argmin picked float noise; it makes the claim harder to hold",
+            criterion=lambda c: Above(
+                "mean excess variation of log10 loss (total variation minus net change) over b "
+                f"outside [{c.optimum_window[0]:g}, {c.optimum_window[1]:g}] minus that inside, "
+                "per seed",
+                0.0,
+            ),
+        ),
+    ),
 )
 
 
@@ -270,8 +352,10 @@ def _final_loss(results: Results, config: BiasAfterReLUConfig) -> Reading:
     rho_half = correlation_ci(half["delta"], half["final_loss"])
     return Reading(
         correlation_ci(end["delta"], end["final_loss"], "spearman"),
-        detail=f"at step {tables['half_step']} (half the run): ρ = {rho_half.describe()}",
+        detail=f"at step {tables['half_step']} (half the run): ρ = {rho_half.describe()}; "
+        + _diverged_detail(tables),
         scale=scale(config, trained=True),
+        diverged=tables["diverged"],
     )
 
 
@@ -283,16 +367,26 @@ FINAL_LOSS = ClaimSpec(
     criterion=Correlated("ρ(Δ at init, final loss) over all students"),
     measure=_final_loss,
     scope="the final loss after the seed's 1000 Adam steps",
-    note="Fisher-z interval",
+    note="Fisher-z interval; a diverged student's final loss ranks last (+inf)",
     figure=FIGURE,
+    counterexample="Kaiming-normal init read before training (a horizon of one step): the loss "
+    "falls with Δ, ρ = −0.55 [−0.72, −0.31] over the quick preset's 50 students",
 )
 
 
 # ---------------------------------------------------------------------------------------------
 # analytic-shift-finds-the-minimum, kaiming-moves-the-minimum (beyond the seed)
 # ---------------------------------------------------------------------------------------------
+_THEORY_CHECK = (
+    "relulab's theory against its own simulation: b* = E[ReLU(z)] is derived for the very toy "
+    "the init unit simulates (z Gaussian on LayerNorm's unit-variance stream, its std fixed by "
+    "the init), so the located minimum of Δ tests the derivation against relulab's own forward "
+    "pass, not a statement of the seed"
+)
+
+
 def _minimum(results: Results, config: BiasAfterReLUConfig, variant: str) -> Reading:
-    table = init_table(results[Key.INIT_DELTA], variant, fine_shifts(config))
+    table = init_table(_init(results), variant, fine_shifts(config))
     return Reading(
         argmin_ci(fine_shifts(config), table),
         detail=f"least mean Δ {table.mean(axis=0).min():.3g}",
@@ -313,6 +407,7 @@ ANALYTIC_SHIFT = ClaimSpec(
     "of grid points over networks",
     figure=FIGURE,
     beyond_seed=True,
+    check=_THEORY_CHECK,
 )
 
 KAIMING = ClaimSpec(
@@ -329,6 +424,7 @@ KAIMING = ClaimSpec(
     note="b* derived [D]; Bonferroni set of grid points over networks",
     figure=FIGURE,
     beyond_seed=True,
+    check=_THEORY_CHECK,
 )
 
 CLAIMS = (
@@ -347,7 +443,7 @@ def _variant_metrics(results: Results, config: BiasAfterReLUConfig) -> dict[str,
     """Per trained variant: the b of least Δ and of least final loss, and those least values."""
     values: dict[str, float] = {}
     for variant in VARIANTS:
-        students = per_student(results[sweep(variant)])
+        students = per_student(Training.read(results[sweep(variant)], sweep(variant)))
         delta = group_means(students["delta"], students["b"], config.shifts)
         final = group_means(students["final_loss"], students["b"], config.shifts)
         values[f"{variant}_argmin_delta"] = argmin_shift(delta, config.shifts)
@@ -359,16 +455,14 @@ def _variant_metrics(results: Results, config: BiasAfterReLUConfig) -> dict[str,
 
 def _state_metrics(results: Results, config: BiasAfterReLUConfig) -> dict[str, float]:
     """Dead and always-on FC1 fractions at init for the smallest and the largest b."""
-    main = results[Key.SWEEP_POSTLN_DEFAULT]
+    main = Students.read(results[Key.SWEEP_POSTLN_DEFAULT], Key.SWEEP_POSTLN_DEFAULT)
     b = np.array([c["b"] for c in main.conditions])
     values: dict[str, float] = {}
     for shift in (config.shifts[0], config.shifts[-1]):
         rows = np.isclose(b, shift)
-        values[f"dead_fraction_init_b_{shift:g}"] = float(
-            main.curves["dead_fraction"][rows, 0].mean()
-        )
+        values[f"dead_fraction_init_b_{shift:g}"] = float(main.dead_fraction[rows, 0].mean())
         values[f"always_on_fraction_init_b_{shift:g}"] = float(
-            main.curves["always_on_fraction"][rows, 0].mean()
+            main.always_on_fraction[rows, 0].mean()
         )
     return values
 
@@ -381,11 +475,11 @@ def metrics(results: Results, config: BiasAfterReLUConfig) -> dict[str, float]:
         "analytic_shift_kaiming": B_STAR_KAIMING,
     }
     values.update(_variant_metrics(results, config))
-    calibrated = results[Key.CALIBRATED]
-    values["calibrated_delta"] = float(calibrated.final["delta_init"].mean())
-    values["calibrated_final_loss"] = float(calibrated.final["loss"].mean())
+    calibrated = Training.read(results[Key.CALIBRATED], Key.CALIBRATED)
+    values["calibrated_delta"] = float(calibrated.delta_init.mean())
+    values["calibrated_final_loss"] = float(calibrated.final_loss.mean())
     values.update(_state_metrics(results, config))
-    init = results[Key.INIT_DELTA]
+    init = _init(results)
     values["input_delta"] = _input_delta(results)
     values["output_delta_b0_mean"] = float(_relu_b0(results).mean())
     values["zero_mean_output_delta_mean"] = float(zero_mean_deltas(init).mean())
@@ -393,7 +487,10 @@ def metrics(results: Results, config: BiasAfterReLUConfig) -> dict[str, float]:
     for variant in ("postln-default", "postln-kaiming"):
         table = init_table(init, variant, fine)
         values[f"{variant}_fine_argmin_delta"] = argmin_shift(table.mean(axis=0), tuple(fine))
-    values["diverged_students"] = float(sum(int(r.diverged.sum()) for r in results.values()))
+    trained = [Training.read(results[key], key) for key in Key if key is not Key.INIT_DELTA]
+    values["diverged_students"] = float(
+        sum(int(DIVERGENCE.diverged(view.diverged, view.loss).sum()) for view in trained)
+    )
     return values
 
 

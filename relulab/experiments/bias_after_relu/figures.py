@@ -12,7 +12,7 @@ from relulab.analysis import group_means
 from relulab.experiments.base import Figure, Results
 from relulab.experiments.bias_after_relu.config import BiasAfterReLUConfig, fine_shifts
 from relulab.experiments.bias_after_relu.readings import init_table, per_student
-from relulab.experiments.bias_after_relu.units import Key, sweep
+from relulab.experiments.bias_after_relu.units import InitDeltas, Key, Students, Training, sweep
 from relulab.init import analytic_relu_shift
 from relulab.report.plotting import plt, save
 
@@ -21,21 +21,16 @@ __all__ = ["figures"]
 
 def _loss_curves(ax, results: Results, config: BiasAfterReLUConfig) -> None:
     """Mean loss curve per b of the main sweep, and of the calibrated students."""
-    result = results[Key.SWEEP_POSTLN_DEFAULT]
+    result = Training.read(results[Key.SWEEP_POSTLN_DEFAULT], Key.SWEEP_POSTLN_DEFAULT)
     b = np.array([c["b"] for c in result.conditions])
     colours = plt.cm.viridis(np.linspace(0, 0.95, len(config.shifts)))
     for colour, shift in zip(colours, config.shifts, strict=True):
         rows = np.isclose(b, shift)
         ax.semilogy(
-            result.steps,
-            result.curves["loss"][rows].mean(axis=0),
-            color=colour,
-            label=f"b={shift:g}",
+            result.steps, result.loss[rows].mean(axis=0), color=colour, label=f"b={shift:g}"
         )
-    calibrated = results[Key.CALIBRATED]
-    ax.semilogy(
-        calibrated.steps, calibrated.curves["loss"].mean(axis=0), "k--", label="per-neuron b"
-    )
+    calibrated = Training.read(results[Key.CALIBRATED], Key.CALIBRATED)
+    ax.semilogy(calibrated.steps, calibrated.loss.mean(axis=0), "k--", label="per-neuron b")
     ax.set(xlabel="step", ylabel="MSE", title="loss (mean over seeds)")
     ax.legend(ncol=2)
 
@@ -47,7 +42,7 @@ def _delta_against_b(ax, results: Results, config: BiasAfterReLUConfig) -> None:
         ("postln-kaiming", "s-"),
         ("preln-default", "^-"),
     ):
-        v = per_student(results[sweep(variant)])
+        v = per_student(Training.read(results[sweep(variant)], sweep(variant)))
         ax.plot(
             config.shifts, group_means(v["delta"], v["b"], config.shifts), marker, label=variant
         )
@@ -55,21 +50,19 @@ def _delta_against_b(ax, results: Results, config: BiasAfterReLUConfig) -> None:
         ax.axvline(
             analytic_relu_shift(scheme=scheme), color=colour, ls=":", lw=1.2, label=f"b* {scheme}"
         )
-    init, fine = results[Key.INIT_DELTA], fine_shifts(config)
+    init, fine = InitDeltas.read(results[Key.INIT_DELTA], Key.INIT_DELTA), fine_shifts(config)
     for variant, colour in (("postln-default", "tab:blue"), ("postln-kaiming", "tab:orange")):
         table = init_table(init, variant, fine)
         low, high = np.percentile(table, [2.5, 97.5], axis=0)
         ax.fill_between(fine, low, high, color=colour, alpha=0.2, lw=0)
         ax.plot(fine, table.mean(axis=0), color=colour, lw=1, label=f"{variant} (init unit)")
-    ax.axhline(
-        float(init.arrays["input_delta"][0]), color="k", ls="--", lw=1, label="Δ of the input"
-    )
+    ax.axhline(float(init.input_delta[0]), color="k", ls="--", lw=1, label="Δ of the input")
     ax.set(xlabel="b", ylabel="Δ at init", title="Δ vs b", yscale="log")
     ax.legend()
 
 
 def _final_against_delta(ax, results: Results) -> None:
-    values = per_student(results[Key.SWEEP_POSTLN_DEFAULT])
+    values = per_student(Training.read(results[Key.SWEEP_POSTLN_DEFAULT], Key.SWEEP_POSTLN_DEFAULT))
     rho = stats.spearmanr(values["delta"], values["final_loss"])[0]
     ax.scatter(values["delta"], values["final_loss"], c=values["b"], cmap="viridis")
     ax.set(
@@ -98,14 +91,18 @@ def _figure_main(results: Results, config: BiasAfterReLUConfig, out_dir: Path) -
 
 
 def _figure_states(results: Results, config: BiasAfterReLUConfig, out_dir: Path) -> Figure:
-    result = results[Key.SWEEP_POSTLN_DEFAULT]
+    result = Students.read(results[Key.SWEEP_POSTLN_DEFAULT], Key.SWEEP_POSTLN_DEFAULT)
     b = np.array([c["b"] for c in result.conditions])
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for ax, key in zip(axes, ("dead_fraction", "always_on_fraction"), strict=True):
+    shares = {
+        "dead_fraction": result.dead_fraction,
+        "always_on_fraction": result.always_on_fraction,
+    }
+    for ax, (key, share) in zip(axes, shares.items(), strict=True):
         for column, label in ((0, "init"), (-1, "end")):
             ax.plot(
                 config.shifts,
-                group_means(result.curves[key][:, column], b, config.shifts),
+                group_means(share[:, column], b, config.shifts),
                 "o-",
                 label=label,
             )

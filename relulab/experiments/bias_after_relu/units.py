@@ -9,11 +9,15 @@
 * ``init-delta`` — no training: Δ of the output at init for every b of the fine grid under both
   inits, Δ of the input, and the zero-mean-activation control.
 
-Every reader reaches a unit through :class:`Key` (or :func:`sweep`).
+Every reader reaches a unit through :class:`Key` (or :func:`sweep`), and what it stores through
+its typed view (:class:`Training`, :class:`Students`, :class:`InitDeltas`; :func:`unit_views`),
+never by a string typed where it is read. A trained unit's final values are its curves' last
+record, so the views declare the curves.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -36,9 +40,22 @@ from relulab.experiments.bias_after_relu.config import (
 )
 from relulab.experiments.context import RunContext
 from relulab.nn.statistics import BATCHED_SAMPLE_DIMS, delta
+from relulab.records import UnitView, array, curve, final
 from relulab.store import UnitResult
 
-__all__ = ["INIT_CHUNK", "Key", "estimate_bytes", "output_delta", "plan", "sweep", "unit_keys"]
+__all__ = [
+    "INIT_CHUNK",
+    "InitDeltas",
+    "Key",
+    "Students",
+    "Training",
+    "estimate_bytes",
+    "output_delta",
+    "plan",
+    "sweep",
+    "unit_keys",
+    "unit_views",
+]
 
 INIT_CHUNK = 64  # networks per forward pass in the init unit (bounds its memory)
 
@@ -66,6 +83,45 @@ def sweep(variant: str) -> Key:
 def unit_keys(config: BiasAfterReLUConfig) -> list[str]:
     """Every unit name a reader of this study may use."""
     return [key.value for key in Key]
+
+
+@dataclass(frozen=True)
+class Training(UnitView):
+    """What the claims read of trained students: the loss per record ``(S, T)`` (its last
+    record is the final loss) and Δ at initialisation per student ``(S,)``."""
+
+    loss: np.ndarray = curve()
+    final_loss: np.ndarray = final(key="loss")  # the loss after the last step, float64
+    delta_init: np.ndarray = final()
+
+
+@dataclass(frozen=True)
+class Students(Training):
+    """A trained unit (the sweeps, the calibrated students): :class:`Training` plus the shares
+    of FC1 units dead (never active on the data) and always on, per record ``(S, T)``."""
+
+    dead_fraction: np.ndarray = curve()
+    always_on_fraction: np.ndarray = curve()
+
+
+@dataclass(frozen=True)
+class InitDeltas(UnitView):
+    """The init unit: Δ of the output at initialisation per network ``(S,)`` and Δ of the
+    input itself (one value, ``(1,)``)."""
+
+    delta_init: np.ndarray = final()
+    input_delta: np.ndarray = array()
+
+
+def unit_views(config: BiasAfterReLUConfig) -> dict[str, type[UnitView]]:
+    """Every unit name :func:`plan` produces, with the view of what it stores.
+
+    Example:
+        >>> views = unit_views(BiasAfterReLUConfig())
+        >>> views["sweep-postln-default"].__name__, views["init-delta"].__name__
+        ('Students', 'InitDeltas')
+    """
+    return {key.value: InitDeltas if key is Key.INIT_DELTA else Students for key in Key}
 
 
 def output_delta(output: torch.Tensor) -> torch.Tensor:

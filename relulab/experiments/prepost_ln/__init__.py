@@ -16,7 +16,9 @@ stream where that lies beyond 100 blocks; Post-LN's cosine "does not approach 1"
 not shrink as a power of l); its rank collapse is judged at the figure's α = 100; and
 Observation 2's vanishing influence of early layers is measured against Pre-LN on the same
 weights. That Post-LN pins the norm at √d is LayerNorm's definition, not a finding: it is a test
-(``tests/test_prepost_ln.py``) and a metric, not a claim.
+(``tests/test_prepost_ln.py``) and a metric, not a claim; for the same reason Post-LN's flat
+cosine is a check (run and shown, never counted): LayerNorm and independently drawn blocks make
+how far one block turns a sample the same at every depth.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from relulab.experiments.base import Experiment
 from relulab.experiments.prepost_ln.claims import CLAIMS, analyse
 from relulab.experiments.prepost_ln.config import PRESETS, PrePostConfig
 from relulab.experiments.prepost_ln.figures import figures
-from relulab.experiments.prepost_ln.units import estimate_bytes, plan, unit_keys
+from relulab.experiments.prepost_ln.units import estimate_bytes, plan, unit_keys, unit_views
 
 __all__ = ["EXPERIMENT", "PRESETS", "PrePostConfig", "analyse", "plan"]
 
@@ -43,4 +45,5 @@ EXPERIMENT = Experiment(
     estimate_bytes=estimate_bytes,
     claims=CLAIMS,
     unit_keys=unit_keys,
+    unit_views=unit_views,
 )

@@ -1,4 +1,5 @@
-"""The prepost-ln scorecard: the post's observations as claims, plus the metrics.
+"""The prepost-ln scorecard: the post's observations as claims (one, Post-LN's flat cosine, a
+check: LayerNorm makes it an identity of the setup), plus the metrics.
 
 Each reading is one number per toy (:func:`norm_exponent`, :func:`cosine_gap_exponent`,
 :func:`rank_ratio`, :func:`log_gain`), an estimate per α over the toys (Student t), and a claim
@@ -16,7 +17,10 @@ judged where the post puts it (issue 29):
   h^L (forward-mode), Post-LN against Pre-LN on the same weights, at every α.
 
 Claims over several α are :class:`~relulab.experiments.criteria.AllOf` (one part per α: fails if
-any α fails, inconclusive if any straddles); the headline is the first α's.
+any α fails, inconclusive if any straddles); the headline is the first α's. Units are read
+through their typed views (:class:`~relulab.experiments.prepost_ln.units.Walk`,
+:class:`~relulab.experiments.prepost_ln.units.Stream`,
+:class:`~relulab.experiments.prepost_ln.units.Influence`).
 """
 
 from __future__ import annotations
@@ -31,8 +35,7 @@ from relulab.experiments.base import Analysis, Results
 from relulab.experiments.claims import ClaimSpec, Reading, evaluate
 from relulab.experiments.criteria import Above, AllOf, Below, Criterion, Within
 from relulab.experiments.prepost_ln.config import SOURCE, PrePostConfig, long_alphas, scale
-from relulab.experiments.prepost_ln.units import Key
-from relulab.store import UnitResult
+from relulab.experiments.prepost_ln.units import Influence, Key, Stream, Walk
 
 __all__ = [
     "CLAIMS",
@@ -47,6 +50,8 @@ __all__ = [
     "asymptotic_start",
     "cosine_drift",
     "cosine_gap_exponent",
+    "forward_stream",
+    "influence",
     "log_gain",
     "metrics",
     "norm_exponent",
@@ -55,56 +60,67 @@ __all__ = [
     "rank_ratio",
 ]
 
-PerToy = Callable[[UnitResult, int, PrePostConfig], float]
+PerToy = Callable[[Walk, int, PrePostConfig], float]
 FIGURE = "prepost.png"
 
 
 # ---------------------------------------------------------------------------------------------
 # Readings: one number per toy.
 # ---------------------------------------------------------------------------------------------
-def norm_exponent(result: UnitResult, i: int, config: PrePostConfig, start: int = 0) -> float:
+def norm_exponent(walk: Walk, i: int, config: PrePostConfig, start: int = 0) -> float:
     """Exponent of ‖h_l‖ in l over layers ≥ ``start`` (``fit_from`` by default)."""
-    fit = result.steps >= (start or config.fit_from)
-    return power_law_exponent(result.steps[fit], result.curves["norm"][i][fit])
+    fit = walk.steps >= (start or config.fit_from)
+    return power_law_exponent(walk.steps[fit], walk.norm[i][fit])
 
 
-def cosine_gap_exponent(result: UnitResult, i: int, config: PrePostConfig, start: int = 0) -> float:
+def cosine_gap_exponent(walk: Walk, i: int, config: PrePostConfig, start: int = 0) -> float:
     """Exponent of 1 − cos(h_l, h_{l+1}) in l over layers ≥ ``start`` (``fit_from`` by
     default)."""
-    gap = 1.0 - result.curves["cosine"][i]
-    keep = (result.steps >= (start or config.fit_from)) & np.isfinite(gap) & (gap > 0)
-    return power_law_exponent(result.steps[keep], gap[keep])
+    gap = 1.0 - walk.cosine[i]
+    keep = (walk.steps >= (start or config.fit_from)) & np.isfinite(gap) & (gap > 0)
+    return power_law_exponent(walk.steps[keep], gap[keep])
 
 
-def cosine_drift(result: UnitResult, i: int, config: PrePostConfig) -> float:
+def cosine_drift(walk: Walk, i: int, config: PrePostConfig) -> float:
     """The change of cos(h_l, h_{l+1}) over layers ``fit_from`` … ``blocks`` that its
     least-squares trend in ln l predicts: slope × ln(blocks/fit_from) (the reading of the old
     "flat" criterion, now a metric)."""
-    cosine = result.curves["cosine"][i]
-    keep = (result.steps >= config.fit_from) & np.isfinite(cosine)
-    slope = np.polyfit(np.log(result.steps[keep]), cosine[keep], 1)[0]
+    cosine = walk.cosine[i]
+    keep = (walk.steps >= config.fit_from) & np.isfinite(cosine)
+    slope = np.polyfit(np.log(walk.steps[keep]), cosine[keep], 1)[0]
     return float(slope * np.log(config.blocks / config.fit_from))
 
 
-def rank_ratio(result: UnitResult, i: int, config: PrePostConfig) -> float:
+def rank_ratio(stream: Stream, i: int, config: PrePostConfig) -> float:
     """Effective rank at the last layer over that at layer 1."""
-    ranks = result.curves["effective_rank"][i]
+    ranks = stream.effective_rank[i]
     return float(ranks[-1] / ranks[0])
 
 
-def log_gain(result: UnitResult, i: int, config: PrePostConfig) -> float:
+def log_gain(influence: Influence, i: int, config: PrePostConfig) -> float:
     """log₁₀ of the gain from h^l (l = ``influence_layer``) to the output h^L: the mean over
     inputs of ‖∂h^L/∂h^l · v‖ for unit directions v (a gain multiplies over blocks, so its log
     is the scale on which toys average)."""
-    return float(np.log10(result.final["gain"][i]))
+    return float(np.log10(influence.output_gain[i]))
 
 
-def _toys(result: UnitResult, alpha: float, norm: str | None = None) -> list[int]:
+def _toys(view: Walk | Influence, alpha: float, norm: str | None = None) -> list[int]:
     return [
         i
-        for i, c in enumerate(result.conditions)
+        for i, c in enumerate(view.conditions)
         if np.isclose(c["alpha"], alpha) and (norm is None or c["norm"] == norm)
     ]
+
+
+def forward_stream(results: Results, norm: str) -> Stream:
+    """The ``blocks``-deep forward unit of one norm (``"pre"`` or ``"post"``), as a view."""
+    key = Key.FORWARD_PRE if norm == "pre" else Key.FORWARD_POST
+    return Stream.read(results[key], key)
+
+
+def influence(results: Results) -> Influence:
+    """The influence probe, as a view."""
+    return Influence.read(results[Key.INFLUENCE], Key.INFLUENCE)
 
 
 def alpha_part(alpha: float) -> str:
@@ -117,10 +133,10 @@ def alpha_part(alpha: float) -> str:
     return f"α={alpha:g}"
 
 
-def _per_alpha(result: UnitResult, config: PrePostConfig, reading: PerToy) -> dict[str, Estimate]:
+def _per_alpha(view: Walk, config: PrePostConfig, reading: PerToy) -> dict[str, Estimate]:
     """An :class:`Estimate` over the toys of each α, keyed by :func:`alpha_part`."""
     return {
-        alpha_part(alpha): mean_ci([reading(result, i, config) for i in _toys(result, alpha)])
+        alpha_part(alpha): mean_ci([reading(view, i, config) for i in _toys(view, alpha)])
         for alpha in config.alphas
     }
 
@@ -137,33 +153,33 @@ def _every_alpha(
     return AllOf(parts, joiner="; ")
 
 
-def norm_offset(result: UnitResult, alpha: float) -> float:
+def norm_offset(walk: Walk, alpha: float) -> float:
     """l₀ = a/b of the fit ‖h_l‖² ≈ a + b·l (mean over toys): the depth after which the √l law of
     a random walk started at ‖h_0‖ applies."""
-    squared = result.curves["norm"][_toys(result, alpha)].mean(axis=0) ** 2
-    slope, intercept = np.polyfit(result.steps, squared, 1)
+    squared = walk.norm[_toys(walk, alpha)].mean(axis=0) ** 2
+    slope, intercept = np.polyfit(walk.steps, squared, 1)
     return float(intercept / slope)
 
 
-def asymptotic_start(result: UnitResult, alpha: float, config: PrePostConfig) -> int:
+def asymptotic_start(walk: Walk, alpha: float, config: PrePostConfig) -> int:
     """The first layer of the asymptotic fits at α: ``asymptotic_factor`` × l₀ (and at least
     ``fit_from``), l₀ from :func:`norm_offset`. A norm that does not grow (l₀ ≤ 0 or not finite
     is read as fit_from) or an l₀ beyond the stream's reach is capped at half its depth, so the
     fit always has the deepest layers to judge (and a flat norm fails rather than escapes)."""
-    depth = int(result.steps[-1])
-    offset = norm_offset(result, alpha)
+    depth = int(walk.steps[-1])
+    offset = norm_offset(walk, alpha)
     start = config.fit_from
     if math.isfinite(offset) and offset > 0:
         start = max(start, math.ceil(config.asymptotic_factor * offset))
     return min(start, max(config.fit_from, depth // 2))
 
 
-def pre_stream(results: Results, config: PrePostConfig, alpha: float) -> UnitResult:
+def pre_stream(results: Results, config: PrePostConfig, alpha: float) -> Walk:
     """The Pre-LN stream on which the asymptotic laws are read at α: the long one for
     ``long_alphas``, else the ``blocks``-deep one."""
     if any(np.isclose(alpha, a) for a in long_alphas(config)):
-        return results[Key.FORWARD_PRE_LONG]
-    return results[Key.FORWARD_PRE]
+        return Walk.read(results[Key.FORWARD_PRE_LONG], Key.FORWARD_PRE_LONG)
+    return Walk.read(results[Key.FORWARD_PRE], Key.FORWARD_PRE)
 
 
 def _asymptotic(results: Results, config: PrePostConfig, reading: Callable) -> Reading:
@@ -208,6 +224,8 @@ NORM_LIKE_SQRT_L = ClaimSpec(
     scope=_ASYMPTOTIC_SCOPE,
     note="tolerance [I]; asymptotic range [I]",
     figure=FIGURE,
+    counterexample="gentle blocks, α = 0.1: l₀ = 18/α² = 1800 lies beyond the long stream, "
+    "whose norm has barely left ‖h_0‖ (exponent ≈ 0.05 over its deepest half, not ½)",
 )
 
 GAP_LIKE_1_OVER_L = ClaimSpec(
@@ -223,6 +241,8 @@ GAP_LIKE_1_OVER_L = ClaimSpec(
     scope=_ASYMPTOTIC_SCOPE,
     note="tolerance [I]; asymptotic range [I]",
     figure=FIGURE,
+    counterexample="the same gentle blocks, α = 0.1: every layer the stream reaches has l ≪ l₀, "
+    "where 1 − cos ≈ 1/(2(l₀ + l)) is nearly flat (exponent ≈ −0.1, not −1)",
 )
 
 
@@ -230,7 +250,7 @@ GAP_LIKE_1_OVER_L = ClaimSpec(
 # postln-cosine-flat: "does not asymptotically approach 1"
 # ---------------------------------------------------------------------------------------------
 def _cosine_stays_away(results: Results, config: PrePostConfig) -> Reading:
-    post = results[Key.FORWARD_POST]
+    post = Walk.read(results[Key.FORWARD_POST], Key.FORWARD_POST)
     return Reading(
         _per_alpha(post, config, cosine_gap_exponent),
         detail="a cosine that approaches 1 has a gap 1 − cos shrinking like a power of l "
@@ -253,6 +273,11 @@ COSINE_FLAT = ClaimSpec(
     scope="asymptotically in depth, every α: the gap to 1 does not shrink as l grows",
     note="bound [I]: the 1/l law's tolerance (2 × exponent_tolerance) read from exponent 0",
     figure=FIGURE,
+    check="an identity of the setup: LayerNorm returns every layer to zero mean and norm √d, and "
+    "each block's weights are drawn independently of the stream, so how far one block turns a "
+    "sample, cos(h_l, h_{l+1}) given h_l, has the same distribution at every depth (exactly "
+    "under a rotation-invariant init, up to the weights' non-Gaussianity under U(±1/√fan_in)): "
+    "no α, width, init or input makes its gap shrink as a power of l",
 )
 
 
@@ -260,7 +285,7 @@ COSINE_FLAT = ClaimSpec(
 # postln-rank-collapses (at the figure's α), preln-keeps-rank-better
 # ---------------------------------------------------------------------------------------------
 def _rank_collapses(results: Results, config: PrePostConfig) -> Reading:
-    post = results[Key.FORWARD_POST]
+    post = forward_stream(results, "post")
     ratios = [rank_ratio(post, i, config) for i in _toys(post, config.figure_alpha)]
     return Reading(
         mean_ci(ratios) if len(ratios) > 1 else math.nan,
@@ -287,16 +312,18 @@ RANK_COLLAPSES = ClaimSpec(
     "is the comparison preln-keeps-rank-better",
     note="factor [I]",
     figure=FIGURE,
+    counterexample="a shallow stack at the figure's α = 100: over 4 blocks the last layer keeps "
+    "0.69 of the first layer's rank (width 16), above ½",
 )
 
 
 def _keeps_rank(results: Results, config: PrePostConfig) -> Reading:
-    pre, post = results[Key.FORWARD_PRE], results[Key.FORWARD_POST]
+    pre, post = forward_stream(results, "pre"), forward_stream(results, "post")
     gaps = {}
     for alpha in config.alphas:
         toys = _toys(pre, alpha)
         gaps[alpha_part(alpha)] = mean_ci(
-            pre.final["effective_rank"][toys] - post.final["effective_rank"][toys]
+            pre.effective_rank[toys, -1] - post.effective_rank[toys, -1]
         )
     return Reading(gaps, scale=scale(config))
 
@@ -314,6 +341,9 @@ KEEPS_RANK = ClaimSpec(
     measure=_keeps_rank,
     scope="the post's effective-rank figure (α = 100); the sentence itself names no α",
     figure=FIGURE,
+    counterexample="two inputs (N = 2) through gentle blocks (α = 0.1): both streams keep the "
+    "inputs, and Post-LN's LayerNorm gives the two rows equal norms, which raises the "
+    "uncentred effective rank of two rows above Pre-LN's (difference −0.015 at width 16)",
 )
 
 
@@ -332,7 +362,7 @@ def influence_part(norm: str, alpha: float) -> str:
 
 
 def _early_influence(results: Results, config: PrePostConfig) -> Reading:
-    unit = results[Key.INFLUENCE]
+    unit = influence(results)
     measured, detail = {}, []
     for alpha in config.alphas:
         post = np.array([log_gain(unit, i, config) for i in _toys(unit, alpha, "post")])
@@ -376,6 +406,12 @@ EARLY_INFLUENCE = ClaimSpec(
     scope="an early layer (influence_layer) to the output, every α; Pre-LN the contrast",
     note="perturbation infinitesimal (the gradient's forward counterpart) [I]; early layer [I]",
     figure=FIGURE,
+    counterexample="the LayerNorm before the block (Pre-LN's toy in Post-LN's place): the "
+    "identity path carries h^l to the output with gain ≥ 1. Under today's reading ('gain below "
+    "1') no Post-LN setting of the toy was found that fails it: bias-free ReLU blocks are "
+    "positively homogeneous, so a Post-LN block keeps a perturbation's mean-square size near 1, "
+    "and LayerNorm's projection and Jensen's inequality put the mean log gain at or below 0 "
+    "(issue 43 re-reads 'vanishing')",
 )
 
 CLAIMS = (
@@ -391,13 +427,14 @@ CLAIMS = (
 def _alpha_metrics(results: Results, config: PrePostConfig, alpha: float) -> dict[str, float]:
     """One α's metrics: the short-depth exponents (layers ≥ fit_from, ``blocks`` deep), l₀, the
     old "no trend" drift, the rank ratio and last-layer ranks, and the influence gains."""
-    pre, post = results[Key.FORWARD_PRE], results[Key.FORWARD_POST]
+    pre, post = forward_stream(results, "pre"), forward_stream(results, "post")
     idx, tag = _toys(pre, alpha), f"alpha_{alpha:g}"
     stream = pre_stream(results, config, alpha)
-    squared_gap = (1 - stream.curves["cosine"][:, :-1]) * stream.curves["norm"][:, :-1] ** 2
+    squared_gap = (1 - stream.cosine[:, :-1]) * stream.norm[:, :-1] ** 2
     product = squared_gap[_toys(stream, alpha)].mean(axis=0)
     start = asymptotic_start(stream, alpha, config)
-    unit = results[Key.INFLUENCE]
+    unit = influence(results)
+    gain = unit.output_gain
     return {
         f"preln_norm_exponent_{tag}": float(np.mean([norm_exponent(pre, i, config) for i in idx])),
         f"preln_cosine_gap_exponent_{tag}": float(
@@ -414,22 +451,20 @@ def _alpha_metrics(results: Results, config: PrePostConfig, alpha: float) -> dic
             np.mean([cosine_gap_exponent(post, i, config) for i in idx])
         ),
         f"postln_rank_ratio_{tag}": float(np.mean([rank_ratio(post, i, config) for i in idx])),
-        f"postln_final_rank_{tag}": float(post.final["effective_rank"][idx].mean()),
-        f"preln_final_rank_{tag}": float(pre.final["effective_rank"][idx].mean()),
-        f"postln_influence_gain_{tag}": float(
-            unit.final["gain"][_toys(unit, alpha, "post")].mean()
-        ),
-        f"preln_influence_gain_{tag}": float(unit.final["gain"][_toys(unit, alpha, "pre")].mean()),
+        f"postln_final_rank_{tag}": float(post.final_rank[idx].mean()),
+        f"preln_final_rank_{tag}": float(pre.final_rank[idx].mean()),
+        f"postln_influence_gain_{tag}": float(gain[_toys(unit, alpha, "post")].mean()),
+        f"preln_influence_gain_{tag}": float(gain[_toys(unit, alpha, "pre")].mean()),
     }
 
 
 def metrics(results: Results, config: PrePostConfig) -> dict[str, float]:
     """Post-LN's largest deviation of the norm from √d (LayerNorm's definition: a test, not a
     claim) and, per α, :func:`_alpha_metrics`."""
-    post = results[Key.FORWARD_POST]
+    post = forward_stream(results, "post")
     values = {
         "postln_max_norm_deviation_from_sqrt_d": float(
-            np.max(np.abs(post.curves["norm"] / np.sqrt(config.width) - 1))
+            np.max(np.abs(post.norm / np.sqrt(config.width) - 1))
         )
     }
     for alpha in config.alphas:

@@ -15,7 +15,7 @@ from relulab.experiments.prepost_ln.config import (
     long_depth,
     probe_count,
 )
-from relulab.experiments.prepost_ln.units import Key, forward
+from relulab.experiments.prepost_ln.units import Influence, Key, Stream, Walk, forward
 from relulab.report.plotting import plt, save
 
 __all__ = ["figures"]
@@ -24,25 +24,25 @@ __all__ = ["figures"]
 def _curves(ax, results: Results, config: PrePostConfig, layers: np.ndarray) -> None:
     """The mean curves of every (norm, α): Pre-LN solid, Post-LN dashed."""
     for norm, style in zip(NORMS, ("-", "--"), strict=True):
-        result = results[forward(norm)]
+        stream = Stream.read(results[forward(norm)], forward(norm))
         for alpha in config.alphas:
-            toys = [i for i, c in enumerate(result.conditions) if np.isclose(c["alpha"], alpha)]
-            curves = {key: result.curves[key][toys].mean(axis=0) for key in result.curves}
+            toys = [i for i, c in enumerate(stream.conditions) if np.isclose(c["alpha"], alpha)]
             label = f"{norm}-LN α={alpha:g}"
-            ax[0].loglog(layers, curves["norm"], style, label=label)
-            ax[1].loglog(layers[:-1], 1 - curves["cosine"][:-1], style, label=label)
-            ax[2].plot(layers, curves["effective_rank"], style, label=label)
+            ax[0].loglog(layers, stream.norm[toys].mean(axis=0), style, label=label)
+            gap = 1 - stream.cosine[toys].mean(axis=0)
+            ax[1].loglog(layers[:-1], gap[:-1], style, label=label)
+            ax[2].plot(layers, stream.effective_rank[toys].mean(axis=0), style, label=label)
 
 
 def _long(ax, results: Results, config: PrePostConfig) -> None:
     """The long Pre-LN stream (dotted), on which the asymptotic laws are read at long_alphas."""
     if Key.FORWARD_PRE_LONG not in results:
         return
-    result = results[Key.FORWARD_PRE_LONG]
+    result = Walk.read(results[Key.FORWARD_PRE_LONG], Key.FORWARD_PRE_LONG)
     for alpha in long_alphas(config):
         toys = [i for i, c in enumerate(result.conditions) if np.isclose(c["alpha"], alpha)]
-        norm = result.curves["norm"][toys].mean(axis=0)
-        gap = 1 - result.curves["cosine"][toys].mean(axis=0)
+        norm = result.norm[toys].mean(axis=0)
+        gap = 1 - result.cosine[toys].mean(axis=0)
         label = f"pre-LN α={alpha:g}, {long_depth(config)} blocks"
         ax[0].loglog(result.steps, norm, ":", label=label)
         ax[1].loglog(result.steps[:-1], gap[:-1], ":", label=label)
@@ -50,7 +50,7 @@ def _long(ax, results: Results, config: PrePostConfig) -> None:
 
 def _influence(ax, results: Results, config: PrePostConfig) -> None:
     """The gain of a perturbation of h^l on h^m, m > l (geometric mean over toys)."""
-    result = results[Key.INFLUENCE]
+    result = Influence.read(results[Key.INFLUENCE], Key.INFLUENCE)
     for norm, style in zip(NORMS, ("-", "--"), strict=True):
         for alpha in config.alphas:
             toys = [
@@ -58,19 +58,19 @@ def _influence(ax, results: Results, config: PrePostConfig) -> None:
                 for i, c in enumerate(result.conditions)
                 if c["norm"] == norm and np.isclose(c["alpha"], alpha)
             ]
-            gain = np.exp(np.log(result.curves["gain"][toys]).mean(axis=0))
+            gain = np.exp(np.log(result.gain[toys]).mean(axis=0))
             ax.semilogy(result.steps, gain, style, label=f"{norm}-LN α={alpha:g}")
     ax.axhline(1.0, color="k", lw=0.5)
 
 
 def _guides(ax, results: Results, config: PrePostConfig, layers: np.ndarray) -> None:
     """√l and 1/l guides through the last Pre-LN toy at layer ``fit_from``."""
-    pre = results[Key.FORWARD_PRE]
-    guide = pre.curves["norm"][-1]
+    pre = Walk.read(results[Key.FORWARD_PRE], Key.FORWARD_PRE)
+    guide = pre.norm[-1]
     ax[0].loglog(
         layers, guide[config.fit_from - 1] * np.sqrt(layers / config.fit_from), "k:", label="∝ √l"
     )
-    gap = 1 - pre.curves["cosine"][-1][config.fit_from - 1]
+    gap = 1 - pre.cosine[-1][config.fit_from - 1]
     ax[1].loglog(layers, gap * config.fit_from / layers, "k:", label="∝ 1/l")
 
 

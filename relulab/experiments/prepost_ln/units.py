@@ -12,12 +12,16 @@
   (l = ``influence_layer``, one random unit direction per input) carried to every later layer
   by forward-mode differentiation; per layer m > l the mean over inputs of ‖∂h^m/∂h^l · v‖.
 
-Every reader reaches a unit through :class:`Key` (or :func:`forward`).
+Every reader reaches a unit through :class:`Key` (or :func:`forward`), and what it stores
+through its typed view (:class:`Walk`, :class:`Stream`, :class:`Influence`; :func:`unit_views`),
+never by a string typed where it is read. A unit's final values are its curves' last layer, so
+the views declare the curves only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 
@@ -39,9 +43,21 @@ from relulab.experiments.prepost_ln.config import (
 )
 from relulab.nn.models import residual_block
 from relulab.probe import effective_rank
+from relulab.records import UnitView, curve, final
 from relulab.store import UnitResult
 
-__all__ = ["Key", "estimate_bytes", "forward", "layer_statistics", "plan", "unit_keys"]
+__all__ = [
+    "Influence",
+    "Key",
+    "Stream",
+    "Walk",
+    "estimate_bytes",
+    "forward",
+    "layer_statistics",
+    "plan",
+    "unit_keys",
+    "unit_views",
+]
 
 
 class Key(StrEnum):
@@ -66,6 +82,47 @@ def forward(norm: str) -> Key:
 def unit_keys(config: PrePostConfig) -> list[str]:
     """Every unit name a reader of this study may use (the long unit only with ``long_alphas``)."""
     return [key.value for key in Key if long_alphas(config) or key is not Key.FORWARD_PRE_LONG]
+
+
+@dataclass(frozen=True)
+class Walk(UnitView):
+    """Per toy and layer ``(S, layers)``: the mean norm ‖h_l‖ and the cosine to the next layer
+    (NaN at the last). What the long Pre-LN stream stores, and what the asymptotic laws read
+    from either Pre-LN unit."""
+
+    norm: np.ndarray = curve()
+    cosine: np.ndarray = curve()
+
+
+@dataclass(frozen=True)
+class Stream(Walk):
+    """A forward unit (``forward-pre``, ``forward-post``): :class:`Walk` plus the effective rank
+    of the uncentred N×d stream per toy and layer."""
+
+    effective_rank: np.ndarray = curve()
+    final_rank: np.ndarray = final(key="effective_rank")  # the last layer's, as stored
+
+
+@dataclass(frozen=True)
+class Influence(UnitView):
+    """The influence probe: per toy and layer m > l ``(S, blocks − l)`` the mean over inputs of
+    ‖∂h^m/∂h^l·v‖; ``output_gain`` is the gain to the output (float64, as stored)."""
+
+    gain: np.ndarray = curve()
+    output_gain: np.ndarray = final(key="gain")
+
+
+def unit_views(config: PrePostConfig) -> dict[str, type[UnitView]]:
+    """Every unit name :func:`plan` produces, with the view of what it stores.
+
+    Example:
+        >>> views = unit_views(PrePostConfig())
+        >>> views["forward-post"].__name__, views["forward-pre-long"].__name__
+        ('Stream', 'Walk')
+    """
+    views = {Key.FORWARD_PRE: Stream, Key.FORWARD_POST: Stream, Key.FORWARD_PRE_LONG: Walk}
+    views[Key.INFLUENCE] = Influence
+    return {name: views[Key(name)] for name in unit_keys(config)}
 
 
 def layer_statistics(stream: list[torch.Tensor]) -> dict[str, np.ndarray]:
