@@ -1,9 +1,13 @@
 """sample-variance: each claim's criterion against its positive control (the seed's own
 experiment simulated independently here at reduced width, its closed forms, or the values its
-text reports) and its negative control (a counter-example: a linear network, non-zero-mean
-inputs or weights, no BatchNorm …); then the study end to end at a tiny size, the pipeline on
-stored results with each behaviour removed, the identities of the infinite-width theory (tests
-rather than claims) and the theory commands."""
+text reports) and its negative control — the claim's ``counterexample`` realised through the
+study's own unit functions at a small size (BatchNorm or a linear activation in the study's
+networks, non-zero-mean inputs to its engine, a narrow width, the seed's "scale" init) and
+judged by the claim's own measure, plus the independent simulation of the same counter-example.
+The checks (issue 42: identities of the setup, relulab's theory against its own simulation)
+keep their controls. Then the study end to end at a tiny size, the pipeline on stored results
+with each behaviour removed, the identities of the infinite-width theory (tests rather than
+claims) and the theory commands."""
 
 import copy
 import dataclasses
@@ -20,6 +24,8 @@ from scipy.stats import norm
 from relulab import cli
 from relulab.analysis import mean_ci, same_sign_fraction, sample_bias_corrected_ratio
 from relulab.config import ConfigError, apply_overrides
+from relulab.engine import BatchedMLP, MLPSpec
+from relulab.engine.forward import forward_statistics
 from relulab.experiments import sample_variance as sv
 from relulab.experiments.context import RunContext
 from relulab.experiments.sample_variance import claims, units
@@ -141,6 +147,75 @@ def _tables(narrow: np.ndarray, wide: np.ndarray) -> dict[int, np.ndarray]:
     return {NARROW: narrow, WIDE: wide}
 
 
+# ---------------------------------------------------------------------------------------------
+# The claims' counter-examples realised through the study's own unit functions, small: 8 nets
+# of depth 50 on 100 inputs at widths 32 and 64 (the histogram width 64), gradient nets of
+# width 8–16. Each is judged by the claim's own measure (``spec.measure``; ``spec.judge``).
+# ---------------------------------------------------------------------------------------------
+REALISED = dataclasses.replace(CONFIG, widths=(32, 64), histogram_width=64, n_networks=8)
+CONTEXT = RunContext(torch.device("cpu"), torch.float64, seed=0, quiet=True)
+
+
+def _inputs_of(width: int, mean: float = 0.0) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(width)
+    return torch.randn(SAMPLES, width, generator=generator, dtype=torch.float64) + mean
+
+
+@functools.cache
+def _realised_finite(mechanism: str) -> dict:
+    """The finite-width units of ``REALISED``: ``kaiming`` (the engine's forward statistics on
+    the seed's inputs), ``shifted`` (the same on inputs of mean 1), ``batchnorm`` or ``linear``
+    (the study's statistics of a :class:`BatchedMLP` with BatchNorm before every ReLU, or
+    without ReLU)."""
+    config, results = REALISED, {}
+    for width in config.widths:
+        seeds = list(range(config.n_networks))
+        if mechanism in ("kaiming", "shifted"):
+            statistics = forward_statistics(
+                config.n_networks,
+                width,
+                config.depth,
+                _inputs_of(width, 1.0 if mechanism == "shifted" else 0.0),
+                seeds,
+                torch.float64,
+                keep_layers=units.kept_layers(config),
+                keep_units=width,
+            )
+        else:
+            spec = MLPSpec(
+                (width,) * (config.depth + 1) + (1,),
+                activation="linear" if mechanism == "linear" else "relu",
+                bias=False,
+                batchnorm=mechanism == "batchnorm",
+            )
+            model = BatchedMLP(spec, config.n_networks, seeds=seeds, dtype=torch.float64)
+            statistics = units.model_statistics(model, _inputs_of(width), units.kept_layers(config))
+        results[units.finite_width(width)] = units.finite_width_result(
+            config, width, statistics, seeds
+        )
+    return results
+
+
+@functools.cache
+def _realised_gradients(scheme: str, width: int, nets: int = 8, activation: str = "relu"):
+    """``(config, results)``: the study's gradient unit of ``scheme`` at ``width`` (``nets``
+    networks) stored under the key of ``scheme``'s claim (``scale`` under scale+bias's)."""
+    config = dataclasses.replace(
+        CONFIG, gradient_width=width, gradient_networks=nets, gradient_chunk=nets, trend_widths=()
+    )
+    unit = units.gradient_result(
+        config, scheme, width, range(nets), CONTEXT, _inputs_of(width), activation
+    )
+    key = units.gradients("scale_bias" if scheme == "scale" else scheme)
+    return config, {key: unit}
+
+
+def _realised_verdict(spec, config, results) -> str:
+    """The claim's verdict on the realised counter-example, by its own measure and criterion
+    (whether the run could decide it is not asked: the question is what it measures there)."""
+    return spec.judge(spec.measure(results, config).measured, config)
+
+
 # --- sample-variance-decays --------------------------------------------------------------------
 def test_sample_variance_decays_positive():
     """The seed's Fig. 1: Kaiming nets of width 200 (share v²/(m² + v²) at layer 50 ≈ 0.06 of
@@ -151,7 +226,10 @@ def test_sample_variance_decays_positive():
 
 
 def test_sample_variance_decays_negative():
-    """Without the ReLU (a linear Kaiming net) the sample mean stays ≈ 0 and the share ≈ 1."""
+    """The counter-example through the study's units: BatchNorm before every ReLU (seed §4)
+    keeps each layer's share at one layer's decay (layer 50 over layer 1 ≈ 0.77). And without
+    the ReLU (a linear Kaiming net, simulated independently) the share stays ≈ 1."""
+    assert _realised_verdict(claims.DECAYS, REALISED, _realised_finite("batchnorm")) == "fails"
     assert claims.DECAYS.judge(rd.decay(_nets(100, relu=False)["share"]), CONFIG) == "fails"
 
 
@@ -202,9 +280,27 @@ def test_theory_is_upper_bound_positive_when_the_bound_is_reached_everywhere():
 
 
 def test_theory_is_upper_bound_negative():
-    """Inputs of mean 1 instead of the seed's zero-mean ones: r_l far above the theory."""
+    """Inputs of mean 1 instead of the seed's zero-mean ones, through the study's engine
+    (widths 32 and 64) and simulated independently (width 30): r_l far above the theory."""
+    assert claims.UPPER_BOUND.evaluate(_realised_finite("shifted"), REALISED).verdict == "fails"
     points = rd.bound_excesses({NARROW: _nets(NARROW, input_mean=1.0)["ratio"]}, CONFIG)
     assert claims.UPPER_BOUND.judge(points, CONFIG) == "fails"
+
+
+def test_theory_is_upper_bound_declares_its_post_hoc_criterion():
+    """The Holm criterion replaced the largest-excess one after the committed paper run read
+    inconclusive (7438ad0): the record carries the verdict without that choice, judged on the
+    old combined interval against ``bound_rtol``."""
+    (choice,) = claims.UPPER_BOUND.post_hoc
+    assert "7438ad0" in choice.why
+    record = claims.UPPER_BOUND.evaluate(_realised_finite("kaiming"), REALISED)
+    assert record.verdict == "holds"
+    (without,) = record.post_hoc
+    old = rd.largest_excess_interval(
+        {w: rd.ratio_curves(_realised_finite("kaiming"), w) for w in REALISED.widths}, REALISED
+    )
+    assert without.measured == pytest.approx(float(old))
+    assert without.verdict == choice.criterion(REALISED).judge(old)
 
 
 def test_theory_is_upper_bound_counts_one_point_above_with_holm():
@@ -249,7 +345,12 @@ def test_finite_width_ratio_saturates_positive():
 
 
 def test_finite_width_ratio_saturates_negative():
-    """The simulated curves with their widths exchanged (the wide net saturating first) fail."""
+    """The counter-example through the study's units: without ReLU (a linear activation) r
+    does not grow at any width, so no order of the widths is shown (the growths tie: never
+    holds). The simulated curves with their widths exchanged (the wide net saturating first)
+    fail."""
+    realised = _realised_verdict(claims.SATURATES, REALISED, _realised_finite("linear"))
+    assert realised != "holds"
     swapped = _tables(_nets(WIDE)["ratio"], _nets(NARROW)["ratio"])
     assert claims.SATURATES.judge(rd.growths(swapped, CONFIG), CONFIG) == "fails"
 
@@ -265,8 +366,11 @@ def test_deep_units_on_or_off_positive():
 
 
 def test_deep_units_on_or_off_negative():
-    """Layer 1, where the seed says the distributions over samples and networks are alike:
-    every unit crosses zero."""
+    """The counter-example through the study's units: with BatchNorm before every ReLU the
+    deep units cross zero (≈ 0.6 % keep one sign). And layer 1, where the seed says the
+    distributions over samples and networks are alike: every unit crosses zero."""
+    realised = _realised_verdict(claims.ON_OR_OFF, REALISED, _realised_finite("batchnorm"))
+    assert realised == "fails"
     on_or_off = _nets(WIDE)["on_or_off"][:, 0]
     assert claims.ON_OR_OFF.judge(mean_ci(on_or_off), CONFIG) == "fails"
 
@@ -283,7 +387,11 @@ def test_histograms_narrow_with_depth_positive():
 
 
 def test_histograms_narrow_with_depth_negative():
-    """A linear net keeps every unit's spread over samples as wide as the pooled one."""
+    """The counter-example through the study's units: with BatchNorm a deep unit's spread
+    over the inputs stays ≈ 0.8 of its layer-1 value. A linear net (simulated independently)
+    keeps every unit's spread over samples as wide as the pooled one."""
+    realised = _realised_verdict(claims.HISTOGRAMS, REALISED, _realised_finite("batchnorm"))
+    assert realised == "fails"
     assert claims.HISTOGRAMS.judge(_shrink(_nets(100, relu=False)), CONFIG) == "fails"
 
 
@@ -318,8 +426,12 @@ def test_relu_raises_ratio_positive():
 
 
 def test_relu_raises_ratio_negative():
-    """Without ReLU the ratio stays put (a linear net); a ReLU followed by per-unit centring
-    (BatchNorm after the ReLU) lowers it to 0."""
+    """The counter-example through the study's gradient unit: a linear activation in place of
+    ReLU leaves r exactly as it was (a rise of 1 at every layer). Simulated independently:
+    without ReLU the ratio stays put; a ReLU followed by per-unit centring (BatchNorm after the
+    ReLU) lowers it to 0."""
+    config, results = _realised_gradients("kaiming", 16, activation="linear")
+    assert _realised_verdict(claims.RELU_RAISES, config, results) == "fails"
     linear = _nets(NARROW, relu=False)
     assert claims.RELU_RAISES.judge(rd.relu_rises(linear["ratio"], linear["ratio"]), CONFIG) == (
         "fails"
@@ -381,7 +493,11 @@ def test_batchnorm_gradient_slope_positive():
 
 
 def test_batchnorm_gradient_slope_negative():
-    """Kaiming nets without BatchNorm: flat gradients."""
+    """The counter-example through the study's gradient unit: BatchNorm nets of width 8 (16
+    nets) steepen to ≈ −0.46, outside −0.383 ± 0.03. Kaiming nets without BatchNorm
+    (simulated independently): flat gradients."""
+    config, results = _realised_gradients("batchnorm", 8, nets=16)
+    assert _realised_verdict(claims.BATCHNORM_SLOPE, config, results) == "fails"
     slope = rd.slope_estimate(_gradient_profiles("kaiming"), DEPTH)
     assert claims.BATCHNORM_SLOPE.judge(slope, CONFIG) == "fails"
 
@@ -403,7 +519,10 @@ def test_scale_bias_gradient_slope_is_not_tested_below_the_seeds_width():
 
 def test_scale_bias_gradient_slope_negative():
     """The seed's 'scale' init (§5.1, biases 0: total variance preserved, not centred) keeps
-    gradients flat."""
+    gradients flat: through the study's gradient unit (width 16), and simulated
+    independently."""
+    config, results = _realised_gradients("scale", 16)
+    assert _realised_verdict(claims.SCALE_BIAS_SLOPE, config, results) == "fails"
     slope = rd.slope_estimate(_gradient_profiles("scale"), DEPTH)
     assert claims.SCALE_BIAS_SLOPE.judge(slope, CONFIG) == "fails"
 
@@ -416,9 +535,51 @@ def test_kaiming_gradients_flat_positive():
 
 
 def test_kaiming_gradients_flat_negative():
-    """BatchNorm nets: gradients grow towards the input."""
+    """The counter-example through the study's gradient unit: Kaiming nets of width 16 drift
+    (≈ +0.16 per layer on 8 nets), outside 0 ± 0.03 — the claim is about wide nets, and a
+    narrow one can fail it. BatchNorm nets (simulated independently): gradients grow towards
+    the input."""
+    config, results = _realised_gradients("kaiming", 16)
+    assert _realised_verdict(claims.KAIMING_FLAT, config, results) == "fails"
     slope = rd.slope_estimate(_gradient_profiles("batchnorm"), DEPTH)
     assert claims.KAIMING_FLAT.judge(slope, CONFIG) == "fails"
+
+
+# --- claims and checks (issue 42) --------------------------------------------------------------
+CHECKS = {
+    "total-variance-preserved",
+    "wider-is-closer",
+    "matmul-keeps-ratio",
+    "batchnorm-removes-decay",
+    "batchnorm-sigma-s",
+}
+
+
+def test_checks_say_why_and_claims_name_their_counterexample():
+    """Five statements the experiment could not fail are checks (an identity of the setup, or
+    relulab's theory against its own simulation), each saying why; every other one is a claim
+    naming the setting of the simulated system under which it fails."""
+    assert {spec.id for spec in claims.CLAIMS if spec.kind == "check"} == CHECKS
+    for spec in claims.CLAIMS:
+        if spec.kind == "check":
+            assert spec.check.startswith(("an identity of the setup", "relulab's theory"))
+            assert not spec.counterexample, spec.id
+        else:
+            assert spec.counterexample, spec.id
+
+
+def test_unit_views_declare_every_planned_unit(tiny):
+    """Every unit plan produces has a view, and the stored unit holds what it declares; a
+    unit lacking a declared field is refused, naming it."""
+    config, results = tiny
+    views = units.unit_views(config)
+    assert set(views) == set(results)
+    for name, view in views.items():
+        view.check(results[name], name)
+    broken = copy.deepcopy(results[units.finite_width(config.histogram_width)])
+    del broken.arrays["units_layer_6"]
+    with pytest.raises(ValueError, match="units_layer_6"):
+        views[units.finite_width(config.histogram_width)].check(broken, "h")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,11 +606,20 @@ def test_sample_variance_run_writes_claims_with_numbers(tmp_path):
     out = tmp_path / "sv"
     assert cli.main(["run", "sample-variance", "--quiet", "--out", str(out), *TINY]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert [c["id"] for c in summary["claims"]] == [spec.id for spec in claims.CLAIMS]
-    for claim in summary["claims"]:
+    assert [c["id"] for c in summary["claims"]] == [
+        spec.id for spec in claims.CLAIMS if spec.kind == "claim"
+    ]
+    assert [c["id"] for c in summary["checks"]] == [
+        spec.id for spec in claims.CLAIMS if spec.kind == "check"
+    ]
+    for claim in summary["claims"] + summary["checks"]:
         assert isinstance(claim["measured"], float) and math.isfinite(claim["measured"]), claim
         assert "seed 002" in claim["expected"] and claim["scope"], claim
         assert not claim["beyond_seed"], claim["id"]
+    assert all(c["counterexample"] for c in summary["claims"])
+    assert all(c["why_check"] and c["kind"] == "check" for c in summary["checks"])
+    upper = next(c for c in summary["claims"] if c["id"] == "theory-is-upper-bound")
+    assert len(upper["post_hoc"]) == 1
     names = {p.name for p in out.iterdir()}
     assert {
         "theory_mv.png",
@@ -458,7 +628,7 @@ def test_sample_variance_run_writes_claims_with_numbers(tmp_path):
         "histograms.png",
         "layer_steps.png",
     } <= names
-    for claim in summary["claims"]:
+    for claim in summary["claims"] + summary["checks"]:
         assert claim["scale"], claim["id"]
         if claim["id"] not in ("wider-is-closer", "finite-width-ratio-saturates"):
             assert claim["n"], claim["id"]
@@ -471,7 +641,8 @@ def test_gram_sampler_runs_the_study_and_bad_samplers_are_refused(tmp_path, caps
     args = ["run", "sample-variance", "--quiet", "--out", str(out), *tiny]
     assert cli.main([*args, "--set=forward_sampler=gram"]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["config"]["forward_sampler"] == "gram" and len(summary["claims"]) == 14
+    assert summary["config"]["forward_sampler"] == "gram"
+    assert len(summary["claims"]) + len(summary["checks"]) == 14
     refused = tmp_path / "refused"
     bad = ["run", "sample-variance", "--quiet", "--out", str(refused), "--set=forward_sampler=x"]
     assert cli.main(bad) == 2

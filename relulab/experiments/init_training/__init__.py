@@ -32,7 +32,7 @@ from relulab.experiments.base import Experiment
 from relulab.experiments.init_training.claims import CLAIMS, analyse
 from relulab.experiments.init_training.config import PRESETS, InitTrainingConfig
 from relulab.experiments.init_training.figures import figures
-from relulab.experiments.init_training.units import estimate_bytes, plan, unit_keys
+from relulab.experiments.init_training.units import estimate_bytes, plan, unit_keys, unit_views
 
 __all__ = ["EXPERIMENT", "PRESETS", "InitTrainingConfig", "estimate_bytes"]
 
@@ -49,4 +49,5 @@ EXPERIMENT = Experiment(
     estimate_bytes=estimate_bytes,
     claims=CLAIMS,
     unit_keys=unit_keys,
+    unit_views=unit_views,
 )

@@ -69,8 +69,13 @@ def _training_loss(results: Results, config: InitTrainingConfig, out_dir: Path) 
                 loss = runs["loss"]
                 mean, sd = np.nanmean(loss, axis=0), np.nanstd(loss, axis=0)
                 colour = COLOURS[init]
+                lost = int(runs["diverged"].sum())
+                note = f", {lost} of {len(loss)} diverged" if lost else ""
                 ax.plot(
-                    runs["steps"], mean, color=colour, label=f"{LABELS[init]} (lr {runs['lr']:g})"
+                    runs["steps"],
+                    mean,
+                    color=colour,
+                    label=f"{LABELS[init]} (lr {runs['lr']:g}{note})",
                 )
                 ax.fill_between(
                     runs["steps"], np.maximum(mean - sd, 1e-12), mean + sd, color=colour, alpha=0.2
@@ -83,7 +88,8 @@ def _training_loss(results: Results, config: InitTrainingConfig, out_dir: Path) 
         out_dir,
         "training_loss.png",
         "Training loss (minibatch) at each init's fastest-converging learning rate, mean ± "
-        "sd over seeds (seed 002 Fig. 4).",
+        "sd over the seeds that did not diverge (the legend counts those that did; seed 002 "
+        "Fig. 4).",
     )
 
 

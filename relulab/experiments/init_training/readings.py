@@ -13,15 +13,23 @@ the metrics and the figures compute every number through them.
   falls").
 * **excess over the wide MLP from the first pooling** (§3.3, UNet): r_l − wide-MLP m/v at each
   layer from ``first`` to ``upto``, intervals at the simultaneous level of those layers.
-* **fastest-converging learning rate** (§5.2): per init, the lr with the lowest mean over seeds
-  of the run's mean ln-loss (``lr_selection = mean_log_loss``) or of the late loss; a run that
-  diverged counts as infinitely slow.
+* **divergence** (one policy, :data:`DIVERGENCE`): a network diverged when the engine froze it
+  or any recorded minibatch loss is non-finite (no cap: the comparisons are rank-based, so a
+  loss that grows large but stays finite already ranks by its size). Every reading below counts
+  a diverged network the same way — as ranked last, never dropped, never given a sentinel loss.
+* **fastest-converging learning rate** (§5.2): per init, the lr with the fewest diverged seeds,
+  then the lowest mean over its other seeds of the run's mean ln-loss (``lr_selection =
+  mean_log_loss``) or of the late loss: a diverged run ranks last (infinitely slow).
 * **training speed** (§5.3, Fig. 4): per seed the mean ln-loss over the recorded steps (an area
-  under the log-loss curve: lower = faster), at each init's best lr; differences are paired by
-  seed index (same data stream, same N(0, 1) draw for scale and scale+bias) and carry
-  Student's t interval over the seeds.
-* **late loss**: the mean loss over the last ``late_fraction`` of the recorded steps.
-* **ratios after training**: per layer, the seed-mean ratio at the last recorded step.
+  under the log-loss curve: lower = faster), at each init's best lr. Two inits are compared by
+  the probability that a scale+bias run ends faster than its paired scale run (paired by seed
+  index: same data stream, same N(0, 1) draw), a diverged run ranking last, with the exact
+  Clopper–Pearson interval (:func:`~relulab.analysis.superiority_ci`); the paired difference
+  with Student's t interval is a metric, defined only when no paired run diverged.
+* **late loss**: the mean loss over the last ``late_fraction`` of the recorded steps, compared
+  the same way.
+* **ratios after training**: per layer, the seed-mean ratio at the last recorded step; a layer
+  read on a diverged network has no ratio to converge, and its gap counts as infinite.
 * **time to loss level**: the first recorded step with loss < ``loss_level`` × the label entropy.
 """
 
@@ -31,21 +39,40 @@ import math
 
 import numpy as np
 
-from relulab.analysis import Estimate, first_below, mean_ci, simultaneous_level
+from relulab.analysis import (
+    DivergencePolicy,
+    Estimate,
+    divergence_counts,
+    first_below,
+    mean_ci,
+    simultaneous_level,
+    superiority_ci,
+)
 from relulab.experiments.base import Results
-from relulab.experiments.init_training.config import InitTrainingConfig
-from relulab.experiments.init_training.units import ratios_key, train_key
+from relulab.experiments.init_training.config import LAYERS, InitTrainingConfig
+from relulab.experiments.init_training.units import (
+    AtInit,
+    Training,
+    ratios_key,
+    train_key,
+    training_view,
+)
 from relulab.theory import sample_statistics
 
 __all__ = [
+    "DIVERGENCE",
     "at_init_ratios",
     "at_init_ratios_per_position",
     "excess_from",
     "layer_steps",
     "overall_rise",
     "best_lr_runs",
+    "diverged",
     "excess_over_mlp",
     "fall_from_layer",
+    "divergence_of",
+    "fall_from_peak",
+    "faster",
     "last_layer_ratio",
     "late_loss",
     "mean_log_loss",
@@ -54,9 +81,13 @@ __all__ = [
     "peak_layer",
     "ratio_gap",
     "rise",
+    "training_unit",
     "training_summary",
     "weakest",
 ]
+
+#: The one divergence policy of every training reading (module docstring).
+DIVERGENCE = DivergencePolicy(quantity="minibatch loss")
 
 
 def mlp_theory_ratio(layers: int) -> np.ndarray:
@@ -77,15 +108,20 @@ def weakest(estimates: list[Estimate]) -> tuple[int, Estimate]:
 # ---------------------------------------------------------------------------------------------
 # At initialisation: r is ``(networks, layers)``.
 # ---------------------------------------------------------------------------------------------
+def _at_init(results: Results, task: str) -> AtInit:
+    key = ratios_key(task)
+    return AtInit.read(results[key], key)
+
+
 def at_init_ratios(results: Results, task: str) -> np.ndarray:
     """The at-init ratio of every network and layer of ``task``, ``(networks, layers)``."""
-    return results[ratios_key(task)].curves["ratio"]
+    return _at_init(results, task).ratio
 
 
 def at_init_ratios_per_position(results: Results, task: str) -> np.ndarray | None:
     """The at-init ratio with a feature per (channel, position), ``(networks, layers)``; None
     for a unit stored before it was recorded."""
-    return results[ratios_key(task)].curves.get("ratio_per_position")
+    return _at_init(results, task).ratio_per_position
 
 
 def overall_rise(r: np.ndarray) -> Estimate:
@@ -137,6 +173,20 @@ def fall_from_layer(r: np.ndarray, layer: int) -> Estimate:
     return mean_ci(r[:, -1] / r[:, layer - 1])
 
 
+def fall_from_peak(r: np.ndarray) -> Estimate:
+    """r at the last layer / r at the layer of the largest network-mean ratio
+    (:func:`peak_layer`, chosen from the same nets), per network, mean over networks (Student
+    t): ``unet-ratio-falls``' reading before bd01425, kept to report the claim without that
+    post-hoc change.
+
+    Example:
+        >>> r = np.array([[1.0, 2.0, 1.0], [1.0, 2.0, 1.2], [1.0, 2.0, 0.8]])
+        >>> round(fall_from_peak(r).value, 6)
+        0.5
+    """
+    return mean_ci(r[:, -1] / r[:, peak_layer(r) - 1])
+
+
 def excess_over_mlp(r: np.ndarray, upto: int) -> tuple[int, Estimate]:
     """r_l − wide-MLP m/v at the least certain of layers 1 … ``upto`` (:func:`weakest`): its
     index (layer − 1) and estimate."""
@@ -148,10 +198,11 @@ def excess_over_mlp(r: np.ndarray, upto: int) -> tuple[int, Estimate]:
 # Training.
 # ---------------------------------------------------------------------------------------------
 def mean_log_loss(loss: np.ndarray) -> np.ndarray:
-    """Per run the mean ln-loss over the recorded steps (last axis); ``inf`` if not finite."""
+    """Per run the mean ln-loss over the recorded steps (last axis); ``inf`` (ranked last) if a
+    recorded loss is NaN or infinite — the run diverged (a loss of exactly 0 gives ``-inf``)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         value = np.log(loss).mean(axis=-1)
-    return np.where(np.isfinite(value), value, np.inf)
+    return np.where(np.isnan(value) | (value == np.inf), np.inf, value)
 
 
 def late_loss(loss: np.ndarray, fraction: float) -> np.ndarray:
@@ -162,64 +213,115 @@ def late_loss(loss: np.ndarray, fraction: float) -> np.ndarray:
 
 
 def paired_difference(first: np.ndarray, second: np.ndarray) -> Estimate:
-    """``first − second`` paired by seed, with Student's t interval; NaN if a run diverged."""
+    """``first − second`` paired by seed, with Student's t interval; NaN if a run diverged
+    (a metric: the claims compare with :func:`faster`, which ranks a diverged run last)."""
     difference = first - second
     if not np.all(np.isfinite(difference)):
         return Estimate(float("nan"), float("nan"), float("nan"), len(difference))
     return mean_ci(difference)
 
 
-def ratio_gap(first: np.ndarray, second: np.ndarray) -> tuple[float, np.ndarray]:
+def faster(
+    first: np.ndarray,
+    second: np.ndarray,
+    first_diverged: np.ndarray,
+    second_diverged: np.ndarray,
+) -> Estimate:
+    """The probability that a run of the first init ends with a lower score (faster, or a
+    lower late loss) than its paired run of the second, a diverged run ranking last: the
+    one divergence-aware comparison of :func:`~relulab.analysis.superiority_ci` (exact
+    Clopper–Pearson over the seeds paired in order; ``n`` counts the pairs that did not tie).
+
+    Example:
+        >>> estimate = faster(np.zeros(8), np.ones(8), np.zeros(8, bool), np.zeros(8, bool))
+        >>> estimate.value, round(estimate.low, 3)
+        (1.0, 0.631)
+    """
+    return superiority_ci(first, second, first_diverged, second_diverged)
+
+
+def ratio_gap(
+    first: np.ndarray, second: np.ndarray, diverged: np.ndarray | None = None
+) -> tuple[float, np.ndarray]:
     """Per layer |r_first − r_second| / their mean, from the seed-mean ratios at the last
-    recorded step of ``(runs, layers, T)`` curves; and its largest value (NaN if none)."""
-    a = np.nanmean(first[:, :, -1], axis=0)
-    b = np.nanmean(second[:, :, -1], axis=0)
+    recorded step of ``(runs, layers, T)`` curves; and its largest value. A run that diverged
+    (``diverged``, over the runs of both, first's then second's) has no ratio to converge: the
+    gap is then infinite at every layer."""
+    if diverged is not None and np.asarray(diverged, bool).any():
+        relative = np.full(first.shape[1], np.inf)
+        return float("inf"), relative
+    a = first[:, :, -1].mean(axis=0)
+    b = second[:, :, -1].mean(axis=0)
     relative = np.abs(a - b) / (0.5 * (a + b))
-    largest = float(np.nanmax(relative)) if np.isfinite(relative).any() else float("nan")
+    largest = float(np.nanmax(relative)) if not np.isnan(relative).all() else float("nan")
     return largest, relative
 
 
-def best_lr_runs(result, config: InitTrainingConfig) -> tuple[float, np.ndarray]:
+def training_unit(results: Results, task: str, optimiser: str, init: str) -> Training:
+    """The training unit of ``task``, ``optimiser`` and ``init``, read as its view."""
+    key = train_key(task, optimiser, init)
+    return training_view(LAYERS[task]).read(results[key], key)
+
+
+def diverged(unit: Training) -> np.ndarray:
+    """Per run of the unit, whether it diverged (:data:`DIVERGENCE`)."""
+    return DIVERGENCE.diverged(unit.diverged, unit.loss)
+
+
+def best_lr_runs(unit: Training, config: InitTrainingConfig) -> tuple[float, np.ndarray]:
     """The fastest-converging lr of one training unit and its runs' row indices, ordered by
-    seed index (module docstring)."""
-    loss = result.curves["loss"]
-    lrs = np.array([c["lr"] for c in result.conditions])
+    seed index (module docstring): the fewest diverged seeds, then the lowest mean score of
+    the others."""
+    lrs = np.array([c["lr"] for c in unit.conditions])
     score = (
-        mean_log_loss(loss)
+        mean_log_loss(unit.loss)
         if config.lr_selection == "mean_log_loss"
-        else late_loss(loss, config.late_fraction)
+        else late_loss(unit.loss, config.late_fraction)
     )
+    lost = diverged(unit)
     candidates = sorted(set(lrs.tolist()))
-    means = [float(np.mean(score[lrs == lr])) for lr in candidates]
-    best = candidates[int(np.argmin(means))]
+
+    def rank(lr: float) -> tuple[int, float]:
+        rows = lrs == lr
+        kept = score[rows & ~lost]
+        return int(lost[rows].sum()), float(np.mean(kept)) if len(kept) else np.inf
+
+    best = min(candidates, key=rank)
     rows = np.flatnonzero(lrs == best)
-    order = np.argsort([result.conditions[i]["seed_index"] for i in rows])
+    order = np.argsort([unit.conditions[i]["seed_index"] for i in rows])
     return best, rows[order]
 
 
-def _ratio_curves(result, rows: np.ndarray) -> np.ndarray:
-    """``(runs, layers, T)``: every layer's ratio during training."""
-    names = sorted((k for k in result.curves if k.startswith("ratio_")), key=lambda k: int(k[6:]))
-    return np.stack([result.curves[name][rows] for name in names], axis=1)
-
-
 def training_summary(results: Results, config: InitTrainingConfig, task: str, optimiser: str):
-    """Per init: best lr, per-seed mean ln-loss, late loss, time to level and final ratios."""
+    """Per init: best lr, its runs, which diverged, per-seed mean ln-loss, late loss, time to
+    level and the ratios during training."""
     summary = {}
     for init in config.inits:
-        result = results[train_key(task, optimiser, init)]
-        lr, rows = best_lr_runs(result, config)
-        loss = result.curves["loss"][rows]
-        level = config.loss_level * float(result.arrays["label_entropy"][0])
+        unit = training_unit(results, task, optimiser, init)
+        lr, rows = best_lr_runs(unit, config)
+        loss = unit.loss[rows]
+        level = config.loss_level * float(unit.label_entropy[0])
         summary[init] = {
             "lr": lr,
             "rows": rows,
+            "diverged": diverged(unit)[rows],
             "speed": mean_log_loss(loss),
             "late": late_loss(loss, config.late_fraction),
-            "time_to_level": np.array([first_below(result.steps, c, level) for c in loss]),
+            "time_to_level": np.array([first_below(unit.steps, c, level) for c in loss]),
             "level": level,
-            "ratios": _ratio_curves(result, rows),
-            "steps": result.steps,
+            "ratios": unit.layer_ratios(rows),
+            "steps": unit.steps,
             "loss": loss,
         }
     return summary
+
+
+def divergence_of(summary: dict, inits: tuple[str, ...]) -> dict[str, tuple[int, int]]:
+    """Per init of ``inits``: (runs that diverged, runs) at its best lr, as a claim reads them."""
+    flags = np.concatenate([summary[init]["diverged"] for init in inits])
+    groups, start = {}, 0
+    for init in inits:
+        count = len(summary[init]["diverged"])
+        groups[init] = np.arange(start, start + count)
+        start += count
+    return divergence_counts(flags, groups)

@@ -16,14 +16,19 @@ optimiser and initialisation (all learning rates and seeds in one batched comput
 
 Unit names are declared here once: :class:`Key` names the two kinds of unit and
 :func:`ratios_key` / :func:`train_key` build a unit's name from its task (optimiser, init);
-every reader reaches a unit through them.
+every reader reaches a unit through them, and reads it through its declared view
+(:func:`unit_views`): :class:`AtInit` for a ratio unit, :func:`training_view` (the loss, every
+layer's ratio, the label entropy) for a training unit.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
+from dataclasses import dataclass, make_dataclass
 from enum import StrEnum
 from functools import partial
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -41,6 +46,7 @@ from relulab.engine.functional import minibatches
 from relulab.experiments.base import Unit
 from relulab.experiments.context import RunContext
 from relulab.experiments.init_training.config import (
+    LAYERS,
     InitTrainingConfig,
     TaskData,
     isbi_share,
@@ -49,11 +55,14 @@ from relulab.experiments.init_training.config import (
     width,
 )
 from relulab.nn import AllCNNC, UNet
+from relulab.records import UnitView, array, curve, final
 from relulab.store import UnitResult
 from relulab.tasks.images import isbi_augment, pad_and_crop
 
 __all__ = [
+    "AtInit",
     "Key",
+    "Training",
     "architecture",
     "estimate_bytes",
     "layer_ratios",
@@ -62,7 +71,9 @@ __all__ = [
     "ratios_key",
     "seeds_of",
     "train_key",
+    "training_view",
     "unit_keys",
+    "unit_views",
 ]
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -106,6 +117,80 @@ def unit_keys(config: InitTrainingConfig) -> list[str]:
             for init in config.inits
         ]
     return keys
+
+
+# ---------------------------------------------------------------------------------------------
+# What each kind of unit stores.
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AtInit(UnitView):
+    """A ratio unit: per network and Linear/Conv layer the ratio r of seed eq. 9 with a
+    channel's statistics over samples and positions, and with a feature per (channel,
+    position) (absent from units stored before it was recorded)."""
+
+    ratio: np.ndarray = curve()
+    ratio_per_position: np.ndarray | None = curve(optional=True)
+    last: np.ndarray = final()
+
+
+def _ratio_field(layer: int) -> str:
+    return f"ratio_{layer}"
+
+
+@dataclass(frozen=True)
+class Training(UnitView):
+    """A training unit: per network (every lr × seed) the minibatch loss, and the label
+    entropy of the task's training labels; :func:`training_view` adds every layer's ratio."""
+
+    layers: ClassVar[int] = 0  # the network's Linear/Conv layers (set by training_view)
+    loss: np.ndarray = curve()
+    label_entropy: np.ndarray = array()
+
+    def layer_ratios(self, rows: np.ndarray) -> np.ndarray:
+        """Every layer's ratio during training for ``rows``: ``(runs, layers, T)``."""
+        return np.stack(
+            [getattr(self, _ratio_field(k))[rows] for k in range(1, self.layers + 1)], axis=1
+        )
+
+
+@functools.cache
+def training_view(layers: int) -> type[Training]:
+    """The view of a training unit of a network with ``layers`` Linear/Conv layers: the loss
+    and ``ratio_1`` … ``ratio_<layers>``.
+
+    Example:
+        >>> training_view(10).schema().curves[-1]
+        'ratio_10'
+    """
+    view = make_dataclass(
+        f"Training{layers}",
+        [(_ratio_field(k), np.ndarray, curve()) for k in range(1, layers + 1)],
+        bases=(Training,),
+        frozen=True,
+        namespace={"layers": layers},
+    )
+    view.__module__ = __name__
+    return view
+
+
+def unit_views(config: InitTrainingConfig) -> dict[str, type[UnitView]]:
+    """Every unit :func:`plan` produces and its view.
+
+    Example:
+        >>> from relulab.experiments.init_training.config import PRESETS
+        >>> views = unit_views(PRESETS["quick"])
+        >>> views["ratios-cifar10"].__name__, views["train-isbi2012-sgd-scale"].__name__
+        ('AtInit', 'Training23')
+    """
+    views: dict[str, type[UnitView]] = {ratios_key(task): AtInit for task in config.tasks}
+    if config.train:
+        views |= {
+            train_key(task, optimiser, init): training_view(LAYERS[task])
+            for task in config.tasks
+            for optimiser in config.optimisers
+            for init in config.inits
+        }
+    return views
 
 
 def architecture(

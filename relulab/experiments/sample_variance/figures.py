@@ -10,7 +10,6 @@ import numpy as np
 from relulab.experiments.base import Figure, Results
 from relulab.experiments.sample_variance import readings as rd
 from relulab.experiments.sample_variance.config import SCHEMES, SampleVarianceConfig
-from relulab.experiments.sample_variance.units import gradients
 from relulab.report.plotting import plt, save
 from relulab.theory import batchnorm_gradient_slope, sample_statistics
 
@@ -42,7 +41,7 @@ def _figure_finite_width(results: Results, config: SampleVarianceConfig, out_dir
     colours = plt.cm.viridis(np.linspace(0, 0.9, len(config.widths)))
     for colour, width in zip(colours, config.widths, strict=True):
         result = rd.width_result(results, width)
-        mean, sd = result.curves["ratio"].mean(0), result.curves["ratio"].std(0)
+        mean, sd = result.ratio.mean(0), result.ratio.std(0)
         ax.plot(result.steps, mean, color=colour, label=f"width {width}")
         ax.fill_between(result.steps, mean - sd, mean + sd, color=colour, alpha=0.25)
     layers = np.arange(1, config.depth + 1)
@@ -72,8 +71,8 @@ def _figure_gradients(results: Results, config: SampleVarianceConfig, out_dir: P
     slopes = {scheme: float(e) for scheme, e in rd.slope_estimates(results, config).items()}
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
     for ax, scheme in zip(axes, SCHEMES, strict=True):
-        result = results[gradients(scheme)]
-        profile = result.curves["grad_sq"].mean(0)
+        result = rd.gradient_unit(results, scheme)
+        profile = result.grad_sq.mean(0)
         ax.semilogy(result.steps, profile, "o-", ms=2.5, label=f"fitted slope {slopes[scheme]:.3f}")
         if scheme != "kaiming":
             anchor = profile[len(profile) // 2]
@@ -97,10 +96,10 @@ def _figure_gradients(results: Results, config: SampleVarianceConfig, out_dir: P
 
 
 def _figure_histograms(results: Results, config: SampleVarianceConfig, out_dir: Path) -> Figure:
-    result = rd.width_result(results, config.histogram_width)
+    result = rd.histogram_unit(results, config)
     fig, axes = plt.subplots(2, 4, figsize=(13, 5.5))
     for row, layer in enumerate(config.histogram_layers):
-        units = result.arrays[f"units_layer_{layer}"]
+        units = result.units(layer)
         for col in range(3):
             axes[row, col].hist(units[0, :, col], bins=20, color="tab:blue")
             axes[row, col].set(title=f"layer {layer}, neuron {col + 1}, one net")
@@ -116,17 +115,17 @@ def _figure_histograms(results: Results, config: SampleVarianceConfig, out_dir: 
 
 
 def _figure_layer_steps(results: Results, config: SampleVarianceConfig, out_dir: Path) -> Figure:
-    kaiming = rd.gradient_curves(results, "kaiming")
-    batchnorm = rd.gradient_curves(results, "batchnorm")
-    layers = results[gradients("kaiming")].steps
+    kaiming = rd.gradient_unit(results, "kaiming")
+    batchnorm = rd.gradient_unit(results, "batchnorm")
+    layers = kaiming.steps
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
-    left.plot(layers, kaiming["linear_ratio"].mean(0), "o-", ms=2.5, label="r(u^l), after W")
-    left.plot(layers, kaiming["activation_ratio"].mean(0), "s-", ms=2.5, label="r(ReLU(u^l))")
+    left.plot(layers, kaiming.linear_ratio.mean(0), "o-", ms=2.5, label="r(u^l), after W")
+    left.plot(layers, kaiming.activation_ratio.mean(0), "s-", ms=2.5, label="r(ReLU(u^l))")
     left.set(xlabel="layer l", ylabel="r (seed eq. 9)", title="Kaiming: matmul keeps, ReLU raises")
     left.legend()
     theory = 1 - sample_statistics(config.depth).rho
-    right.plot(layers, kaiming["linear_share"].mean(0), "o-", ms=2.5, label="Kaiming")
-    right.plot(layers, batchnorm["linear_share"].mean(0), "s-", ms=2.5, label="BatchNorm (pre-BN)")
+    right.plot(layers, kaiming.linear_share.mean(0), "o-", ms=2.5, label="Kaiming")
+    right.plot(layers, batchnorm.linear_share.mean(0), "s-", ms=2.5, label="BatchNorm (pre-BN)")
     right.plot(layers, theory, "k--", label="Kaiming, infinite width")
     right.axhline(1 - 1 / np.pi, color="k", ls=":", label="1 − K(0)")
     right.set(xlabel="layer l", ylabel="v² / (m² + v²)", title="sample-variance share")

@@ -11,18 +11,33 @@
   every ReLU with the sample-variance share of every linear output;
 * ``gradients-scale_bias-width-<width>`` — the scale+bias nets again at each trend width.
 
-Every reader reaches a unit through :class:`Key` or the key functions below.
+Every reader reaches a unit through :class:`Key` or the key functions below, and reads it
+through its declared view (:func:`unit_views`): :class:`FiniteWidth` (the histogram width's unit
+also declares its kept units, :func:`histogram_view`) and :class:`Gradients`.
+
+The negative controls of the claims run the same unit functions with a counter-setting:
+:func:`finite_width_result` packages a :class:`~relulab.engine.forward.ForwardStatistics` of
+any inputs, :func:`model_statistics` measures it on any :class:`~relulab.engine.BatchedMLP`
+(a linear activation, BatchNorm), and :func:`gradient_result` runs the gradient nets of any
+scheme, width or activation.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, make_dataclass
 from enum import StrEnum
 
 import numpy as np
 import torch
 
 from relulab.engine import BatchedMLP, MLPSpec, scale_init_batched_
-from relulab.engine.forward import activation_gradient_profile, forward_statistics
+from relulab.engine.forward import (
+    ForwardStatistics,
+    activation_gradient_profile,
+    forward_statistics,
+)
 from relulab.experiments.base import Unit
 from relulab.experiments.context import RunContext
 from relulab.experiments.sample_variance.config import SCHEMES, SampleVarianceConfig
@@ -34,17 +49,26 @@ from relulab.nn.statistics import (
     squared_mean_and_variance,
     unit_states,
 )
+from relulab.records import UnitView, array, curve, final
 from relulab.store import UnitResult
 
 __all__ = [
+    "FiniteWidth",
+    "Gradients",
     "Key",
     "estimate_bytes",
     "finite_width",
+    "finite_width_result",
     "finite_widths",
+    "gradient_result",
     "gradients",
+    "histogram_view",
+    "kept_layers",
+    "model_statistics",
     "plan",
     "scale_bias_at",
     "unit_keys",
+    "unit_views",
 ]
 
 
@@ -99,6 +123,97 @@ def unit_keys(config: SampleVarianceConfig) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
+# What each kind of unit stores.
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FiniteWidth(UnitView):
+    """A finite-width unit: per network and layer (1 … depth) the ratio r_l of seed eq. 9, the
+    squared sample mean m² and the sample variance v² (summed over units), and the fraction of
+    units dead or always on at the first and the last layer."""
+
+    ratio: np.ndarray = curve()
+    mean_sq: np.ndarray = curve()
+    sample_var: np.ndarray = curve()
+    on_or_off_first: np.ndarray = final()
+    on_or_off_last: np.ndarray = final()
+
+    @property
+    def share(self) -> np.ndarray:
+        """Per network and layer: the sample-variance share v²/(m² + v²)."""
+        return self.sample_var / (self.mean_sq + self.sample_var)
+
+    @property
+    def total(self) -> np.ndarray:
+        """Per network and layer: the total second moment m² + v²."""
+        return self.mean_sq + self.sample_var
+
+
+@dataclass(frozen=True)
+class _Histograms(FiniteWidth):
+    """The histogram width's unit: also three units of every net at the histogram layers."""
+
+    def units(self, layer: int) -> np.ndarray:
+        """The kept pre-activations at ``layer`` (1-based), ``(S, n_samples, 3)``."""
+        return getattr(self, _units_field(layer))
+
+
+def _units_field(layer: int) -> str:
+    return f"units_layer_{layer}"
+
+
+@functools.cache
+def histogram_view(layers: tuple[int, ...]) -> type[_Histograms]:
+    """The view of the histogram width's unit, whose arrays hold the kept units of ``layers``.
+
+    Example:
+        >>> sorted(histogram_view((1, 50)).schema().arrays)
+        ['units_layer_1', 'units_layer_50']
+    """
+    view = make_dataclass(
+        f"Histograms{'_'.join(map(str, layers))}",
+        [(_units_field(layer), np.ndarray, array()) for layer in layers],
+        bases=(_Histograms,),
+        frozen=True,
+    )
+    view.__module__ = __name__
+    return view
+
+
+@dataclass(frozen=True)
+class Gradients(UnitView):
+    """A gradient unit: per network and hidden layer ⟨(∂L/∂x^l)²⟩, the pre-BN per-feature
+    sample std, r of the linear output and of the activation, and the linear output's
+    sample-variance share."""
+
+    grad_sq: np.ndarray = curve()
+    pre_std: np.ndarray = curve()
+    linear_ratio: np.ndarray = curve()
+    linear_share: np.ndarray = curve()
+    activation_ratio: np.ndarray = curve()
+
+
+def unit_views(config: SampleVarianceConfig) -> dict[str, type[UnitView]]:
+    """Every unit :func:`plan` produces and its view.
+
+    Example:
+        >>> from relulab.experiments.sample_variance.config import PRESETS
+        >>> views = unit_views(PRESETS["quick"])
+        >>> views["gradients-kaiming"].__name__, views["finite-width-30"].__name__
+        ('Gradients', 'FiniteWidth')
+    """
+    views: dict[str, type[UnitView]] = {
+        finite_width(w): (
+            histogram_view(tuple(config.histogram_layers))
+            if w == config.histogram_width
+            else FiniteWidth
+        )
+        for w in finite_widths(config)
+    }
+    views.update({key: Gradients for key in unit_keys(config) if key not in views})
+    return views
+
+
+# ---------------------------------------------------------------------------------------------
 # Finite-width units.
 # ---------------------------------------------------------------------------------------------
 def _inputs(config: SampleVarianceConfig, width: int, context: RunContext) -> torch.Tensor:
@@ -117,10 +232,93 @@ def _on_or_off(u: np.ndarray) -> np.ndarray:
     return (fractions["dead_fraction"] + fractions["always_on_fraction"]).numpy()
 
 
+def kept_layers(config: SampleVarianceConfig) -> list[int]:
+    """The 0-based layers whose units a finite-width unit keeps: the first, the last and the
+    histogram layers."""
+    return sorted({0, config.depth - 1} | {layer - 1 for layer in config.histogram_layers})
+
+
+def finite_width_result(
+    config: SampleVarianceConfig, width: int, statistics: ForwardStatistics, seeds: Sequence[int]
+) -> UnitResult:
+    """The stored unit of ``width`` from its networks' statistics (:class:`FiniteWidth`; at
+    ``histogram_width`` also three units per net at the histogram layers).
+
+    Args:
+        config: the study's settings (depth, histogram width and layers).
+        width: the networks' width.
+        statistics: what :func:`~relulab.engine.forward.forward_statistics` (or
+            :func:`model_statistics`) measured, with the layers of :func:`kept_layers` kept.
+        seeds: one per network.
+
+    Returns:
+        The :class:`~relulab.store.UnitResult`.
+    """
+    curves = {
+        "ratio": statistics.ratio,
+        "mean_sq": statistics.mean_sq,
+        "sample_var": statistics.sample_var,
+    }
+    final = {k: v[:, -1] for k, v in curves.items()}
+    final["on_or_off_first"] = _on_or_off(statistics.units[0])
+    final["on_or_off_last"] = _on_or_off(statistics.units[config.depth - 1])
+    arrays = (
+        {
+            _units_field(layer): statistics.units[layer - 1][:, :, :3]
+            for layer in config.histogram_layers
+        }
+        if width == config.histogram_width
+        else {}
+    )
+    return UnitResult.forward_only(
+        [{"width": width, "seed": s} for s in seeds],
+        np.arange(1, config.depth + 1),
+        curves,
+        final,
+        arrays,
+    )
+
+
+def model_statistics(
+    model: BatchedMLP, x: torch.Tensor, keep_layers: Sequence[int]
+) -> ForwardStatistics:
+    r"""What :func:`~relulab.engine.forward.forward_statistics` measures, on the hidden layers'
+    linear outputs (before any BatchNorm) of any :class:`~relulab.engine.BatchedMLP`: m², v²
+    and r per network and layer, and every unit of the ``keep_layers`` (0-based). The negative
+    controls run the finite-width readings through it on networks without the seed's
+    mechanism (a linear activation, BatchNorm).
+
+    Args:
+        model: the networks (S of them, every hidden layer of one width).
+        x: the inputs ``(N, d_in)``.
+        keep_layers: the 0-based hidden layers whose units to keep.
+
+    Returns:
+        The :class:`~relulab.engine.forward.ForwardStatistics` (no timings).
+
+    Example:
+        >>> net = BatchedMLP(MLPSpec((8, 8, 8, 1), bias=False, activation="linear"), 2)
+        >>> model_statistics(net, torch.randn(20, 8), [0]).ratio.shape
+        (2, 2)
+    """
+    with torch.no_grad():
+        outputs = model.trace(x).linear_outputs
+    moments = [
+        squared_mean_and_variance(*sample_moments(u.double(), BATCHED_SAMPLE_DIMS)) for u in outputs
+    ]
+    mean_sq = torch.stack([m2 for m2, _ in moments], 1)
+    sample_var = torch.stack([v2 for _, v2 in moments], 1)
+    units = {layer: outputs[layer].double().cpu().numpy() for layer in keep_layers}
+    return ForwardStatistics(
+        mean_sq.cpu().numpy(),
+        sample_var.cpu().numpy(),
+        mean_variance_ratio(mean_sq, sample_var).cpu().numpy(),
+        units=units,
+    )
+
+
 def _finite_width_unit(config: SampleVarianceConfig, width: int) -> Unit:
     def run(context: RunContext) -> UnitResult:
-        histograms = width == config.histogram_width
-        keep = sorted({0, config.depth - 1} | {layer - 1 for layer in config.histogram_layers})
         seeds = _seeds(context, f"nets-{width}", config.n_networks)
         with context.progress(
             1, f"width {width}: {config.n_networks} nets × {config.depth} layers"
@@ -133,34 +331,12 @@ def _finite_width_unit(config: SampleVarianceConfig, width: int) -> Unit:
                 seeds,
                 context.dtype,
                 context.device,
-                keep_layers=keep,
+                keep_layers=kept_layers(config),
                 keep_units=width,
                 sampler=config.forward_sampler,
             )
             done(1)
-        curves = {
-            "ratio": statistics.ratio,
-            "mean_sq": statistics.mean_sq,
-            "sample_var": statistics.sample_var,
-        }
-        final = {k: v[:, -1] for k, v in curves.items()}
-        final["on_or_off_first"] = _on_or_off(statistics.units[0])
-        final["on_or_off_last"] = _on_or_off(statistics.units[config.depth - 1])
-        arrays = (
-            {
-                f"units_layer_{layer}": statistics.units[layer - 1][:, :, :3]
-                for layer in config.histogram_layers
-            }
-            if histograms
-            else {}
-        )
-        return UnitResult.forward_only(
-            [{"width": width, "seed": s} for s in seeds],
-            np.arange(1, config.depth + 1),
-            curves,
-            final,
-            arrays,
-        )
+        return finite_width_result(config, width, statistics, seeds)
 
     return Unit(finite_width(width), run)
 
@@ -168,6 +344,9 @@ def _finite_width_unit(config: SampleVarianceConfig, width: int) -> Unit:
 # ---------------------------------------------------------------------------------------------
 # Gradient units.
 # ---------------------------------------------------------------------------------------------
+GRADIENT_SCHEMES = (*SCHEMES, "scale")  # "scale" (§5.1, biases 0): a negative control
+
+
 def _gradient_model(
     scheme: str,
     config: SampleVarianceConfig,
@@ -175,22 +354,25 @@ def _gradient_model(
     seeds: list[int],
     context: RunContext,
     x: torch.Tensor,
+    activation: str = "relu",
 ) -> BatchedMLP:
+    data_dependent = scheme in ("scale_bias", "scale")
     spec = MLPSpec(
         (width,) * (config.depth + 1) + (1,),
+        activation=activation,
         bias=scheme == "scale_bias",
         output_bias=False,
         batchnorm=scheme == "batchnorm",
     )
-    init = "normal" if scheme == "scale_bias" else "kaiming_normal"
+    init = "normal" if data_dependent else "kaiming_normal"
     model = BatchedMLP(
         spec, len(seeds), init=init, seeds=seeds, dtype=context.dtype, device=context.device
     )
     with torch.no_grad():
         readout = model.weights[-1]
         readout.div_(readout.std(dim=(1, 2), keepdim=True))  # the random loss vector w ~ N(0, I)
-    if scheme == "scale_bias":
-        scale_init_batched_(model, x, with_bias=True, eps=config.scale_eps)
+    if data_dependent:
+        scale_init_batched_(model, x, with_bias=scheme == "scale_bias", eps=config.scale_eps)
     return model
 
 
@@ -218,36 +400,68 @@ def _layer_readings(model: BatchedMLP, x: torch.Tensor) -> dict[str, np.ndarray]
     }
 
 
+def gradient_result(
+    config: SampleVarianceConfig,
+    scheme: str,
+    width: int,
+    seeds: Sequence[int],
+    context: RunContext,
+    x: torch.Tensor,
+    activation: str = "relu",
+    done=None,
+) -> UnitResult:
+    """The stored gradient unit (:class:`Gradients`) of ``scheme``'s nets of ``width``, one per
+    seed, under the random linear loss on ``x``, ``gradient_chunk`` networks at a time.
+
+    Args:
+        config: the study's settings (depth, chunk, ``scale_eps``).
+        scheme: ``kaiming``, ``scale_bias``, ``batchnorm`` or ``scale`` (§5.1, biases 0: a
+            negative control, no unit of :func:`plan`).
+        width: every hidden layer's width.
+        seeds: one per network.
+        context: the run's device and dtype.
+        x: the inputs ``(N, width)``.
+        activation: the hidden activation (``relu``, the seed's; ``linear`` for a control).
+        done: called with 1 after every chunk (progress), if given.
+
+    Returns:
+        The :class:`~relulab.store.UnitResult`.
+    """
+    if scheme not in GRADIENT_SCHEMES:
+        raise ValueError(f"scheme must be one of {GRADIENT_SCHEMES}, got {scheme!r}")
+    seeds = list(seeds)
+    pieces: dict[str, list[np.ndarray]] = {}
+    for i in range(0, len(seeds), config.gradient_chunk):
+        chunk = seeds[i : i + config.gradient_chunk]
+        model = _gradient_model(scheme, config, width, chunk, context, x, activation)
+        g, s = activation_gradient_profile(model, x)
+        readings = {
+            "grad_sq": g.double().cpu().numpy(),
+            "pre_std": s.double().cpu().numpy(),
+            **_layer_readings(model, x),
+        }
+        for key, value in readings.items():
+            pieces.setdefault(key, []).append(value)
+        if done is not None:
+            done(1)
+    curves = {key: np.concatenate(value) for key, value in pieces.items()}
+    return UnitResult.forward_only(
+        [{"scheme": scheme, "width": width, "seed": s} for s in seeds],
+        np.arange(1, config.depth + 1),
+        curves,
+        {k: v[:, -1] for k, v in curves.items()},
+    )
+
+
 def _gradient_unit(
     config: SampleVarianceConfig, scheme: str, width: int, networks: int, name: str
 ) -> Unit:
     def run(context: RunContext) -> UnitResult:
         x = _inputs(config, width, context).to(context.dtype).to(context.device)
         seeds = _seeds(context, name, networks)
-        pieces: dict[str, list[np.ndarray]] = {}
-        chunks = [
-            seeds[i : i + config.gradient_chunk]
-            for i in range(0, len(seeds), config.gradient_chunk)
-        ]
-        with context.progress(len(chunks), f"gradients, {scheme}, width {width}") as done:
-            for chunk in chunks:
-                model = _gradient_model(scheme, config, width, chunk, context, x)
-                g, s = activation_gradient_profile(model, x)
-                readings = {
-                    "grad_sq": g.double().cpu().numpy(),
-                    "pre_std": s.double().cpu().numpy(),
-                    **_layer_readings(model, x),
-                }
-                for key, value in readings.items():
-                    pieces.setdefault(key, []).append(value)
-                done(1)
-        curves = {key: np.concatenate(value) for key, value in pieces.items()}
-        return UnitResult.forward_only(
-            [{"scheme": scheme, "width": width, "seed": s} for s in seeds],
-            np.arange(1, config.depth + 1),
-            curves,
-            {k: v[:, -1] for k, v in curves.items()},
-        )
+        chunks = -(-len(seeds) // config.gradient_chunk)
+        with context.progress(chunks, f"gradients, {scheme}, width {width}") as done:
+            return gradient_result(config, scheme, width, seeds, context, x, done=done)
 
     return Unit(name, run)
 
