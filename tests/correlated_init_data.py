@@ -1,6 +1,7 @@
-"""Synthetic stored results for the correlated-init tests (``test_correlated_init*.py``): the
-three kinds of unit the study reads, built from the mean field (or from a per-epoch level) so
-that a test can make a behaviour of the seed present or absent.
+"""Stored results for the correlated-init tests (``test_correlated_init*.py``): the three kinds
+of unit the study reads, built from the mean field (or from a per-epoch level) so that a test
+can make a behaviour of the seed present or absent; and the study's own units run at a small
+size (:func:`realised`), on which the claims' negative controls realise their counterexamples.
 
 The network-to-network spreads are the ones the quick run measured (width 500, depth 30, 12
 networks per probe point; width 500, depth 10, 64 inputs, 16 networks per init), so that a
@@ -9,11 +10,14 @@ control built on them carries the noise the scorecard's intervals see.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
 import numpy as np
+import torch
 
+from relulab.experiments.context import RunContext
 from relulab.experiments.correlated_init import PRESETS
 from relulab.experiments.correlated_init.config import student_inits, table1_inits
 from relulab.experiments.correlated_init.theory import (
@@ -26,14 +30,17 @@ from relulab.experiments.correlated_init.units import (
     TEACHERS,
     Key,
     asymmetric_points,
+    asymmetric_unit,
     bias_inits,
     deep_inits,
     deep_key,
+    plan,
     plane_inits,
     probe_points,
+    propagation_unit,
     trained_on,
 )
-from relulab.store import UnitResult
+from relulab.records import UnitResult
 
 QUICK = PRESETS["quick"]
 
@@ -204,3 +211,57 @@ def in_window(name: str) -> bool:
         return False
     w2, k = (float(part.split("=")[1]) for part in name.split(","))
     return 2.0 < w2 < 2 * math.pi / (math.pi + k)
+
+
+# --- the study's own units at a small size (the negative controls' counter-settings) ----------
+CONTEXT = RunContext(torch.device("cpu"), torch.float32, seed=0, quiet=True)
+# random nets: width 64, depth 10, 4 networks per point
+FORWARD = dataclasses.replace(
+    QUICK,
+    correlation_width=64,
+    correlation_depth=10,
+    correlation_networks=4,
+    input_pairs=4,
+    asymmetric_networks=4,
+    dead_width=64,
+    dead_depth=5,
+    dead_inputs=16,
+    dead_networks=4,
+)
+# students: 2 hidden layers of 8 (deeper: 8 of 8), 128 examples, 10 SGD / 5 Adam epochs, 20
+# seeds per init (Table 1's inits and the positive control; no appendix-B sweep)
+STUDENTS = dataclasses.replace(
+    QUICK,
+    train_width=8,
+    train_depth=2,
+    input_dim=4,
+    train_samples=128,
+    validation_samples=64,
+    sgd_epochs=10,
+    adam_epochs=5,
+    train_seeds=20,
+    deep_depth=8,
+    plane_seeds=20,
+    correlation_sweep=(),
+)
+ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "identity": lambda h: h}
+
+
+@functools.lru_cache(maxsize=32)
+def realised(config, names: tuple[str, ...], activation: str = "relu") -> dict:
+    """``{name: result}``: the study's units ``names`` run at ``config`` (the forward probes
+    with ``activation`` in place of ReLU, the setting some counterexamples change), cached."""
+    builders = {
+        str(Key.PROPAGATION): lambda: propagation_unit(config, ACTIVATIONS[activation]),
+        str(Key.ASYMMETRIC): lambda: asymmetric_unit(config, ACTIVATIONS[activation]),
+    }
+    planned = {unit.name: unit for unit in plan(config)}
+    return {
+        name: (builders[name]() if name in builders else planned[name]).run(CONTEXT)
+        for name in names
+    }
+
+
+def realised_training(config, teachers=TEACHERS, optimisers=OPTIMISERS) -> dict:
+    """The training units of ``teachers`` × ``optimisers`` run at ``config``."""
+    return realised(config, tuple(trained_on(t, o) for t in teachers for o in optimisers))

@@ -77,14 +77,20 @@ def test_correlated_init_run_writes_claims_with_numbers(tmp_path):
     out = tmp_path / "ci"
     assert cli.main(["run", "correlated-init", "--quiet", "--out", str(out), *TINY]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert [c["id"] for c in summary["claims"]] == [spec.id for spec in CLAIMS]
-    beyond = {c["id"] for c in summary["claims"] if c["beyond_seed"]}
+    records = summary["claims"] + summary["checks"]
+    assert [c["id"] for c in summary["claims"]] == [s.id for s in CLAIMS if s.kind == "claim"]
+    assert [c["id"] for c in summary["checks"]] == [s.id for s in CLAIMS if s.kind == "check"]
+    beyond = {c["id"] for c in records if c["beyond_seed"]}
     assert beyond == {"gradient-growth-chi1", "bounded-chaotic-window-trains-fastest"}
-    for claim in summary["claims"]:
+    for claim in records:
         assert isinstance(claim["measured"], float) and math.isfinite(claim["measured"]), claim
         assert "seed 003" in claim["expected"] and claim["source"].startswith("seed 003")
         assert claim["scale"] and claim["figure"]
-        assert claim["n"] >= 3 and claim["ci_low"] <= claim["ci_high"], claim
+        assert claim["ci_low"] <= claim["ci_high"], claim
+        # a probability of superiority counts the pairs that did not tie (at this tiny size no
+        # deeper student's loss rises: every pair may tie, n = 0, θ = ½ over [0, 1])
+        trained = claim["id"] in {s.id for s in TRAINING_CLAIMS}
+        assert claim["n"] >= (0 if trained else 3), claim
     names = {p.name for p in out.iterdir()}
     assert {"phase_probes.png", "fig3_sweep.png", "dead_nodes.png"} <= names
     assert {f"training_{t}.png" for t in (*TEACHERS, "deep")} | {"plane.png"} <= names
@@ -113,6 +119,7 @@ def test_config_rejects_an_unknown_reading_and_an_invalid_strength():
         {"plane_sigma_b2": 0.0},
         {"early_fraction": 1.0},
         {"on_par_ratio": 0.9},
+        {"divergence_cap": 0.0},
         {"adam_epochs": 0},
         {"sweep_sigma_w2": (2.0, -1.0)},
     ],
@@ -279,7 +286,9 @@ def _as_the_seed_says(name, teacher, optimiser, epoch):
 
 
 def test_training_claims_hold_as_the_seed_says_and_fail_on_a_counter_example():
-    verdicts = _verdicts(TRAINING_CLAIMS, training(CONFIG, _as_the_seed_says))
+    """20 students per init: at 10 the intermediate-region claim cannot be decided (its three
+    comparisons per epoch are judged at the level simultaneous over the interior epochs)."""
+    verdicts = _verdicts(TRAINING_CLAIMS, training(CONFIG, _as_the_seed_says, seeds=20))
     assert set(verdicts.values()) == {"holds"}, verdicts
 
     reverse = {"raai": 0.5, "rai": 0.4, "aci": 0.2, "he": 0.0, "positive": -0.3}
@@ -292,25 +301,27 @@ def test_training_claims_hold_as_the_seed_says_and_fail_on_a_counter_example():
             return 0.0 if in_window(name) else -0.5
         return reverse.get(name, 0.0)
 
-    verdicts = _verdicts(TRAINING_CLAIMS, training(CONFIG, reversed_ranking))
+    verdicts = _verdicts(TRAINING_CLAIMS, training(CONFIG, reversed_ranking, seeds=20))
     assert set(verdicts.values()) == {"fails"}, verdicts
 
 
 def test_every_claim_holds_on_ideal_results():
-    """The three kinds of unit together, every behaviour present: ``analyse`` holds throughout
-    (Table 1's 0.36 read at layer 2, where the exact law gives RAI 0.351, RAAI 0.369) and gives
-    the metrics."""
+    """The three kinds of unit together, every behaviour present: ``analyse`` holds throughout,
+    claims and checks (Table 1's 0.36 read at layer 2, where the exact law gives RAI 0.351,
+    RAAI 0.369) and gives the metrics; every unit matches its declared view."""
     results = {
         **propagation(QUICK),
         **asymmetric(QUICK),
         **dead_nodes(QUICK, exact_law(QUICK)),
-        **training(QUICK, _as_the_seed_says),
+        **training(QUICK, _as_the_seed_says, seeds=20),
     }
     analysis = EXPERIMENT.analyse(results, QUICK)
     assert [c.id for c in analysis.claims] == [spec.id for spec in CLAIMS]
     verdicts = {c.id: c.verdict for c in analysis.claims}
     assert set(verdicts.values()) == {"holds"}, verdicts
-    assert set(results) == set(unit_keys(QUICK))
+    assert set(results) == set(unit_keys(QUICK)) == set(EXPERIMENT.unit_views(QUICK))
+    for name, view in EXPERIMENT.unit_views(QUICK).items():
+        view.check(results[name], name)
     assert "plane_score_w2=1,k=0" in analysis.metrics
     assert "deep_overfitting_sgd_aci" in analysis.metrics
     assert "initial_loss_complex_adam_raai" in analysis.metrics

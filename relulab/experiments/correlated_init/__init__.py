@@ -1,21 +1,27 @@
 """Anti-correlated and asymmetric initialisations (seed ``003_…``, Singh & Sreejith).
 
-Mean field against simulation: phases of deep ReLU networks whose weights into a node are
-correlated — ordered, bounded chaotic (only with anti-correlation) and unbounded — probed by
-wide random networks on both sides of each boundary; seed 003's Fig. 3 as a sweep over σ_w²
-(correlation after many layers, the stability change at χ1 = 1, the length); gradients growing
-by χ1 per layer. Dead nodes (Table 1): the per-input inactive probability and the units dead on
-every input under He, ACI, RAI, RAAI and a positively correlated control. Teacher–student
-training (§4–5, appendix B): students initialised He/ACI/RAI/RAAI and a sweep of correlation
-strengths, on three teachers, with SGD and Adam, every init × seed one batched computation.
+Mean field against simulation (relulab's theory against its own simulation: checks, not claims;
+the seed's statements about what the networks do are the claims): phases of deep ReLU networks
+whose weights into a node are correlated — ordered, bounded chaotic (only with
+anti-correlation) and unbounded — probed by wide random networks on both sides of each boundary;
+seed 003's Fig. 3 as a sweep over σ_w² (correlation after many layers, the stability change at
+χ1 = 1, the length); gradients growing by χ1 per layer. Dead nodes (Table 1): the per-input
+inactive probability and the units dead on every input under He, ACI, RAI, RAAI and a
+positively correlated control. Teacher–student training (§4–5, appendix B): students
+initialised He/ACI/RAI/RAAI and a sweep of correlation strengths, on three teachers, with SGD
+and Adam, every init × seed one batched computation; inits compared by the probability that
+one's student ends better than another's, a student that diverged (one policy for every claim)
+ranked last.
 
 The package reads top to bottom: :mod:`.config` (settings with provenance tags, presets, the
-compared inits), :mod:`.units` (the unit names, :class:`~.units.Key`, and the batched
-computations), :mod:`.theory` (the mean-field curves each measurement is compared with),
-:mod:`.readings` (readings shared by claims and figures), the claims of each section of the
+compared inits), :mod:`.networks` (the random networks measured at initialisation),
+:mod:`.units` (the unit names, :class:`~.units.Key`, the batched computations and each unit's
+declared view), :mod:`.theory` (the mean-field curves each measurement is compared with),
+:mod:`.readings` (readings shared by claims and figures: the one divergence policy, the
+probability of superiority), the claims of each section of the
 seed — :mod:`.claims_phases` (§2), :mod:`.claims_dead_nodes` (§3, Table 1),
-:mod:`.claims_training` (§4–5, appendix B) — gathered in :mod:`.claims` (``CLAIMS``, metrics,
-``analyse``), and :mod:`.figures`.
+:mod:`.claims_training` (§4–5, appendix B), :mod:`.claims_overfitting` (§5's deeper students)
+— gathered in :mod:`.claims` (``CLAIMS``, metrics, ``analyse``), and :mod:`.figures`.
 """
 
 from __future__ import annotations
@@ -24,7 +30,12 @@ from relulab.experiments.base import Experiment
 from relulab.experiments.correlated_init.claims import CLAIMS, analyse
 from relulab.experiments.correlated_init.config import PRESETS, CorrelatedInitConfig
 from relulab.experiments.correlated_init.figures import figures
-from relulab.experiments.correlated_init.units import estimate_bytes, plan, unit_keys
+from relulab.experiments.correlated_init.units import (
+    estimate_bytes,
+    plan,
+    unit_keys,
+    unit_views,
+)
 
 __all__ = ["EXPERIMENT", "PRESETS", "CorrelatedInitConfig", "analyse", "figures", "plan"]
 
@@ -42,4 +53,5 @@ EXPERIMENT = Experiment(
     estimate_bytes=estimate_bytes,
     claims=CLAIMS,
     unit_keys=unit_keys,
+    unit_views=unit_views,
 )

@@ -1,14 +1,18 @@
 """The scorecard of the correlated-init study: every claim compares seed 003's statement with
-simulated or trained networks (the theory-only identities are in the tests).
+simulated or trained networks; the comparisons of relulab's own theory with relulab's
+simulation of the same model, and the facts that hold by construction, are *checks* (run and
+shown, never counted: ``check=`` on their specs says why).
 
 The claims are declared per section of the seed, one measure function and one
 :class:`~relulab.experiments.claims.ClaimSpec` each: :mod:`.claims_phases` (§2, Figs. 1–3),
-:mod:`.claims_dead_nodes` (§3, Table 1, appendices C–E) and :mod:`.claims_training` (§4–5,
-appendix B). Criteria come from the seed's words (issue 31 tabled every change on the docs
-page); tolerances are [I] config fields. Every stochastic measurement is a
-:class:`relulab.analysis.Estimate` over independent networks (or seeds) and the verdict
-follows its interval — simultaneous over the points where a claim judges several
-(:class:`~relulab.experiments.criteria.Every`).
+:mod:`.claims_dead_nodes` (§3, Table 1, appendices C–E), :mod:`.claims_training` (§4–5,
+appendix B) and :mod:`.claims_overfitting` (§5's deeper students). Criteria come from the
+seed's words (issues 31 and 42 tabled every change on the docs page); tolerances are [I] config
+fields. Every stochastic measurement is a :class:`relulab.analysis.Estimate` over independent
+networks (or seeds) and the verdict follows its interval — simultaneous over the points where a
+claim judges several (:class:`~relulab.experiments.criteria.Every`). Trained students follow
+one divergence policy (:func:`~.readings.divergence_policy`): counted diverged in every claim
+that reads them, ranked last in every comparison.
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ from relulab.analysis import where
 from relulab.experiments.base import Analysis, Results
 from relulab.experiments.claims import evaluate
 from relulab.experiments.correlated_init.claims_dead_nodes import DEAD_NODE_CLAIMS
+from relulab.experiments.correlated_init.claims_overfitting import OVERFITTING_CLAIMS
 from relulab.experiments.correlated_init.claims_phases import PHASE_CLAIMS
-from relulab.experiments.correlated_init.claims_training import TRAINING_CLAIMS
+from relulab.experiments.correlated_init.claims_training import SPEED_CLAIMS, WINDOW_TRAINS_FASTEST
 from relulab.experiments.correlated_init.config import CorrelatedInitConfig
 from relulab.experiments.correlated_init.readings import (
     divergence,
     initial_state,
+    kept_mean,
     log_validation,
     overfitting,
     plane_phases,
@@ -31,11 +37,12 @@ from relulab.experiments.correlated_init.readings import (
 from relulab.experiments.correlated_init.units import (
     OPTIMISERS,
     TEACHERS,
+    DeadNodes,
     Key,
+    Students,
     deep_key,
     trained_on,
 )
-from relulab.store import UnitResult
 
 __all__ = [
     "CLAIMS",
@@ -50,53 +57,70 @@ __all__ = [
     "training_scores",
 ]
 
+TRAINING_CLAIMS = (*SPEED_CLAIMS, *OVERFITTING_CLAIMS, WINDOW_TRAINS_FASTEST)
 CLAIMS = (*PHASE_CLAIMS, *DEAD_NODE_CLAIMS, *TRAINING_CLAIMS)
 
 
 def metrics(results: Results, config: CorrelatedInitConfig) -> dict[str, float]:
     """Per init the inactive probability (layers 2…L and layer 2) and the fraction of units
-    dead on every input; per teacher × optimiser × init the mean training score, the initial
-    log10 validation loss and output variance (the speed claims' starting point) and the
-    diverged students; the deeper students' rise above their minimum per optimiser; the
-    plane's scores; ACI's score and initial output variance per σ_b² of the bias sweep."""
+    dead on every input; per teacher × optimiser × init the mean training score of the students
+    that did not diverge, the initial log10 validation loss and output variance (the speed
+    claims' starting point) and the students that diverged (the study's one policy); the deeper
+    students' rise above their minimum per optimiser (students that did not diverge) and their
+    divergence; the plane's scores; ACI's score and initial output variance per σ_b² of the
+    bias sweep."""
     values: dict[str, float] = {}
-    dead = results[Key.DEAD_NODES]
+    dead = DeadNodes.read(results[Key.DEAD_NODES], Key.DEAD_NODES)
     for name in dict.fromkeys(c["init"] for c in dead.conditions):
         rows = where(dead.conditions, init=name)
-        values[f"inactive_{name}"] = float(dead.curves["inactive"][rows, 1:].mean())
-        values[f"inactive_layer2_{name}"] = float(dead.curves["inactive"][rows, 1].mean())
-        values[f"dead_on_all_{name}"] = float(dead.curves["dead_on_all"][rows].mean())
+        values[f"inactive_{name}"] = float(dead.inactive[rows, 1:].mean())
+        values[f"inactive_layer2_{name}"] = float(dead.inactive[rows, 1].mean())
+        values[f"dead_on_all_{name}"] = float(dead.dead_on_all[rows].mean())
     for t in TEACHERS:
         for o in OPTIMISERS:
-            values.update(_training_metrics(results[trained_on(t, o)], f"{t}_{o}"))
+            values.update(
+                _training_metrics(_students(results, trained_on(t, o)), config, f"{t}_{o}")
+            )
     for o in config.deep_optimisers:
         suffix = "" if o == "adam" else f"_{o}"
-        for name, rise in overfitting(results[deep_key(o)], True).items():
-            values[f"deep_overfitting{suffix}_{name}"] = float(rise.mean())
-        for name, (count, _) in divergence(results[deep_key(o)]).items():
+        deep = _students(results, deep_key(o))
+        for name, rise in overfitting(deep, config).items():
+            values[f"deep_overfitting{suffix}_{name}"] = kept_mean(rise)
+        for name, (count, _) in divergence(deep, config).items():
             values[f"deep_diverged{suffix}_{name}"] = float(count)
-    for name, score in training_scores(results[Key.PLANE]).items():
-        values[f"plane_score_{name}"] = float(score.mean())
+    plane = _students(results, Key.PLANE)
+    for name, score in training_scores(plane, config).items():
+        values[f"plane_score_{name}"] = kept_mean(score)
+    values["plane_diverged"] = float(sum(d for d, _ in divergence(plane, config).values()))
     if config.bias_sweep:
-        bias = results[Key.BIAS]
-        for name, score in training_scores(bias).items():
-            values[f"bias_score_{name}"] = float(score.mean())
+        bias = _students(results, Key.BIAS)
+        for name, score in training_scores(bias, config).items():
+            values[f"bias_score_{name}"] = kept_mean(score)
         for name, (_, variance) in initial_state(bias).items():
             values[f"bias_initial_variance_{name}"] = variance
+        for name, (count, _) in divergence(bias, config).items():
+            values[f"bias_diverged_{name}"] = float(count)
     return values
 
 
-def _training_metrics(result: UnitResult, unit: str) -> dict[str, float]:
+def _students(results: Results, key: str) -> Students:
+    return Students.read(results[key], key)
+
+
+def _training_metrics(
+    students: Students, config: CorrelatedInitConfig, unit: str
+) -> dict[str, float]:
     values = {
-        f"score_{unit}_{name}": float(score.mean())
-        for name, score in training_scores(result).items()
+        f"score_{unit}_{name}": kept_mean(score)
+        for name, score in training_scores(students, config).items()
     }
-    for name, (loss, variance) in initial_state(result).items():
+    for name, (loss, variance) in initial_state(students).items():
         values[f"initial_loss_{unit}_{name}"] = loss
         values[f"initial_variance_{unit}_{name}"] = variance
-    for name, (count, _) in divergence(result).items():
+    counts = divergence(students, config)
+    for name, (count, _) in counts.items():
         values[f"diverged_{unit}_{name}"] = float(count)
-    values[f"diverged_{unit}"] = float(result.diverged.sum())
+    values[f"diverged_{unit}"] = float(sum(count for count, _ in counts.values()))
     return values
 
 

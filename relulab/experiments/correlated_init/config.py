@@ -347,6 +347,19 @@ class CorrelatedInitConfig:
         "the first 10 % and 30 %)",
     )
     plane_seeds: int = setting(3, "choice", positive=True, note="students per plane point")
+    divergence_cap: float = setting(
+        1e6,
+        "inferred",
+        positive=True,
+        judging=True,
+        alternatives=(1e3, 1e9),
+        note="the one divergence policy's cap: a student diverged when the engine froze it (a "
+        "non-finite training loss), when a recorded validation loss is non-finite, or when one "
+        "exceeds this cap (targets are standardised, so predicting 0 scores ≈ 1; the largest "
+        "finite validation loss of the quick run is 2.2·10², a plane student at init); a "
+        "diverged student counts as diverged in every claim that reads it and ranks last in "
+        "every comparison (alternatives: 10³ and 10⁹)",
+    )
     on_par_ratio: float = setting(
         1.1,
         "inferred",

@@ -9,7 +9,13 @@ import numpy as np
 from relulab.analysis import where
 from relulab.experiments.base import Figure, Results
 from relulab.experiments.correlated_init.config import CorrelatedInitConfig, student_inits
-from relulab.experiments.correlated_init.readings import log_validation, training_scores
+from relulab.experiments.correlated_init.readings import (
+    diverged,
+    init_rows,
+    kept_mean,
+    log_validation,
+    training_scores,
+)
 from relulab.experiments.correlated_init.theory import (
     RELU,
     dead_node_theory,
@@ -19,7 +25,10 @@ from relulab.experiments.correlated_init.theory import (
 from relulab.experiments.correlated_init.units import (
     OPTIMISERS,
     TEACHERS,
+    DeadNodes,
     Key,
+    Probes,
+    Students,
     probe_points,
     trained_on,
 )
@@ -42,7 +51,7 @@ def _band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _figure_phase_probes(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
-    result = results[Key.PROPAGATION]
+    result = Probes.read(results[Key.PROPAGATION], Key.PROPAGATION)
     w2 = np.linspace(0.05, 4.0, config.grid_points)
     b2 = np.linspace(0.0, 2.0, config.grid_points)
     strengths = [("uncorrelated", 0.0), ("anti-correlated", config.aci_k)]
@@ -55,8 +64,8 @@ def _figure_phase_probes(results: Results, config: CorrelatedInitConfig, out_dir
             if not np.isclose(p[0], k):
                 continue
             rows = where(result.conditions, k=float(p[0]), sigma_w2=float(p[1]))
-            change = result.curves["correlation_near"][rows, -1].mean() - config.near_c0
-            lengths = result.curves["length"][rows]
+            change = result.correlation_near[rows, -1].mean() - config.near_c0
+            lengths = result.length[rows]
             growth = np.log(lengths[:, -1] / lengths[:, config.correlation_depth // 2]).mean()
             marker = "v" if change < 0 else "^"
             colour = "black" if growth < 0.5 else "white"
@@ -76,10 +85,12 @@ def _figure_phase_probes(results: Results, config: CorrelatedInitConfig, out_dir
     )
 
 
-def _at_last_layer(result, config: CorrelatedInitConfig, curve: str, w2: float) -> np.ndarray:
+def _at_last_layer(
+    result: Probes, config: CorrelatedInitConfig, curve: str, w2: float
+) -> np.ndarray:
     """One curve's value at the last layer, per network, at k = aci_k and σ_w² = w2."""
     rows = where(result.conditions, k=float(config.aci_k), sigma_w2=float(w2))
-    return result.curves[curve][rows, -1]
+    return getattr(result, curve)[rows, -1]
 
 
 def _sweep_correlations(ax, result, config: CorrelatedInitConfig, sweep, fine) -> None:
@@ -118,7 +129,7 @@ def _sweep_lengths(ax, result, config: CorrelatedInitConfig, sweep, fine) -> Non
 def _gradient_panel(ax, result, config: CorrelatedInitConfig) -> None:
     for p in probe_points(config):
         rows = where(result.conditions, k=float(p[0]), sigma_w2=float(p[1]))
-        grads = result.curves["gradient"][rows, :-1]
+        grads = result.gradient[rows, :-1]
         depth = np.arange(1, config.correlation_depth)
         rates = [-np.polyfit(depth, np.log(g), 1)[0] for g in grads]
         theory = point_theory(*p, config)
@@ -142,7 +153,7 @@ def _lengths_per_layer(ax, result, config: CorrelatedInitConfig, sweep) -> None:
     palette = plt.colormaps["viridis"](np.linspace(0, 0.9, len(sweep)))
     for colour, w in zip(palette, sweep, strict=True):
         rows = where(result.conditions, k=float(config.aci_k), sigma_w2=float(w))
-        ax.semilogy(result.steps, result.curves["length"][rows].mean(0), "o", ms=2, c=colour)
+        ax.semilogy(result.steps, result.length[rows].mean(0), "o", ms=2, c=colour)
         theory = point_theory(config.aci_k, w, config).length
         ax.semilogy(result.steps, theory, color=colour, lw=1, label=f"σ_w² = {w:g}")
     ax.set(xlabel="layer", ylabel="q_l", title="length map reaching its fixed point")
@@ -150,7 +161,7 @@ def _lengths_per_layer(ax, result, config: CorrelatedInitConfig, sweep) -> None:
 
 
 def _figure_sweep(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
-    result = results[Key.PROPAGATION]
+    result = Probes.read(results[Key.PROPAGATION], Key.PROPAGATION)
     sweep = np.array(sorted(config.sweep_sigma_w2))
     fine = np.linspace(sweep.min(), sweep.max(), 60)
     a, b = covariance_coefficients(config.aci_k, config.parameterisation, 1000)
@@ -177,20 +188,20 @@ def _figure_sweep(results: Results, config: CorrelatedInitConfig, out_dir: Path)
 
 
 def _figure_dead(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
-    result = results[Key.DEAD_NODES]
+    result = DeadNodes.read(results[Key.DEAD_NODES], Key.DEAD_NODES)
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
     for name in dict.fromkeys(c["init"] for c in result.conditions):
         rows = where(result.conditions, init=name)
         colour = COLOURS.get(name)
         for ax, curve in zip(axes[:2], ("inactive", "dead_on_all"), strict=True):
-            mean, low, high = _band(result.curves[curve][rows])
+            mean, low, high = _band(getattr(result, curve)[rows])
             ax.plot(result.steps, mean, "o-", color=colour, label=name, ms=3)
             ax.fill_between(result.steps, low, high, color=colour, alpha=0.2)
         axes[0].plot(result.steps, dead_node_theory(name, config), "--", color=colour, lw=1)
-        mean, low, high = _band(result.curves["mean_correlation"][rows])
+        mean, low, high = _band(result.mean_correlation[rows])
         axes[2].plot(result.steps, mean, "o", color=colour, ms=3, label=name)
         axes[2].fill_between(result.steps, low, high, color=colour, alpha=0.2)
-        theory = mean_correlation_theory(name, config, result.arrays["inputs"])
+        theory = mean_correlation_theory(name, config, result.inputs)
         axes[2].plot(result.steps, theory, "--", color=colour, lw=1)
     axes[0].axhline(0.36, color="grey", ls=":", lw=1)
     axes[0].set(xlabel="layer", ylabel="P(h ≤ 0) per input", title="dashed: theory; dotted 0.36")
@@ -216,42 +227,50 @@ appendices C–E).",
     )
 
 
+def _bands(ax, students: Students, config: CorrelatedInitConfig, names, colours) -> None:
+    """Per init, the mean log10 validation loss and its 95 % band over the students that did
+    not diverge (the study's policy); the label counts those that did."""
+    curves = log_validation(students)
+    flags = diverged(students, config)
+    epochs = np.arange(curves.shape[1])
+    rows_of = init_rows(students)
+    for name in names:
+        rows = rows_of[name]
+        kept = rows[~flags[rows]]
+        gone = f" ({len(rows) - len(kept)}/{len(rows)} diverged)" if len(kept) < len(rows) else ""
+        if not len(kept):
+            continue
+        mean, low, high = _band(curves[kept])
+        colour = colours.get(name)
+        style = "-" if name in COLOURS else ":"
+        ax.plot(epochs, mean, style, color=colour, label=f"{name}{gone}")
+        ax.fill_between(epochs, low, high, color=colour, alpha=0.15)
+
+
 def _figure_training(
     results: Results, config: CorrelatedInitConfig, out_dir: Path, teacher: str
 ) -> Figure:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
     for ax, optimiser in zip(axes, OPTIMISERS, strict=True):
-        result = results[trained_on(teacher, optimiser)]
-        curves = log_validation(result)
-        epochs = np.arange(curves.shape[1])
-        for name in student_inits(config):
-            rows = where(result.conditions, init=name)
-            mean, low, high = _band(curves[rows])
-            colour = COLOURS.get(name)
-            style = "-" if name in COLOURS else ":"
-            ax.plot(epochs, mean, style, color=colour, label=name)
-            ax.fill_between(epochs, low, high, color=colour, alpha=0.15)
+        key = trained_on(teacher, optimiser)
+        _bands(ax, Students.read(results[key], key), config, student_inits(config), COLOURS)
         ax.set(xlabel="epoch", ylabel="log10 validation loss", title=f"{teacher}, {optimiser}")
-    axes[0].legend(fontsize=8)
+        ax.legend(fontsize=7)
     return save(
         fig,
         out_dir,
         f"training_{teacher}.png",
         f"{teacher.capitalize()} teacher (seed 003 §4–5, appendix B): validation loss of "
-        f"{config.train_seeds} students per init, mean and 95 % band (normal approximation).",
+        f"{config.train_seeds} students per init, mean and 95 % band (normal approximation) "
+        "over the students that did not diverge; the legend counts those that did.",
     )
 
 
 def _figure_deep(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
-    result = results[Key.DEEP]
-    curves = log_validation(result)
-    epochs = np.arange(curves.shape[1])
+    students = Students.read(results[Key.DEEP], Key.DEEP)
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for name in dict.fromkeys(c["init"] for c in result.conditions):
-        mean, low, high = _band(curves[where(result.conditions, init=name)])
-        colour = COLOURS.get(name, "tab:pink")
-        ax.plot(epochs, mean, color=colour, label=name)
-        ax.fill_between(epochs, low, high, color=colour, alpha=0.15)
+    names = dict.fromkeys(c["init"] for c in students.conditions)
+    _bands(ax, students, config, names, {**COLOURS, "weak-aci": "tab:pink"})
     ax.set(
         xlabel="epoch",
         ylabel="log10 validation loss",
@@ -263,16 +282,16 @@ def _figure_deep(results: Results, config: CorrelatedInitConfig, out_dir: Path) 
         out_dir,
         "training_deep.png",
         "Deeper students (seed 003 §5's overfitting remark): ACI, ACI with a weaker "
-        f"correlation (k = {config.weak_aci_k:g}), RAAI and He; mean and 95 % band.",
+        f"correlation (k = {config.weak_aci_k:g}), RAAI and He; mean and 95 % band over the "
+        "students that did not diverge (the legend counts those that did).",
     )
 
 
 def _figure_plane(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
-    result = results[Key.PLANE]
-    scores = training_scores(result)
+    scores = training_scores(Students.read(results[Key.PLANE], Key.PLANE), config)
     w2 = np.array(config.plane_sigma_w2)
     ks = np.array(config.plane_k)
-    grid = np.array([[scores[f"w2={w:g},k={k:g}"].mean() for w in w2] for k in ks])
+    grid = np.array([[kept_mean(scores[f"w2={w:g},k={k:g}"]) for w in w2] for k in ks])
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     mesh = ax.pcolormesh(w2, ks, grid, shading="nearest", cmap="viridis_r")
     fig.colorbar(mesh, ax=ax, label="mean over epochs of log10 validation loss")

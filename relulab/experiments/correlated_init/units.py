@@ -1,5 +1,6 @@
-"""The work of the correlated-init study: random deep networks measured forward and backward,
-and teacher–student training, each one resumable batched computation.
+"""The work of the correlated-init study: random deep networks measured forward and backward
+(the networks themselves are :mod:`.networks`), and teacher–student training, each one
+resumable batched computation.
 
 * ``propagation`` — for every probed (k, σ_w²): random width-N ReLU nets with correlated rows
   (:func:`relulab.init.correlated_`), two input pairs (far, near), per layer the length, both
@@ -16,13 +17,15 @@ and teacher–student training, each one resumable batched computation.
 * ``train-plane`` — correlated students over the (σ_w², k) grid at σ_b² > 0 (beyond the seed);
 * ``train-bias`` — ACI at every σ_b² of ``bias_sweep`` and He (standard teacher, SGD; a metric).
 
-Every reader reaches a unit through :class:`Key` or :func:`trained_on`.
+Every reader reaches a unit through :class:`Key` or :func:`trained_on`, and reads it through
+its declared view (:func:`unit_views`): :class:`Probes` (the propagation and asymmetric-phases
+units), :class:`DeadNodes`, :class:`Students` (every training unit).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -37,28 +40,44 @@ from relulab.experiments.correlated_init.config import (
     student_inits,
     table1_inits,
 )
-from relulab.init import correlated_, get_scheme
-from relulab.store import UnitResult
-from relulab.tasks import two_inputs_with_correlation
+from relulab.experiments.correlated_init.networks import (
+    Activation,
+    Layer,
+    dead_node_statistics,
+    scheme_layer,
+    simulate_network,
+)
+from relulab.records import UnitResult, UnitView, array, curve
 
 __all__ = [
     "OPTIMISERS",
     "TEACHERS",
+    "DeadNodes",
     "Key",
+    "Probes",
+    "Students",
     "asymmetric_layer",
     "asymmetric_points",
+    "asymmetric_unit",
     "bias_inits",
+    "bias_unit",
+    "dead_nodes_unit",
     "deep_inits",
     "deep_key",
+    "deep_unit",
     "estimate_bytes",
     "plan",
     "plane_inits",
+    "plane_unit",
     "probe_points",
+    "propagation_unit",
     "scheme_layer",
     "simulate_network",
     "train_students",
     "trained_on",
+    "training_unit",
     "unit_keys",
+    "unit_views",
 ]
 
 TEACHERS = ("standard", "simple", "complex")
@@ -107,100 +126,11 @@ def probe_points(config: CorrelatedInitConfig) -> list[tuple[float, float]]:
     return unique
 
 
-def _pair_correlation(u: torch.Tensor, first: slice, second: slice) -> float:
-    """The mean over pairs of the correlation of rows ``u[first][p]`` and ``u[second][p]``."""
-    a, b = u[first], u[second]
-    per_pair = (a * b).mean(dim=1) / torch.sqrt(a.square().mean(dim=1) * b.square().mean(dim=1))
-    return float(per_pair.mean())
-
-
-Layer = Callable[[torch.Generator], tuple[torch.Tensor, torch.Tensor]]
-
-
-def correlated_layer(k: float, sigma_w2: float, config: CorrelatedInitConfig) -> Layer:
-    r"""Draws one layer of the propagation nets: rows by :func:`~relulab.init.correlated_`,
-    bias :math:`N(0, \sigma_b^2)` with the config's ``sigma_b2``."""
-    width = config.correlation_width
-
-    def draw(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        weight = correlated_(
-            torch.empty(width, width, dtype=torch.float64),
-            sigma_w2=sigma_w2,
-            k=k,
-            parameterisation=config.parameterisation,
-            generator=generator,
-        )
-        bias = torch.randn(width, generator=generator, dtype=torch.float64)
-        return weight, bias * math.sqrt(config.sigma_b2)
-
-    return draw
-
-
-def scheme_layer(scheme: str, options: dict[str, Any], width: int) -> Layer:
-    """Draws one ``width × width`` layer and its bias by the registry's fill of ``scheme``."""
-
-    def draw(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        weight = torch.empty(width, width, dtype=torch.float64)
-        bias = torch.zeros(width, dtype=torch.float64)
-        get_scheme(scheme).fill(weight, bias, generator, **options)
-        return weight, bias
-
-    return draw
-
-
-def simulate_network(
-    k: float,
-    sigma_w2: float,
-    config: CorrelatedInitConfig,
-    generator: torch.Generator,
-    layer: Layer | None = None,
-) -> dict[str, np.ndarray]:
-    r"""One random net of ``correlation_depth`` layers of width N on ``input_pairs`` far pairs
-    of inputs (correlation ``correlation_c0``) and as many near pairs (``near_c0``), float64;
-    each pair's correlation is averaged over the pairs (the network's reading: the average
-    cuts the finite-width scatter of one pair's correlation in the chaotic phase).
-
-    Layer l: :math:`u^l = W^l \phi(u^{l-1}) + b^l` (:math:`\phi` = identity on the inputs),
-    rows of :math:`W^l` drawn by :func:`~relulab.init.correlated_`, :math:`b \sim
-    N(0, \sigma_b^2)` (or by ``layer``, e.g. :func:`scheme_layer` for RAI/RAAI). Backward:
-    :math:`g^l = \partial (v\cdot u^L)/\partial u^l` for a Gaussian :math:`v`.
-
-    Returns:
-        Per layer: ``length`` (mean square of u over inputs and units), ``correlation`` (far
-        pair), ``correlation_near`` and ``gradient`` (mean square of :math:`g^l`).
+def propagation_unit(config: CorrelatedInitConfig, activation: Activation = torch.relu) -> Unit:
+    """The ``propagation`` unit: ``correlation_networks`` random nets at every probe point
+    (:func:`simulate_network`; ``activation`` ReLU, another one only in the negative controls).
     """
-    width, pairs = config.correlation_width, config.input_pairs
-    far = [
-        two_inputs_with_correlation(width, config.correlation_c0, generator) for _ in range(pairs)
-    ]
-    near = [two_inputs_with_correlation(width, config.near_c0, generator) for _ in range(pairs)]
-    # rows: far firsts, far seconds, near firsts, near seconds
-    x = torch.cat([torch.stack([p[i] for p in group]) for group in (far, near) for i in (0, 1)])
-    far_pair = (slice(0, pairs), slice(pairs, 2 * pairs))
-    near_pair = (slice(2 * pairs, 3 * pairs), slice(3 * pairs, 4 * pairs))
-    draw = correlated_layer(k, sigma_w2, config) if layer is None else layer
-    h, preactivations = x, []
-    for index in range(config.correlation_depth):
-        weight, bias = draw(generator)
-        u = (torch.relu(h) if index else h) @ weight.T + bias
-        u.requires_grad_(True)
-        u.retain_grad()
-        preactivations.append(u)
-        h = u
-    readout = torch.randn(h.shape, generator=generator, dtype=torch.float64)
-    (h * readout).sum().backward()
-    with torch.no_grad():
-        return {
-            "length": np.array([float(u.square().mean()) for u in preactivations]),
-            "correlation": np.array([_pair_correlation(u, *far_pair) for u in preactivations]),
-            "correlation_near": np.array(
-                [_pair_correlation(u, *near_pair) for u in preactivations]
-            ),
-            "gradient": np.array([float(u.grad.square().mean()) for u in preactivations]),
-        }
 
-
-def _propagation_unit(config: CorrelatedInitConfig) -> Unit:
     def run(context: RunContext) -> UnitResult:
         points = probe_points(config)
         conditions, rows = [], []
@@ -208,7 +138,7 @@ def _propagation_unit(config: CorrelatedInitConfig) -> Unit:
             for k, sigma_w2 in points:
                 for net in range(config.correlation_networks):
                     generator = context.generator(f"propagation-{k:g}-{sigma_w2:g}-{net}")
-                    rows.append(simulate_network(k, sigma_w2, config, generator))
+                    rows.append(simulate_network(k, sigma_w2, config, generator, None, activation))
                     conditions.append({"k": k, "sigma_w2": sigma_w2, "network": net})
                     done(1)
         curves = {name: np.array([row[name] for row in rows]) for name in rows[0]}
@@ -242,7 +172,10 @@ def asymmetric_layer(scheme: str, sigma_w2: float, config: CorrelatedInitConfig)
     return scheme_layer(scheme, options, config.correlation_width)
 
 
-def _asymmetric_unit(config: CorrelatedInitConfig) -> Unit:
+def asymmetric_unit(config: CorrelatedInitConfig, activation: Activation = torch.relu) -> Unit:
+    """The ``asymmetric-phases`` unit: ``asymmetric_networks`` random nets under RAI and RAAI at
+    every point of their sweeps (``activation`` ReLU, another one only in negative controls)."""
+
     def run(context: RunContext) -> UnitResult:
         points = asymmetric_points(config)
         conditions, rows = [], []
@@ -251,7 +184,9 @@ def _asymmetric_unit(config: CorrelatedInitConfig) -> Unit:
                 layer = asymmetric_layer(scheme, sigma_w2, config)
                 for net in range(config.asymmetric_networks):
                     generator = context.generator(f"asymmetric-{scheme}-{sigma_w2:g}-{net}")
-                    rows.append(simulate_network(0.0, sigma_w2, config, generator, layer))
+                    rows.append(
+                        simulate_network(0.0, sigma_w2, config, generator, layer, activation)
+                    )
                     conditions.append({"scheme": scheme, "sigma_w2": sigma_w2, "network": net})
                     done(1)
         curves = {name: np.array([row[name] for row in rows]) for name in rows[0]}
@@ -263,32 +198,9 @@ def _asymmetric_unit(config: CorrelatedInitConfig) -> Unit:
     return Unit(Key.ASYMMETRIC, run)
 
 
-def dead_node_statistics(
-    scheme: str, options: dict[str, Any], x: torch.Tensor, depth: int, generator: torch.Generator
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per layer of one random net of width ``x.shape[1]`` on inputs ``x`` ``(n, width)``: the
-    fraction of (unit, input) pairs with :math:`h \\le 0`, the fraction of units with
-    :math:`h \\le 0` on every input, and the mean pairwise correlation of the inputs'
-    pre-activations. Layers drawn by the registry's fill of ``scheme`` with ``options``."""
-    draw = scheme_layer(scheme, options, x.shape[1])
-    h = x
-    inactive, dead, correlation = [], [], []
-    for layer in range(depth):
-        weight, bias = draw(generator)
-        u = (torch.relu(h) if layer else h) @ weight.T + bias
-        off = u <= 0
-        inactive.append(float(off.double().mean()))
-        dead.append(float(off.all(dim=0).double().mean()))
-        gram = u @ u.T
-        scale = torch.sqrt(torch.diagonal(gram))
-        corr = gram / (scale[:, None] * scale[None, :])
-        n = corr.shape[0]
-        correlation.append(float((corr.sum() - n) / (n * (n - 1))))
-        h = u
-    return np.array(inactive), np.array(dead), np.array(correlation)
+def dead_nodes_unit(config: CorrelatedInitConfig) -> Unit:
+    """The ``dead-nodes`` unit: Table 1's inits on ``dead_inputs`` shared inputs."""
 
-
-def _dead_nodes_unit(config: CorrelatedInitConfig) -> Unit:
     def run(context: RunContext) -> UnitResult:
         inits = table1_inits(config)
         data_generator = context.generator("dead-nodes-inputs")
@@ -422,7 +334,8 @@ def train_students(
     return UnitResult.from_training(result, conditions, arrays)
 
 
-def _training_unit(config: CorrelatedInitConfig, teacher: str, optimiser: str) -> Unit:
+def training_unit(config: CorrelatedInitConfig, teacher: str, optimiser: str) -> Unit:
+    """Every student init of :func:`~.config.student_inits` on one teacher and optimiser."""
     name = trained_on(teacher, optimiser)
     return Unit(
         name,
@@ -457,7 +370,8 @@ def plane_inits(config: CorrelatedInitConfig) -> Inits:
     }
 
 
-def _plane_unit(config: CorrelatedInitConfig) -> Unit:
+def plane_unit(config: CorrelatedInitConfig) -> Unit:
+    """The students of the (σ_w², k) plane (standard teacher, Adam)."""
     return Unit(
         Key.PLANE,
         lambda context: train_students(
@@ -490,7 +404,8 @@ def deep_key(optimiser: str) -> str:
     return str(Key.DEEP) if optimiser == "adam" else f"{Key.DEEP}-{optimiser}"
 
 
-def _deep_unit(config: CorrelatedInitConfig, optimiser: str) -> Unit:
+def deep_unit(config: CorrelatedInitConfig, optimiser: str) -> Unit:
+    """The deeper students of §5 on the complex teacher with ``optimiser``."""
     name = deep_key(optimiser)
     return Unit(
         name,
@@ -516,7 +431,8 @@ def bias_inits(config: CorrelatedInitConfig) -> Inits:
     return inits
 
 
-def _bias_unit(config: CorrelatedInitConfig) -> Unit:
+def bias_unit(config: CorrelatedInitConfig) -> Unit:
+    """ACI over the σ_b² sweep and He (standard teacher, SGD)."""
     return Unit(
         Key.BIAS,
         lambda context: train_students(
@@ -535,11 +451,11 @@ def _bias_unit(config: CorrelatedInitConfig) -> Unit:
 def plan(config: CorrelatedInitConfig) -> list[Unit]:
     """The propagation and dead-node units, a training unit per teacher × optimiser, the deeper
     students per optimiser, the plane and the σ_b² sweep (named by :func:`unit_keys`)."""
-    units = [_propagation_unit(config), _asymmetric_unit(config), _dead_nodes_unit(config)]
-    units += [_training_unit(config, t, o) for t in TEACHERS for o in OPTIMISERS]
-    units += [_deep_unit(config, o) for o in config.deep_optimisers]
-    units.append(_plane_unit(config))
-    return [*units, _bias_unit(config)] if config.bias_sweep else units
+    units = [propagation_unit(config), asymmetric_unit(config), dead_nodes_unit(config)]
+    units += [training_unit(config, t, o) for t in TEACHERS for o in OPTIMISERS]
+    units += [deep_unit(config, o) for o in config.deep_optimisers]
+    units.append(plane_unit(config))
+    return [*units, bias_unit(config)] if config.bias_sweep else units
 
 
 def estimate_bytes(config: CorrelatedInitConfig) -> int:
@@ -548,3 +464,56 @@ def estimate_bytes(config: CorrelatedInitConfig) -> int:
     propagation = 8 * (config.correlation_depth + 2) * config.correlation_width**2
     dead = 8 * 4 * config.dead_width**2 + 8 * 3 * config.dead_inputs * config.dead_width
     return max(propagation, dead, 8 * 30 * config.grid_points**2)
+
+
+# ---------------------------------------------------------------------------------------------
+# the declared views of the stored units
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Probes(UnitView):
+    """The ``propagation`` and ``asymmetric-phases`` units: per network (one row each) and
+    layer, :func:`simulate_network`'s readings."""
+
+    length: np.ndarray = curve()  # mean square of the pre-activations, (S, L)
+    correlation: np.ndarray = curve()  # the far pairs' correlation, (S, L)
+    correlation_near: np.ndarray = curve()  # the near pairs' correlation, (S, L)
+    gradient: np.ndarray = curve()  # mean square of the backward signal, (S, L)
+
+
+@dataclass(frozen=True)
+class DeadNodes(UnitView):
+    """The ``dead-nodes`` unit: per network and layer :func:`dead_node_statistics`, and the
+    shared inputs."""
+
+    inactive: np.ndarray = curve()  # P(h ≤ 0) over (unit, input) pairs, (S, L)
+    dead_on_all: np.ndarray = curve()  # units with h ≤ 0 on every input, (S, L)
+    mean_correlation: np.ndarray = curve()  # the inputs' mean pairwise correlation, (S, L)
+    inputs: np.ndarray = array()  # the shared inputs, (dead_inputs, dead_width)
+
+
+@dataclass(frozen=True)
+class Students(UnitView):
+    """A training unit (:func:`train_students`): per student the validation loss per epoch
+    (epoch 0: before training) and its output variance on the validation inputs at
+    initialisation (absent in stores made before issue 31)."""
+
+    validation_loss: np.ndarray = curve()  # (S, E + 1)
+    initial_output_variance: np.ndarray | None = array(optional=True)  # (S,)
+
+
+def unit_views(config: CorrelatedInitConfig) -> dict[str, type[UnitView]]:
+    """Every unit :func:`plan` produces → its declared view.
+
+    Example:
+        >>> from relulab.experiments.correlated_init.config import CorrelatedInitConfig
+        >>> unit_views(CorrelatedInitConfig())["train-simple-adam"].__name__
+        'Students'
+    """
+    views: dict[str, type[UnitView]] = {
+        Key.PROPAGATION: Probes,
+        Key.ASYMMETRIC: Probes,
+        Key.DEAD_NODES: DeadNodes,
+    }
+    for key in unit_keys(config):
+        views.setdefault(str(key), Students)
+    return {str(key): view for key, view in views.items()}
