@@ -529,12 +529,14 @@ def _post_rank_kept(results, config):
 def _pre_rank_lower(results, config):
     pre, post = (Stream.read(results[key]) for key in (Key.FORWARD_PRE, Key.FORWARD_POST))
     pre.effective_rank[:, -1] = post.effective_rank[:, -1] - 1.0
+    pre.final_rank[:] = post.final_rank - 1.0  # the stored last-layer rank the claim reads
 
 
 def _post_influence_kept(results, config):
     unit = Influence.read(results[Key.INFLUENCE])
     post = [i for i, c in enumerate(unit.conditions) if c["norm"] == "post"]
     unit.gain[post, -1] = 2.0
+    unit.output_gain[post] = 2.0  # the stored gain to the output the claim reads
 
 
 COUNTER = {
@@ -576,11 +578,14 @@ def _ideal(results):
         stream.cosine[:] = 1.0 - 0.3 / layers
     layers = pre.steps.astype(float)
     pre.effective_rank[:, -1] = 12.0
+    pre.final_rank[:] = 12.0
     post.cosine[:] = 0.8 + 0.01 * np.cos(layers)  # fluctuates, does not approach 1
     post.effective_rank[:] = 10.0 / layers
+    post.final_rank[:] = post.effective_rank[:, -1]
     influence = Influence.read(ideal[Key.INFLUENCE])
     for i, c in enumerate(influence.conditions):
         influence.gain[i, -1] = (0.1 if c["norm"] == "post" else 2.0) * (1 + 0.01 * i)
+        influence.output_gain[i] = influence.gain[i, -1]
     return ideal
 
 

@@ -15,8 +15,9 @@ window and the rescaling were chosen after results had been seen (issue 30): eac
 without it. The rank and test-error claims compare ReLU networks with and without the constant
 pixel at the point each stopped (mean difference with Welch's interval).
 
-**Divergence** (one policy, :data:`DIVERGENCE`): a network diverged when the engine froze it on
-a non-finite value or any recorded training loss is non-finite (no finite cap: from the seed's
+**Divergence** (one policy, :data:`~relulab.experiments.linearization_images.readings.DIVERGENCE`):
+a network diverged when the engine froze it on a non-finite value or any recorded training loss
+is non-finite (no finite cap: from the seed's
 small initialisation and learning rate the loss only falls). A diverged network is *out* of every
 claim that reads it — its pair in the alignment claims, its group in the rank and test-error
 claims — and counted per group in each such claim's ``diverged``; a network that never reached
@@ -38,19 +39,26 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from relulab.analysis import (
-    DivergencePolicy,
     Estimate,
-    divergence_counts,
     divergence_text,
-    early_window,
-    first_below,
     mean_difference_ci,
-    paired_alignments,
 )
 from relulab.experiments.base import Analysis, Results
 from relulab.experiments.claims import ClaimSpec, PostHoc, Reading, evaluate
 from relulab.experiments.criteria import Below
 from relulab.experiments.linearization_images.config import LinearizationImagesConfig, scale
+from relulab.experiments.linearization_images.readings import (
+    DIVERGENCE,
+    alignments,
+    at_stop,
+    diverged,
+    divergence_by_group,
+    early_windows,
+    parting_steps,
+    shift_only_alignments,
+    whole_run_alignments,
+    whole_run_windows,
+)
 from relulab.experiments.linearization_images.units import ACTIVATIONS, Training, pair, unit
 from relulab.experiments.seed004 import SEED, alignment_reading, alignment_spec
 
@@ -78,135 +86,6 @@ STOP_NOTE = (
     "at each network's own stop (mean per-sample loss first ≤ stop_loss; a substitute "
     "stop loss where the run sets one, said in the scale)"
 )
-DIVERGENCE = DivergencePolicy(math.inf, "training loss")
-"""The study's one divergence policy: engine-frozen on a non-finite value, or a non-finite
-recorded training loss (no finite cap: the seed's small-init, small-lr SGD loss only falls)."""
-
-
-def diverged(view: Training) -> np.ndarray:
-    """Per network, whether it diverged under :data:`DIVERGENCE` (``(S,)`` booleans).
-
-    Example:
-        >>> from relulab.records import UnitResult
-        >>> steps = np.arange(3.0)
-        >>> loss = np.array([[1.0, 0.5, 0.4], [1.0, np.inf, np.inf]])
-        >>> result = UnitResult([{}, {}], steps, {"full_loss": loss}, {"validation_error":
-        ...     np.zeros(2)}, np.zeros(2, bool), np.full(2, -1), {"stopped_step": np.full(2, -1),
-        ...     "rank_at_stop": np.ones(2)})
-        >>> diverged(Training.read(result)).tolist()
-        [False, True]
-    """
-    return DIVERGENCE.diverged(view.diverged, view.full_loss)
-
-
-def _counts(groups: Mapping[str, Training]) -> dict[str, tuple[int, int]]:
-    """Per group (a unit's networks): (networks that diverged, networks)."""
-    return {
-        name: divergence_counts(diverged(view), {name: range(view.n_networks)})[name]
-        for name, view in groups.items()
-    }
-
-
-def early_windows(relu: Training, config: Config) -> np.ndarray:
-    r"""Per seed the end of the ReLU network's early phase: the first recorded step at which
-    its loss has made ``window_fraction`` of its drop over the first ``early_steps`` steps
-    (:func:`relulab.analysis.early_window` on that stretch of its curve).
-
-    .. math:: t_w = \min\{t \le t_e : L(t) \le L(t_e) + (1 - f)\,(L(0) - L(t_e))\}
-
-    Args:
-        relu: the ReLU unit.
-        config: ``early_steps`` (:math:`t_e`) and ``window_fraction`` (:math:`f`).
-
-    Returns:
-        ``(seeds,)`` steps.
-
-    Example:
-        >>> from relulab.records import UnitResult
-        >>> steps = np.arange(0.0, 2000.0, 5.0)
-        >>> loss = np.stack([0.2 + 0.3 * np.exp(-steps / 50)])
-        >>> result = UnitResult([{}], steps, {"full_loss": loss}, {"validation_error":
-        ...     np.zeros(1)}, np.zeros(1, bool), np.full(1, -1), {"stopped_step": np.full(1, -1),
-        ...     "rank_at_stop": np.ones(1)})
-        >>> early_windows(Training.read(result), Config(real_data=False)).tolist()
-        [150.0]
-    """
-    inside = relu.steps <= config.early_steps
-    steps = relu.steps[inside]
-    return np.array(
-        [early_window(steps, row[inside], config.window_fraction) for row in relu.full_loss]
-    )
-
-
-def alignments(relu: Training, linear: Training, config: Config) -> np.ndarray:
-    """Per seed ``(gap, shift, unshifted gap, rescaling κ)`` of
-    :func:`relulab.analysis.paired_alignments`: the ReLU network's full-data loss against the
-    linear network's of the same seed over the ReLU network's early window
-    (:func:`early_windows`), after the best shift (up to ``max_shift`` of the window) and time
-    rescaling (up to ``max_rescale``: the seed's "mode-wise time shift", §5), ``(seeds, 4)``."""
-    return paired_alignments(
-        linear.steps,
-        relu.full_loss,
-        linear.full_loss,
-        config.window_fraction,
-        config.max_shift,
-        max_rescale=config.max_rescale,
-        window_ends=early_windows(relu, config),
-    )
-
-
-def _whole_run_windows(relu: Training, linear: Training, config: Config) -> np.ndarray:
-    """Per seed the toy tasks' window: the first recorded step at which the *linear* network
-    has made ``window_fraction`` of its drop over the whole run."""
-    return np.array(
-        [early_window(linear.steps, row, config.window_fraction) for row in linear.full_loss]
-    )
-
-
-def _whole_run_alignments(relu: Training, linear: Training, config: Config) -> np.ndarray:
-    """:func:`alignments` without the images' early window: over the linear network's own
-    early window (:func:`_whole_run_windows`, the toy tasks' window)."""
-    return paired_alignments(
-        linear.steps,
-        relu.full_loss,
-        linear.full_loss,
-        config.window_fraction,
-        config.max_shift,
-        max_rescale=config.max_rescale,
-        window_ends=_whole_run_windows(relu, linear, config),
-    )
-
-
-def _shift_only_alignments(relu: Training, linear: Training, config: Config) -> np.ndarray:
-    """:func:`alignments` without the time rescaling: the best additive shift alone."""
-    return paired_alignments(
-        linear.steps,
-        relu.full_loss,
-        linear.full_loss,
-        config.window_fraction,
-        config.max_shift,
-        window_ends=early_windows(relu, config),
-    )
-
-
-def parting_steps(relu: Training, linear: Training, tolerance: float) -> np.ndarray:
-    """Per seed, the first recorded step at which the ReLU and linear training losses differ
-    by more than ``tolerance`` in log (no shift; NaN if never) — a metric beside the alignment
-    claims, whose window can span the linear network's slow late decline."""
-    gap = np.abs(np.log(relu.full_loss) - np.log(linear.full_loss))
-    return np.array([first_below(relu.steps, -row, -tolerance) for row in gap])
-
-
-def at_stop(view: Training, values: np.ndarray) -> np.ndarray:
-    """Per network, ``values`` (one per network: ``view.rank_at_stop``,
-    ``view.validation_error``) where it reached its stopping loss, NaN where it never did or
-    diverged (:data:`DIVERGENCE`): the networks both claims read at the stop leave out."""
-    kept = view.stopped & ~diverged(view)
-    return np.where(kept, np.asarray(values, dtype=np.float64), np.nan)
-
-
-# ---------------------------------------------------------------------------------------------
-# Alignment (fig. 1A, 7, 8): one measure per preprocessing and bias variant.
 # ---------------------------------------------------------------------------------------------
 PerPair = Callable[[Training, Training, Config], np.ndarray]
 
@@ -226,7 +105,7 @@ def _alignment_with(
     def measure(results: Results, config: Config) -> Reading:
         relu, linear = pair(results, norm, bias)
         out = diverged(relu) | diverged(linear)
-        counts = _counts({"ReLU": relu, "linear": linear})
+        counts = divergence_by_group({"ReLU": relu, "linear": linear})
         tail = f"{divergence_text(counts)} (pairs left out: {int(out.sum())}/{out.size})"
         if out.all():
             return Reading(
@@ -274,12 +153,12 @@ def _alignment_post_hoc(norm: str, bias: bool) -> tuple[PostHoc, ...]:
             "the early window: until the ReLU network has made window_fraction of its drop "
             "over its first early_steps = 781 SGD steps",
             WINDOW_WHY,
-            measure=_alignment_with(_whole_run_alignments, norm, bias, _whole_run_windows),
+            measure=_alignment_with(whole_run_alignments, norm, bias, whole_run_windows),
         ),
         PostHoc(
             "the time rescaling κ in the alignment fit",
             RESCALE_WHY,
-            measure=_alignment_with(_shift_only_alignments, norm, bias),
+            measure=_alignment_with(shift_only_alignments, norm, bias),
         ),
     )
 
@@ -436,8 +315,8 @@ def _relu_groups(results: Results) -> tuple[Training, Training]:
     return (unit(results, "pixel_mean", True, "relu"), unit(results, "pixel_mean", False, "relu"))
 
 
-def _stop_counts(bias: Training, free: Training) -> dict[str, tuple[int, int]]:
-    return _counts({"ReLU with bias": bias, "ReLU without bias": free})
+def _stopdivergence_by_group(bias: Training, free: Training) -> dict[str, tuple[int, int]]:
+    return divergence_by_group({"ReLU with bias": bias, "ReLU without bias": free})
 
 
 def _rank(results: Results, config: Config) -> Reading:
@@ -446,7 +325,7 @@ def _rank(results: Results, config: Config) -> Reading:
         at_stop(bias, bias.rank_at_stop),
         at_stop(free, free.rank_at_stop),
         scale(config),
-        _stop_counts(bias, free),
+        _stopdivergence_by_group(bias, free),
     )
 
 
@@ -456,7 +335,7 @@ def _test_error(results: Results, config: Config) -> Reading:
         at_stop(bias, bias.validation_error),
         at_stop(free, free.validation_error),
         scale(config),
-        _stop_counts(bias, free),
+        _stopdivergence_by_group(bias, free),
     )
 
 
@@ -471,7 +350,7 @@ def _at_the_seeds_stop(results: Results, config: Config) -> Reading:
             f"the networks were stopped at the substitute loss {config.stop_level:g}, above the "
             f"seed's {config.stop_loss:g}: no value at the seed's stop"
         ),
-        diverged=_stop_counts(bias, free),
+        diverged=_stopdivergence_by_group(bias, free),
     )
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from relulab.experiments.base import Figure, Results
-from relulab.experiments.linearization_images.claims import at_stop, diverged
 from relulab.experiments.linearization_images.config import LinearizationImagesConfig, scale
+from relulab.experiments.linearization_images.readings import at_stop, diverged
 from relulab.experiments.linearization_images.units import Training, schedule, unit
 from relulab.report.plotting import plt, save
 

@@ -323,7 +323,7 @@ def _keeps_rank(results: Results, config: PrePostConfig) -> Reading:
     for alpha in config.alphas:
         toys = _toys(pre, alpha)
         gaps[alpha_part(alpha)] = mean_ci(
-            pre.effective_rank[toys, -1] - post.effective_rank[toys, -1]
+            pre.final_rank[toys] - post.final_rank[toys]
         )
     return Reading(gaps, scale=scale(config))
 
