@@ -1,30 +1,34 @@
-"""The README's robustness table and each docs page's robustness section are generated from the
-committed records (``results/robustness/quick/*/robustness.json``, and
-``results/robustness/paper/*/robustness.json`` where the paper preset was affordable) and say
-what those say: a record added without running the sync command fails here."""
+"""The README's scorecard and robustness tables and each docs page's robustness section are
+generated from the committed records (``results/robustness/quick/*/robustness.json``,
+``results/robustness/paper/*/robustness.json`` where the paper preset was affordable, and the
+paper runs' ``results/paper/*/summary.json``) and say what those say: a record added, or a
+criterion re-registered, without running the sync command fails here."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from relulab.experiments import REGISTRY
-from relulab.report.robustness import (
-    robustness_markdown,
-    robustness_missing_markdown,
-    robustness_readme_rows,
-)
-from relulab.report.robustness_docs import (
+from relulab.docs_sync import (
     BEGIN,
     END,
+    SCORECARD_BEGIN,
+    SCORECARD_END,
     SYNC_COMMAND,
     MarkerError,
+    expected_scorecard,
     expected_sections,
     load_records,
     main,
     marked_section,
     replace_section,
     sync,
+)
+from relulab.experiments import REGISTRY
+from relulab.report.robustness import (
+    robustness_markdown,
+    robustness_missing_markdown,
+    robustness_readme_rows,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +61,14 @@ def test_marked_section_matches_the_committed_records(path):
     )
 
 
+def test_the_readme_scorecard_matches_the_committed_records():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = marked_section(readme, "README.md", SCORECARD_BEGIN, SCORECARD_END)
+    assert found == expected_scorecard(ROOT), (
+        f"README.md's scorecard is out of step with results/: run `{SYNC_COMMAND}`"
+    )
+
+
 def test_the_readme_table_is_outside_code_blocks():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     before = text[: text.index(BEGIN)]
@@ -71,9 +83,9 @@ def test_records_committed_and_missing_pages():
     sections = expected_sections(ROOT)
     for page in PAGES:
         if page.stem in records:
-            expected = robustness_markdown(records[page.stem])
+            expected = robustness_markdown(records[page.stem].to_dict())
             if page.stem in paper:
-                expected += "\n\n" + robustness_markdown(paper[page.stem])
+                expected += "\n\n" + robustness_markdown(paper[page.stem].to_dict())
             assert sections[page] == expected
             assert f"results/robustness/quick/{page.stem}/robustness.html" in sections[page]
         else:
@@ -199,7 +211,10 @@ def _tree(tmp_path, page_text):
     (tmp_path / "results" / "robustness" / "quick" / "toy" / "robustness.json").write_text(
         json.dumps(RECORD), encoding="utf-8"
     )
-    (tmp_path / "README.md").write_text(f"# r\n\n{BEGIN}\n{END}\n\ntail\n", encoding="utf-8")
+    (tmp_path / "README.md").write_text(
+        f"# r\n\n{BEGIN}\n{END}\n\n{SCORECARD_BEGIN}\n{SCORECARD_END}\n\ntail\n",
+        encoding="utf-8",
+    )
     (tmp_path / "docs" / "experiments" / "toy.md").write_text(page_text, encoding="utf-8")
     (tmp_path / "docs" / "experiments" / "other.md").write_text(
         f"# other\n{BEGIN}\nstale\n{END}\n", encoding="utf-8"
@@ -223,7 +238,8 @@ def test_sync_rewrites_only_the_marked_sections(tmp_path, capsys):
         f"\n\n{END}\n"
     )
     readme = (root / "README.md").read_text()
-    assert readme.endswith(f"Not yet committed: `other`.\n\n{END}\n\ntail\n")
+    assert f"Not yet committed: `other`.\n\n{END}\n\n{SCORECARD_BEGIN}\n\n| experiment" in readme
+    assert readme.endswith(f"`python -m relulab.docs_sync`.\n\n{SCORECARD_END}\n\ntail\n")
     assert sync(root) == [] and main(["--root", str(root), "--check"]) == 0  # idempotent
     capsys.readouterr()
 
@@ -238,6 +254,7 @@ def test_sync_adds_the_paper_record_after_the_quick_one(tmp_path, capsys):
     assert main(["--root", str(root)]) == 0
     page = marked_section((root / "docs" / "experiments" / "toy.md").read_text())
     assert page == robustness_markdown(RECORD) + "\n\n" + robustness_markdown(paper)
+    # the records are read back through RobustnessRecord: its JSON keeps what the pages show
     assert "results/robustness/paper/toy/robustness.html" in page
     other = marked_section((root / "docs" / "experiments" / "other.md").read_text())
     assert "paper" not in other  # no paper record: the quick section only

@@ -2,6 +2,7 @@
 byte for byte — on a fresh run, on a reproduce directory and on every committed paper run —
 and tampered, missing or undeclared unit data refused in one line (exit 2), nothing written."""
 
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -58,15 +59,18 @@ def test_an_edited_summary_is_found_by_check(tmp_path, run_dir, capsys):
         if path.is_file():
             (copy / path.name).write_bytes(path.read_bytes())
     summary = json.loads((copy / "summary.json").read_text())
-    summary["claims"][0]["verdict"] = "fails"
+    claim = summary["claims"][0]
+    truth = claim["verdict"]
+    claim["verdict"] = "holds" if truth != "holds" else "fails"
     (copy / "summary.json").write_text(json.dumps(summary, indent=2))
     assert cli.main(["rejudge", str(copy), "--check"]) == 1
     out = capsys.readouterr().out
-    assert f"differs: {copy / 'summary.json'}" in out and "fails → holds" in out
+    assert f"differs: {copy / 'summary.json'}" in out
+    assert f"{claim['id']}: {claim['verdict']} → {truth}" in out
 
 
 def _copy(run_dir: Path, target: Path) -> Path:
-    target.mkdir()
+    target.mkdir(parents=True)
     for path in run_dir.iterdir():
         if path.is_file() and not path.name.startswith("."):
             (target / path.name).write_bytes(path.read_bytes())
@@ -93,6 +97,7 @@ def test_bad_unit_data_is_refused_in_one_line_and_nothing_is_written(
         expected = "holds no relulab run"
     else:  # the study now declares a field the stored units lack
 
+        @dataclasses.dataclass(frozen=True)
         class Renamed(UnitView):
             sigma_one: object = final()
 
@@ -117,10 +122,12 @@ def test_bad_unit_data_is_refused_in_one_line_and_nothing_is_written(
     assert _tree(copy) == before
 
 
-def test_a_reproduce_directory_is_rejudged_with_its_scorecard(tmp_path, capsys):
+def test_a_reproduce_directory_is_rejudged_with_its_scorecard(tmp_path, run_dir):
+    """A reproduce directory (here one tiny run and its index, as `relulab report` builds
+    them): every run re-judged, then scorecard.json, equal byte for byte."""
     out = tmp_path / "reproduce"
-    argv = ["reproduce", "--only", "anisotropy", "--quiet", "--out", str(out), *TINY[1:]]
-    assert cli.main([*argv[:4], *TINY, *argv[4:]]) == 0
+    _copy(run_dir, out / "anisotropy")
+    assert cli.main(["report", str(out)]) == 0
     scorecard = (out / "scorecard.json").read_bytes()
     assert cli.main(["rejudge", str(out), "--check"]) == 0
     assert cli.main(["rejudge", str(out)]) == 0

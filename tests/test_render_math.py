@@ -12,7 +12,7 @@ import pytest
 from relulab.experiments import REGISTRY
 from relulab.report.mathsvg import math_markup, mathtext_source
 from relulab.report.render import render_docstring
-from relulab.runner.execute import _about
+from relulab.runner.outputs import _about
 
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 

@@ -6,9 +6,10 @@ values, whether it finished, and ``judged_on`` (the reading whose stored units i
 for a reading of ``judging`` fields only). Per claim (:class:`ClaimRobustness`): its verdict at
 the preset and in each reading, in how many of the readings that test it it holds, its standing
 (:func:`classify`) and the fields whose alternatives flip it; from issue 42 also its ``kind``
-(claim or check) and ``registration`` (the hash of its criterion at the preset,
+(claim or check), ``registration`` (the hash of its criterion at the preset,
 :mod:`relulab.registry`), so a page can tell whether the record still speaks for the claim as the
-code registers it today.
+code registers it today, and ``post_hoc``: its verdict at the preset without each choice made
+after looking at data.
 
 >>> classify(["holds", "not tested", "holds"]), classify(["holds", "fails"])
 ('robust holds', 'depends')
@@ -99,6 +100,7 @@ class ClaimRobustness:
     flipped_by: tuple[str, ...] = ()
     kind: str = "claim"
     registration: str = ""
+    post_hoc: Mapping[str, str] = field(default_factory=dict)  # at the preset: what → verdict
 
     def __post_init__(self) -> None:
         if self.standing not in STANDINGS:
@@ -129,6 +131,7 @@ class ClaimRobustness:
             tuple(flipped),
             str(row.get("kind") or "claim"),
             str(row.get("registration") or ""),
+            {str(k): str(v) for k, v in (row.get("post_hoc") or {}).items()},
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -136,6 +139,7 @@ class ClaimRobustness:
             **asdict(self),
             "verdicts": dict(self.verdicts),
             "flipped_by": list(self.flipped_by),
+            "post_hoc": dict(self.post_hoc),
         }
 
 

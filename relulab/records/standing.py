@@ -39,6 +39,7 @@ __all__ = [
     "count_line",
     "headline_counts",
     "record_row",
+    "record_standing",
     "standing",
     "standings_by_id",
 ]
@@ -113,22 +114,44 @@ def standing(claim: ClaimRecord, record: RobustnessRecord | None = None) -> Stan
     """The claim's headline standing (module docstring) over the run, its post-hoc-free
     verdicts and, where it speaks for the claim, ``record``'s other readings."""
     row, why = record_row(claim, record)
-    readings: list[tuple[str, tuple[str, ...]]] = [(claim.verdict, ())]
-    readings += [(p.verdict, (f"post hoc: {p.what}",)) for p in claim.post_hoc]
-    if row is not None and record is not None:
-        fields = {r.name: r.fields for r in record.readings}
-        readings += [
-            (verdict, fields.get(name, (name,)))
-            for name, verdict in row.verdicts.items()
-            if name != "preset"
-        ]
-    tested = [(v, f) for v, f in readings if v not in ("not tested", "missing")]
-    if claim.verdict == "not tested" or not tested:
-        return Standing("not tested", len(tested), 0, why_unmeasured=why)
-    verdict = classify([v for v, _ in tested]).removeprefix("robust ")
-    flipped = dict.fromkeys(f for v, fs in tested if v != claim.verdict for f in fs)
+    post_hoc = {p.what: p.verdict for p in claim.post_hoc}
+    others = _other_readings(row, record) if row is not None and record is not None else []
+    return _weighed(claim.verdict, post_hoc, others, why)
+
+
+def record_standing(row: ClaimRobustness, record: RobustnessRecord) -> Standing:
+    """A claim's standing from a robustness record alone: its verdict at the preset reading,
+    its post-hoc-free verdicts there, and the record's other readings (what the README's
+    tables count)."""
+    return _weighed(row.preset, row.post_hoc, _other_readings(row, record), "")
+
+
+def _other_readings(
+    row: ClaimRobustness, record: RobustnessRecord
+) -> list[tuple[str, tuple[str, ...]]]:
+    fields = {r.name: r.fields for r in record.readings}
+    return [
+        (verdict, fields.get(name, (name,)))
+        for name, verdict in row.verdicts.items()
+        if name != "preset"
+    ]
+
+
+def _weighed(
+    verdict: str,
+    post_hoc: Mapping[str, str],
+    others: list[tuple[str, tuple[str, ...]]],
+    why_unmeasured: str,
+) -> Standing:
+    readings = [(verdict, ())]
+    readings += [(v, (f"post hoc: {what}",)) for what, v in post_hoc.items()]
+    tested = [(v, f) for v, f in readings + others if v not in ("not tested", "missing")]
+    if verdict in ("not tested", "missing") or not tested:
+        return Standing("not tested", len(tested), 0, why_unmeasured=why_unmeasured)
+    headline = classify([v for v, _ in tested]).removeprefix("robust ")
+    flipped = dict.fromkeys(f for v, fs in tested if v != verdict for f in fs)
     holds = sum(v == "holds" for v, _ in tested)
-    return Standing(verdict, len(tested), holds, tuple(flipped), why)
+    return Standing(headline, len(tested), holds, tuple(flipped), why_unmeasured)
 
 
 def headline_counts(standings: Iterable[Standing]) -> Counter[str]:

@@ -9,7 +9,7 @@ which alternative, with the field's note). Rendered with the site's templates an
 
 The same record, as Markdown for the docs (:func:`robustness_markdown`, an experiment's page)
 and the README (:func:`robustness_readme_rows`, one row per experiment): generated, so the text
-cannot drift from the committed records (``python -m relulab.report.robustness_docs`` rewrites
+cannot drift from the committed records (``python -m relulab.docs_sync`` rewrites
 the marked sections).
 """
 

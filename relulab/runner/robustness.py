@@ -249,6 +249,7 @@ def _claim_robustness(
         tuple(flipped),
         first.kind,
         base.registration if base is not None else "",
+        {p.what: p.verdict for p in base.post_hoc} if base is not None else {},
     )
 
 
