@@ -84,7 +84,8 @@ def _differences(new: SummaryRecord, old: SummaryRecord | None) -> str:
         return "no summary.json there"
     before = old.verdicts()
     moved = [
-        f"{k}: {before.get(k, 'absent')} → {v}" for k, v in new.verdicts().items()
+        f"{k}: {before.get(k, 'absent')} → {v}"
+        for k, v in new.verdicts().items()
         if before.get(k) != v
     ]
     return "; ".join(moved) or "the text differs (no verdict moved)"

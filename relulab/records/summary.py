@@ -179,9 +179,7 @@ class SummaryRecord:
             overrides=dict(content.get("overrides") or {}),
             claims=_claims(content.get("claims")),
             metrics=dict(content.get("metrics") or {}),
-            units={
-                name: UnitRecord(**unit) for name, unit in (content.get("units") or {}).items()
-            },
+            units={name: UnitRecord(**unit) for name, unit in (content.get("units") or {}).items()},
             versions=dict(content.get("versions") or {}),
             created=str(content.get("created") or ""),
             device=str(content.get("device") or ""),

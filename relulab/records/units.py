@@ -200,8 +200,7 @@ class UnitView:
         if missing:
             where = f"unit {unit!r}" if unit else "the unit"
             raise UnitSchemaError(
-                f"{where} does not hold what {cls.__name__} declares: missing "
-                + ", ".join(missing)
+                f"{where} does not hold what {cls.__name__} declares: missing " + ", ".join(missing)
             )
 
     @classmethod
@@ -214,9 +213,7 @@ class UnitView:
             "final": result.final,
             "arrays": result.arrays,
         }
-        values = {
-            name: stored[place].get(key) for name, (place, _, key) in cls._fields().items()
-        }
+        values = {name: stored[place].get(key) for name, (place, _, key) in cls._fields().items()}
         return cls(result, **values)
 
     @property

@@ -28,6 +28,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from relulab.records.claims import ClaimRecord
+
 __all__ = [
     "STANDING_CLASS",
     "STANDING_VERDICT",
@@ -283,7 +285,7 @@ def check_tally(checks: Iterable[Any]) -> str:
         '1/1 hold'
     """
     verdicts = [
-        getattr(check, "verdict", None) or verdict(check) for check in checks  # type: ignore[arg-type]
+        check.verdict if isinstance(check, ClaimRecord) else verdict(check) for check in checks
     ]
     tested = [v for v in verdicts if v != "not tested"]
     if not verdicts:

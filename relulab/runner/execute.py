@@ -66,6 +66,7 @@ __all__ = [
     "SUMMARY_FILENAME",
 ]
 
+
 @dataclass(frozen=True)
 class PreparedRun:
     experiment: Experiment
@@ -194,9 +195,7 @@ def execute(
     with contextlib.ExitStack() as stack:
         if executor is None:
             executor = stack.enter_context(make_executor(quiet=quiet))
-        (outcome,) = execute_runs(
-            [run], executor, quiet=quiet, warn=warn, robustness=robustness
-        )
+        (outcome,) = execute_runs([run], executor, quiet=quiet, warn=warn, robustness=robustness)
     if outcome.error is not None:
         raise outcome.error
     assert outcome.summary is not None
@@ -435,5 +434,3 @@ def _progress_bar(total: int, silent: bool) -> Iterator[Callable[[int, str], Non
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task("", total=total)
         yield lambda n, activity: bar.update(task, advance=n, description=activity)
-
-

@@ -160,9 +160,7 @@ def read_summary(out_dir: Path) -> SummaryRecord | None:
         return None
 
 
-def _previous(
-    earlier: SummaryRecord | None, current_hash: str
-) -> tuple[PreviousRegistration, ...]:
+def _previous(earlier: SummaryRecord | None, current_hash: str) -> tuple[PreviousRegistration, ...]:
     """The earlier registrations a new summary keeps: those ``earlier`` kept, plus ``earlier``
     itself when it was judged under another registration."""
     if earlier is None:
@@ -194,8 +192,7 @@ def judge(
     commit = str(meta["versions"].get("relulab_commit", ""))
     registration, status = registration_status(experiment, meta["preset"], config, commit)
     records = [
-        dataclasses.replace(c, registration=registration.claim_hash(c.id))
-        for c in analysis.claims
+        dataclasses.replace(c, registration=registration.claim_hash(c.id)) for c in analysis.claims
     ]
     preset = config_to_dict(experiment.presets[meta["preset"]])
     values = config_to_dict(config) if overrides else meta["config"]  # stored: keys sorted
