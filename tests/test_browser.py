@@ -242,26 +242,26 @@ def test_filters_show_only_the_matching_claims(browser, sample_dir):
     _open(browser, sample_dir / "index.html")
     rows = _visible(browser, "tr.claim")
     assert len(rows) == 7
-    _choose(browser, "verdict", "fails")
+    _choose(browser, "standing", "fails")
     shown = _visible(browser, "tr.claim")
-    assert [r.get_attribute("data-verdict") for r in shown] == ["fails", "fails"]
+    assert [r.get_attribute("data-standing") for r in shown] == ["fails", "fails"]
     assert browser.find_element("id", "shown").text == "2 of 7 claims shown"
     _choose(browser, "seed", "003")
     assert _visible(browser, "tr.claim") == [], "no failing claim of seed 003"
     assert _visible(browser, "section.experiment") == []
-    _choose(browser, "verdict", "")
+    _choose(browser, "standing", "")
     shown = _visible(browser, "tr.claim")
-    assert [r.get_attribute("data-verdict") for r in shown] == ["inconclusive", "holds"]
+    assert [r.get_attribute("data-standing") for r in shown] == ["inconclusive", "holds"]
     _choose(browser, "kind", "beyond")
     shown = _visible(browser, "tr.claim")
     assert [r.get_attribute("data-kind") for r in shown] == ["beyond"]
     _choose(browser, "kind", "")
     _choose(browser, "seed", "")
-    _choose(browser, "verdict", "not tested")
+    _choose(browser, "standing", "not tested")
     shown = _visible(browser, "tr.claim")
-    assert [r.get_attribute("data-verdict") for r in shown] == ["not tested"]
+    assert [r.get_attribute("data-standing") for r in shown] == ["not tested"]
     assert "150 steps" in shown[0].text
-    _choose(browser, "verdict", "")
+    _choose(browser, "standing", "")
     _choose(browser, "preset", "quick")
     assert {r.get_attribute("data-preset") for r in _visible(browser, "tr.claim")} == {"quick"}
     assert len(_visible(browser, "tr.claim")) == 2
