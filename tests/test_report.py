@@ -70,7 +70,7 @@ def test_index_counts_units_intervals_and_links(sample_site):
     assert '<span class="badge beyond">beyond the seed: 1 holds · robustness not measured' in html
     assert "1 holds · 1 fails · robustness not measured" in html  # the old run
     total = "2 hold · 2 fail · 1 inconclusive · 1 not tested · robustness not measured"
-    assert f'<span class="badge holds">{total}</span>' in html
+    assert f'<span class="badge fails">{total}</span>' in html  # coloured by its worst
     assert "beyond the seeds:" in html and '<div class="tag">beyond the seed</div>' in html
     assert "checks (never counted):" in html and "checks: 1/1 hold" in html
     assert "Not tested: the quick preset trains 150 steps" in html

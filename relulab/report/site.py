@@ -359,6 +359,7 @@ def index_counts(
         "beyond": count_line(beyond) if beyond else "",
         "checks": scorecard.check_tally(checks),
         "headline": dict(headline_counts(seed)),
+        "overall": scorecard.overall_standing(seed),
         "n_seed": len(seed),
         "n_beyond": len(beyond),
     }
