@@ -260,7 +260,11 @@ EXACT = "exact count: deterministic grid runs, not random draws, so no interval"
 
 
 def network_returns(
-    unit: Neurons, i: int, plateau_rtol: float, at_end: bool = True
+    unit: Neurons,
+    i: int,
+    plateau_rtol: float,
+    at_end: bool = True,
+    flags: np.ndarray | None = None,
 ) -> tuple[bool, bool, bool]:
     """Network ``i``: did it leave the balanced state, was it balanced again at some later record
     (:func:`left_and_returned`), and did it come back for good (:func:`returned_for_good`:
@@ -273,11 +277,12 @@ def network_returns(
         plateau_rtol: the "stuck around" band.
         at_end: judge "off the plateau" on the loss at the last record (the claim), or on the
             loss level, the median of the last 10 % (the reading before issue 29's choice).
+        flags: the unit's divergence flags (:func:`diverged`), when the caller has them.
     """
     states = unit.state[i].astype(int)
     left, returned = left_and_returned(states)
     loss = unit.loss[i][-1] if at_end else plateau_level(unit.loss[i])
-    if diverged(unit)[i]:
+    if (diverged(unit) if flags is None else flags)[i]:
         loss = np.inf
     good = returned and returned_for_good(states, loss, plateau_rtol)
     return left, returned, good
@@ -309,7 +314,7 @@ def return_tally(
             if condition["activation"] != "relu":
                 continue
             counts = tally.setdefault((_group(condition), str(name)), [0, 0, 0, 0, 0])
-            for j, happened in enumerate(network_returns(unit, i, plateau_rtol, at_end)):
+            for j, happened in enumerate(network_returns(unit, i, plateau_rtol, at_end, flags)):
                 counts[j] += int(happened)
             counts[3] += int(flags[i])
             counts[4] += 1
