@@ -51,15 +51,13 @@ def per_draw(view: Spectra, values: np.ndarray, **match) -> np.ndarray:
 
 
 def sweep(view: Spectra) -> tuple[np.ndarray, np.ndarray]:
-    """The slopes and σ1/σ2 per draw and slope, ``(draws, slopes)``."""
+    """The slopes and σ1/σ2 per draw and slope, ``(draws, slopes)`` (one pass over the
+    networks; where two share a draw and slope, the first)."""
     slopes = np.unique([c["slope"] for c in view.conditions])
-    draws = sorted({c["draw"] for c in view.conditions})
-    ratio = np.array(
-        [
-            [per_draw(view, view.sigma1_over_sigma2, draw=k, slope=float(p))[0] for p in slopes]
-            for k in draws
-        ]
-    )
+    draws = {k: i for i, k in enumerate(sorted({c["draw"] for c in view.conditions}))}
+    ratio = np.full((len(draws), len(slopes)), np.nan)
+    for value, c in zip(view.sigma1_over_sigma2[::-1], view.conditions[::-1], strict=True):
+        ratio[draws[c["draw"]], np.searchsorted(slopes, c["slope"])] = value
     return slopes, ratio
 
 
