@@ -168,6 +168,7 @@ def _scorecard_rows(
                 {c["id"]: c["hash"] for c in quick.claims},
                 paper_runs,
                 paper.get(name),
+                {c["id"]: (c["kind"], c["beyond_seed"]) for c in quick.claims},
             )
         )
     return rows

@@ -54,6 +54,7 @@ __all__ = [
     "registration_status",
     "registry_path",
     "sync",
+    "verdict_inputs",
 ]
 
 REGISTRY_DIRECTORY = "registry"  # inside each study's package
@@ -120,6 +121,32 @@ def claim_entry(spec: ClaimSpec, config: Any) -> dict[str, Any]:
     }
 
 
+def verdict_inputs(entry: dict[str, Any]) -> dict[str, Any]:
+    """What of a claim's entry decides its verdict — its criterion with every threshold, the
+    function that measures it, why a config cannot decide it, and the same without each
+    post-hoc choice — and so goes into its hash with the config. The words around them (the
+    statement, its seed source, scope, notes, the counterexample, why a check is one, the
+    post-hoc choice's what and why) and its kind are registered in the file but not hashed:
+    rewording a claim, or moving it between claims and checks, leaves the verdicts a
+    robustness record holds for it valid.
+
+    Example:
+        >>> verdict_inputs({"id": "x", "statement": "words", "criterion": {"type": "Below"},
+        ...                 "measure": "m", "untested": "", "post_hoc": []})["criterion"]
+        {'type': 'Below'}
+    """
+    return {
+        "id": entry["id"],
+        "criterion": entry["criterion"],
+        "measure": entry["measure"],
+        "untested": entry["untested"],
+        "post_hoc": [
+            {k: p[k] for k in ("criterion_without", "measure_without", "untested_without")}
+            for p in entry["post_hoc"]
+        ],
+    }
+
+
 def registration(experiment: Experiment, preset: str, config: Any = None) -> Registration:
     """The study's registration at ``config`` (default: the preset's).
 
@@ -136,7 +163,8 @@ def registration(experiment: Experiment, preset: str, config: Any = None) -> Reg
     claims = []
     for spec in experiment.claims:
         entry = claim_entry(spec, config)
-        claims.append({**entry, "hash": registration_hash(experiment.name, values, entry)})
+        decisive = verdict_inputs(entry)
+        claims.append({**entry, "hash": registration_hash(experiment.name, values, decisive)})
     declared = {k: [_canonical(v) for v in vs] for k, vs in alternatives(config).items()}
     whole = registration_hash(experiment.name, values, declared, claims)
     return Registration(experiment.name, preset, values, declared, tuple(claims), whole)

@@ -5,8 +5,10 @@ with the config, hashed — the record committed as ``relulab/experiments/<study
 Each claim's entry holds what decides its verdict: its kind (claim or check), statement, seed
 source and scope, its criterion with every threshold (the criterion object written out field by
 field), the function that measures it, why the preset cannot decide it (if it cannot), its
-counterexample and its post-hoc declarations. Its ``hash`` covers the entry and the config, so a
-claim's hash changes exactly when what judges it does; the registration's ``hash`` covers all.
+counterexample and its post-hoc declarations. Its ``hash`` covers what decides its verdict (the
+criterion, the measure, the "not tested" reason, the same without each post-hoc choice) and the
+config, so a claim's hash changes exactly when what judges it does; the registration's ``hash``
+covers all of the file.
 
 >>> entry = {"id": "x", "criterion": {"type": "Below", "bound": 1.0}}
 >>> registration_hash({"seed": 0}, entry) == registration_hash({"seed": 0}, dict(entry))

@@ -22,13 +22,15 @@ __all__ = ["ScorecardRow", "quick_cell", "paper_cell", "scorecard_markdown"]
 class ScorecardRow:
     """One experiment's records: its quick robustness record (``None``: none committed), the
     registration hash of each of its claims at the quick preset today, its committed paper runs
-    by folder and its paper robustness record."""
+    by folder, its paper robustness record, and each claim's kind (claim or check) and whether
+    it is beyond the seed, as the code declares them today."""
 
     experiment: str
     quick: RobustnessRecord | None
     registered: Mapping[str, str]
     paper_runs: Mapping[str, SummaryRecord] = field(default_factory=dict)
     paper: RobustnessRecord | None = None
+    kinds: Mapping[str, tuple[str, bool]] = field(default_factory=dict)  # id → (kind, beyond)
 
 
 def _line(standings: list[Standing], beyond: list[Standing]) -> str:
@@ -48,14 +50,15 @@ def quick_cell(row: ScorecardRow) -> tuple[str, str]:
     if record is None:
         return "no robustness record", "—"
     current = [c for c in record.claims if row.registered.get(c.id) == c.registration]
-    claims = [c for c in current if c.kind == "claim"]
-    seed = [record_standing(c, record) for c in claims if not c.beyond_seed]
-    beyond = [record_standing(c, record) for c in claims if c.beyond_seed]
+    kinds = {c.id: row.kinds.get(c.id, (c.kind, c.beyond_seed)) for c in current}  # today's
+    claims = [c for c in current if kinds[c.id][0] == "claim"]
+    seed = [record_standing(c, record) for c in claims if not kinds[c.id][1]]
+    beyond = [record_standing(c, record) for c in claims if kinds[c.id][1]]
     text = _line(seed, beyond)
     stale = sorted(set(row.registered) - {c.id for c in current})
     if stale:
         text += f" · {len(stale)} registered since the record (not counted)"
-    checks = [c for c in current if c.kind == "check"]
+    checks = [c for c in current if kinds[c.id][0] == "check"]
     tally = f"{sum(c.preset == 'holds' for c in checks)}/{len(checks)} hold" if checks else "—"
     return text, tally
 
