@@ -211,3 +211,27 @@ def test_floor_crossover_is_where_the_ratio_reaches_its_linear_value():
     ratio = np.maximum(5 - 5 * slopes, 1.0)  # reaches 1 at p = 0.8
     assert claims.floor_crossover(slopes, ratio, 0.01) == pytest.approx(0.798)
     assert math.isnan(claims.floor_crossover(slopes, ratio * 0 + 1.0, -0.5))
+
+
+def test_the_verdict_says_whether_the_figures_value_is_reproduced_at_its_precision():
+    """Issue 43: the post writes "p_c ≈ 0.8", one decimal, so its value is 0.8 ± 0.05. The
+    claim's ±0.1 is inferred; where the interval lies outside 0.8 ± 0.05 (the quick and paper
+    runs: 0.735 [0.725, 0.744], 0.727 [0.719, 0.734]) the detail says the figure's value is not
+    reproduced at the figure's precision and that the claim holds only through the tolerance."""
+    assert claims.figure_precision(CONFIG.reported_crossover) == 0.05
+    paper = claims.at_figure_precision(0.719, 0.734, 0.8, 0.1)
+    assert paper.startswith("the figure's 0.8 is NOT reproduced at the figure's precision")
+    assert "below 0.75" in paper and "a hold is the tolerance's, not the figure's" in paper
+    assert "tolerance's" not in claims.at_figure_precision(0.70, 0.74, 0.8, 0.05)
+    inside = claims.at_figure_precision(0.78, 0.82, 0.8, 0.1)
+    assert inside.startswith("the figure's 0.8 is reproduced at the figure's precision")
+    assert "undecided" in claims.at_figure_precision(0.74, 0.76, 0.8, 0.1)
+    assert "above 0.85" in claims.at_figure_precision(0.86, 0.88, 0.8, 0.1)
+
+
+def test_the_crossover_detail_carries_the_precision_sentence(aniso):
+    config, results = aniso
+    record = claims.CROSSOVER.evaluate(results, config)
+    assert "at the figure's precision" in record.detail and "(one decimal, 0.8 ± 0.05)" in (
+        record.detail
+    )

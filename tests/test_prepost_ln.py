@@ -5,8 +5,11 @@ setting of the toy run through the study's own units at a small size and judged 
 own measurement (synthetic counter-examples stay as extra assertions); then the pipeline on
 stored results with each behaviour removed. LayerNorm's fixed norm is a test, not a claim
 (issue 12), and Post-LN's flat cosine is a check (issue 42: an identity of the setup), which
-keeps its controls. The influence claim's positive control is the post's own mechanism (the
-residual path that Post-LN's LayerNorm shrinks at every block).
+keeps its controls. The influence claim's positive controls are the post's own mechanism (the
+residual path that Post-LN's LayerNorm shrinks at every block) and an exact construction run by
+the study's units (LayerNorm at width 2 is constant almost everywhere, so an early layer's
+influence vanishes); since issue 43 "vanishing" is a gain of at most ``vanishing_gain``, and the
+post's own Post-LN toy at α = 1 is its negative control.
 
 Issue 29 judged the Pre-LN laws where the post puts them (asymptotically: layers ≥
 asymptotic_factor × l₀, on a stream deep enough to reach them), the Post-LN rank at the figure's
@@ -422,21 +425,53 @@ def _residual_path(alpha: float) -> float:
 
 
 def test_postln_early_influence_vanishes_positive():
-    """The post's mechanism: Post-LN's early signal shrinks along the residual path; Pre-LN's
-    identity path carries it to the output unchanged (gain 1), 'the opposite problem'."""
+    """The post's mechanism: Post-LN's early signal shrinks along the residual path to
+    (1 + α²/18)^(−99/2) — 0.07 at α = 1, within vanishing_gain = 0.1, and nothing at α ≥ 10 —
+    while Pre-LN's identity path carries it to the output unchanged (gain 1), 'the opposite
+    problem'."""
+    assert _residual_path(1.0) == pytest.approx(0.069, abs=0.001)
     mechanism = _influence(_residual_path, lambda a: 1.0)
     assert _judge(claims.EARLY_INFLUENCE, mechanism) == "holds"
 
 
+def test_postln_early_influence_vanishes_positive_exact_construction():
+    """An exact construction run by the study's units: at width d = 2 LayerNorm maps every
+    vector to ±(1, −1) (up to its ε = 1e-5), so its Jacobian is ≈ ε/|x₁ − x₂|³ ≈ 1e-5 and a
+    Post-LN block passes almost nothing of a perturbation on: the influence of h^1 vanishes
+    (≈ 1e-15 after three blocks), while Pre-LN's identity path keeps it — the claim holds."""
+    config = apply_overrides(
+        CONFIG,
+        [
+            "width=2",
+            "hidden=8",
+            "blocks=4",
+            "fit_from=1",
+            "n_networks=4",
+            "n_samples=64",
+            "probe_samples=32",
+            "long_blocks=4",
+        ],
+    )
+    unit = next(u for u in prepost_ln.plan(config) if u.name == Key.INFLUENCE)
+    record = claims.EARLY_INFLUENCE.evaluate({Key.INFLUENCE: unit.run(CONTEXT)}, config)
+    assert record.verdict == "holds", record.detail
+    assert record.measured < -10  # log₁₀ gain at α = 1: gone, not merely below 1
+
+
 def test_postln_early_influence_vanishes_negative(prepost):
-    """The counter-setting run by the study's units: the LayerNorm before the block — Pre-LN's
-    measured gains in Post-LN's place (the influence unit's own toys, norms relabelled): the
-    identity path carries h^1 to the output with gain ≥ 1, and the claim fails. No Post-LN
-    setting was found that fails today's reading ('gain below 1', see the claim's
-    counterexample); issue 43 re-reads 'vanishing'. Extra assertions on the criterion: a
-    Post-LN stream that carries the early signal unshrunk, and the mechanism with the norms
+    """The counter-setting run by the study's units: the post's own Post-LN toy (width 16,
+    α = 1, 10, 100). Bias-free ReLU blocks are positively homogeneous, so each block gives back
+    what its LayerNorm takes: the gain of an early perturbation stays near 1, far above
+    vanishing_gain, and the claim fails (under issue 29's reading, 'gain below 1', no Post-LN
+    setting failed). Also run by the units: the LayerNorm before the block — Pre-LN's measured
+    gains in Post-LN's place (norms relabelled): the identity path carries h^1 to the output
+    with gain ≥ 1. Extra assertions on the criterion: a Post-LN stream that carries the early
+    signal unshrunk, one that halves it (not vanished), and the mechanism with the norms
     swapped."""
     config, results = prepost
+    record = claims.EARLY_INFLUENCE.evaluate(results, config)
+    assert record.verdict == "fails", record.detail
+    assert -0.5 < record.measured < 0.5  # α = 1: the gain is of order 1, not vanishing
     relabelled = copy.deepcopy(results)
     for condition in relabelled[Key.INFLUENCE].conditions:
         condition["norm"] = {"pre": "post", "post": "pre"}[condition["norm"]]
@@ -444,6 +479,8 @@ def test_postln_early_influence_vanishes_negative(prepost):
     assert record.verdict == "fails", record.detail
     kept = _influence(lambda a: 1.0, lambda a: 1.0)
     assert _judge(claims.EARLY_INFLUENCE, kept) == "fails"
+    halved = _influence(lambda a: 0.5, lambda a: 2.0)
+    assert _judge(claims.EARLY_INFLUENCE, halved) == "fails"
     swapped = _influence(lambda a: 1.0, _residual_path)
     assert _judge(claims.EARLY_INFLUENCE, swapped) == "fails"
 
@@ -584,7 +621,7 @@ def _ideal(results):
     post.final_rank[:] = post.effective_rank[:, -1]
     influence = Influence.read(ideal[Key.INFLUENCE])
     for i, c in enumerate(influence.conditions):
-        influence.gain[i, -1] = (0.1 if c["norm"] == "post" else 2.0) * (1 + 0.01 * i)
+        influence.gain[i, -1] = (0.01 if c["norm"] == "post" else 2.0) * (1 + 0.01 * i)
         influence.output_gain[i] = influence.gain[i, -1]
     return ideal
 

@@ -24,8 +24,10 @@ __all__ = [
     "CROSSOVER",
     "STANDS_OUT",
     "analyse",
+    "at_figure_precision",
     "below_ratio_crossovers",
     "crossovers",
+    "figure_precision",
     "floor_crossover",
     "metrics",
     "per_draw",
@@ -114,7 +116,8 @@ def _stands_out(results: Results, config: AnisotropyConfig) -> Reading:
 STANDS_OUT = ClaimSpec(
     "relu-top-singular-stands-out",
     "ReLU makes the top singular value stand out; tanh (zero-mean, odd) does not.",
-    source=f"{SOURCE}, Observation 1",
+    source=f"{SOURCE}, Observation 1 (ReLU's σ1 stands out) and Observation 3 ('Tanh doesn't "
+    "make σ1 stand out')",
     criterion=lambda c: AllOf(
         {
             "ReLU": Above("mean σ1/σ2 over draws for ReLU", c.stand_out_ratio),
@@ -132,6 +135,63 @@ STANDS_OUT = ClaimSpec(
 # ---------------------------------------------------------------------------------------------
 # leaky-crossover-near-0.8
 # ---------------------------------------------------------------------------------------------
+def figure_precision(value: float) -> float:
+    """Half a unit in the last decimal place of a figure's value as the post writes it: the
+    values that round to it lie within this of it.
+
+    Example:
+        >>> figure_precision(0.8), figure_precision(0.75), figure_precision(2.0)
+        (0.05, 0.005, 0.5)
+    """
+    text = f"{value:g}"
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return round(0.5 * 10.0**-decimals, decimals + 1)
+
+
+def at_figure_precision(low: float, high: float, reported: float, tolerance: float) -> str:
+    """Whether an interval [low, high] reproduces the figure's ``reported`` value at the
+    figure's own precision (:func:`figure_precision`: 0.8 ± 0.05 for "≈ 0.8"), in words — and,
+    when it does not, that a claim judged within the wider inferred ``tolerance`` holds only
+    through it.
+
+    Example:
+        >>> at_figure_precision(0.719, 0.734, 0.8, 0.1).split(":")[0]
+        "the figure's 0.8 is NOT reproduced at the figure's precision (one decimal, 0.8 ± 0.05)"
+        >>> at_figure_precision(0.76, 0.79, 0.8, 0.1).split(":")[0]
+        "the figure's 0.8 is reproduced at the figure's precision (one decimal, 0.8 ± 0.05)"
+    """
+    precision = figure_precision(reported)
+    decimals = len(f"{reported:g}".partition(".")[2])
+    places = {0: "a whole number", 1: "one decimal"}.get(decimals, f"{decimals} decimals")
+    window = f"{reported:g} ± {precision:g}"
+    lower, upper = reported - precision, reported + precision
+    interval = f"[{low:.3f}, {high:.3f}]"
+    exact = "inside" if low <= reported <= high else "outside"
+    if lower <= low and high <= upper:
+        return (
+            f"the figure's {reported:g} is reproduced at the figure's precision ({places}, "
+            f"{window}): the interval {interval} lies inside [{lower:g}, {upper:g}]"
+        )
+    if high < lower or low > upper:
+        side = f"below {lower:g}" if high < lower else f"above {upper:g}"
+        through = (
+            f"; the claim's ±{tolerance:g} is inferred, wider than the figure's precision: "
+            "a hold is the tolerance's, not the figure's"
+            if tolerance > precision
+            else ""
+        )
+        return (
+            f"the figure's {reported:g} is NOT reproduced at the figure's precision ({places}, "
+            f"{window}): the interval {interval} lies {side}, and {reported:g} itself is "
+            f"{exact} it{through}"
+        )
+    return (
+        f"at the figure's precision ({places}, {window}) the interval {interval} straddles "
+        f"the edge of [{lower:g}, {upper:g}]: undecided whether the figure's {reported:g} is "
+        f"reproduced ({reported:g} itself is {exact} the interval)"
+    )
+
+
 def _crossover(results: Results, config: AnisotropyConfig) -> Reading:
     slopes, ratio = sweep(_sweep(results))
     per_draw_crossover = crossovers(results, config)
@@ -141,15 +201,9 @@ def _crossover(results: Results, config: AnisotropyConfig) -> Reading:
         f"p={p:.2f}: {r:.2f}" for p, r in zip(slopes[::step], mean_ratio[::step], strict=True)
     )
     measured = mean_ci(per_draw_crossover)
-    reported = config.reported_crossover
-    if measured.low <= reported <= measured.high:
-        precision = f"the figure's {reported:g} lies inside the interval"
-    else:
-        precision = (
-            f"the figure's {reported:g} is NOT reproduced at the stated precision: it lies "
-            f"outside the interval [{measured.low:.3f}, {measured.high:.3f}]; the claim can "
-            f"hold only through the inferred ±{config.crossover_tolerance:g}"
-        )
+    precision = at_figure_precision(
+        measured.low, measured.high, config.reported_crossover, config.crossover_tolerance
+    )
     return Reading(
         measured,
         detail=f"{precision}; floor (p = 1) σ1/σ2 = {mean_ratio[-1]:.3f}; per draw: "
@@ -176,8 +230,9 @@ CROSSOVER = ClaimSpec(
         c.crossover_tolerance,
     ),
     measure=_crossover,
-    note="tolerance and the floor's margin [I]: the ±0.1 is inferred, not the figure's; the "
-    "detail says whether the figure's 0.8 itself lies in the interval",
+    note="tolerance and the floor's margin [I]: the ±0.1 is inferred, twice the figure's own "
+    "precision ('p_c ≈ 0.8', one decimal: 0.8 ± 0.05); the detail says whether the figure's "
+    "value is reproduced at that precision (issue 43)",
     counterexample="the same narrow input, d = 3 (D = 100): ReLU's σ1 barely stands out (σ1/σ2 "
     "≈ 1.4 at p = 0), so the sweep is on its floor from p ≈ 0.2",
     post_hoc=(

@@ -127,6 +127,20 @@ class PrePostConfig:
         "layers' in the post's Observation 2; alternative: layer 10, the end of the first "
         "tenth of the stack)",
     )
+    vanishing_gain: float = setting(
+        0.1,
+        "inferred",
+        judging=True,
+        greater_than=0.0,
+        less_than=1.0,
+        alternatives=(0.01, 0.5),
+        note="'vanishing influence on the output': an early signal has vanished when it "
+        "reaches the output at most this fraction of its size (a decade lost; the post's own "
+        "mechanism, the residual copy that LayerNorm shrinks by √(1 + α²/18) at every block, "
+        "leaves 0.07 of it at α = 1 after 99 blocks and nothing at α ≥ 10; alternatives: a "
+        "stricter reader, two decades — stricter than that mechanism at α = 1 —, and a looser "
+        "one, halved)",
+    )
 
     def validate(self) -> None:
         if self.blocks < self.fit_from + 3:
