@@ -582,6 +582,7 @@ def _registered_irreversibility(results: Results, config: SingleNeuronConfig) ->
         detail=f"{returned} of {left} standard ReLU runs balanced again after leaving (every unit, "
         "every lr, any later record)",
         scale=scale(config, f"maps recorded every {config.grid_record_every} steps"),
+        untested="" if left else "no standard ReLU run left the balanced state",
     )
 
 
