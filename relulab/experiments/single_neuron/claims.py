@@ -38,6 +38,7 @@ from relulab.experiments.single_neuron.observations.learning_rate import (
     LR_CONVERGES,
     LR_KILLS,
     irreversibility_metrics,
+    lr_region,
 )
 from relulab.experiments.single_neuron.observations.plateaus import EXACT_FITS
 from relulab.experiments.single_neuron.observations.questions import REPARAM
@@ -126,6 +127,25 @@ def _map_metrics(results: Results, config: SingleNeuronConfig) -> dict[str, floa
     return values
 
 
+def _reached_zero_metrics(results: Results, config: SingleNeuronConfig) -> dict[str, float]:
+    """Where the claims read "the loss reached zero" (issue 43), what the end of training shows:
+    the fine lr sweep's transition region under that reading (both parameterisations; the
+    ``lr_boundary_*`` metrics read the end), and the lr 0.2 run's loss level at the end and the
+    last recorded step its loss was below the threshold (a converged run thrown off later)."""
+    values = {}
+    for parameterisation in ("standard", "reparam"):
+        region = lr_region(results, config, parameterisation)
+        values[f"lr_reached_zero_region_low_{parameterisation}"] = region.low
+        values[f"lr_reached_zero_region_high_{parameterisation}"] = region.high
+    lrs = neurons(results, Key.LR_SWEEP)
+    i = first_match(lrs.conditions, lr=0.2)
+    if i is not None:
+        below = np.flatnonzero(lrs.loss[i] < config.converge_tol)
+        values["lr_0_2_loss_level_at_end"] = float(loss_levels(lrs)[i])
+        values["lr_0_2_last_step_below_tol"] = float(lrs.steps[below[-1]]) if len(below) else -1.0
+    return values
+
+
 def metrics(results: Results, config: SingleNeuronConfig) -> dict[str, float]:
     """Exact plateaus, located boundaries, outcome fractions of the maps, SiLU timing, and the
     counts behind irreversibility (the seed's learning rates, beyond them, reparameterised)."""
@@ -139,6 +159,7 @@ def metrics(results: Results, config: SingleNeuronConfig) -> dict[str, float]:
     values.update(_boundary_metrics(results, config))
     values.update(_map_metrics(results, config))
     values.update(irreversibility_metrics(results, config))
+    values.update(_reached_zero_metrics(results, config))
     silu = neurons(results, Key.SILU_VS_RELU)
     silu_i = first_match(silu.conditions, activation="silu")
     tol = config.converge_tol

@@ -5,22 +5,27 @@ Every reading takes a unit as its typed view (:class:`.units.Neurons`).
 * :data:`DIVERGENCE` / :func:`diverged` / :func:`diverged_counts` — the one divergence policy:
   a network frozen by the engine or with a non-finite recorded loss has diverged; it ranks last
   (its loss level is +inf), so it neither converges, nor sits on a plateau, nor comes back;
-* :func:`loss_levels` / :func:`level` — the median of the last 10 % of a loss curve: the one
-  reading of "goes to zero" and "stuck around";
+* :func:`loss_levels` / :func:`level` — the median of the last 10 % of a loss curve: where a run
+  ends, the reading of "stuck around"; :func:`lowest_levels` / :func:`lowest_level` — the lowest
+  median over any stretch of the same length: the reading of "the loss can go to zero" (it
+  reached zero and stayed there for a stretch, whatever happens later);
 * :func:`outcomes` — converged, or the neuron's final state;
 * :func:`kinks` — the kink :math:`x_t = -b_1/w_1` over training;
 * :func:`bracket` — a fine sweep's transition region as an interval, and :func:`margins` —
   where the seed's two points lie relative to it;
 * :func:`left_and_returned` — did a run leave the balanced state, and was it balanced again
   later; :func:`returned_for_good` — did it come back to stay (balanced at the end, its loss
-  there off the plateau it had been stuck on).
+  there off the plateau it had been stuck on); :func:`back_for_good` — the same for a run that
+  started outside the balanced state.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from relulab.analysis import (
     DivergencePolicy,
@@ -39,6 +44,8 @@ from relulab.experiments.single_neuron.units import Neurons
 __all__ = [
     "DIVERGENCE",
     "STATE_NAMES",
+    "TAIL",
+    "back_for_good",
     "bracket",
     "diverged",
     "diverged_counts",
@@ -49,12 +56,15 @@ __all__ = [
     "left_and_returned",
     "level",
     "loss_levels",
+    "lowest_level",
+    "lowest_levels",
     "margins",
     "outcomes",
     "returned_for_good",
 ]
 
 STATE_NAMES = {code: name for name, code in STATE_CODES.items()}
+TAIL = 0.1  # the loss level's window: the last 10 % of the record (plateau_level's default)
 
 #: The study's divergence policy: frozen by the engine or a non-finite recorded loss. No cap:
 #: Adam moves each parameter by at most ≈ lr a step (β1 < √β2), so within this study's
@@ -118,11 +128,57 @@ def level(unit: Neurons, i: int) -> float:
     return float(ranked_last(np.array([plateau_level(unit.loss[i])]), flags)[0])
 
 
-def outcomes(unit: Neurons, converge_tol: float) -> np.ndarray:
+def lowest_level(curve: np.ndarray, tail: float = TAIL) -> float:
+    """The lowest loss level a run reached: the lowest median over any stretch of consecutive
+    records as long as the loss level's window (the last ``tail`` of the record). Where
+    :func:`loss_levels` reads where a run ends, this reads whether its loss went to zero and
+    stayed there for a stretch — a single dip (one record, an Adam spike down) is not enough,
+    and a run that is thrown off a converged state later still reached it.
+
+    Example:
+        >>> curve = np.array([1.0, 0.5, 1e-9, 1e-9, 1e-9, 1e-9, 0.1, 0.1, 0.1, 0.1])
+        >>> lowest_level(curve, tail=0.4)  # reached 1e-9 and stayed, then thrown off
+        1e-09
+        >>> lowest_level(np.array([1.0, 1e-9, 1.0, 1.0, 1.0, 1.0]), tail=0.5)  # one dip
+        1.0
+    """
+    curve = np.asarray(curve, dtype=np.float64)
+    n_tail = max(1, int(round(tail * len(curve))))
+    return float(np.median(sliding_window_view(curve, n_tail), axis=1).min())
+
+
+_LOWEST: OrderedDict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+
+
+def lowest_levels(unit: Neurons) -> np.ndarray:
+    """Per network, :func:`lowest_level` (+inf for a network that diverged: it ranks last and
+    never reached zero). The sliding medians cost ≈ 1 s for the paper preset's fine lr sweep and
+    several claims read them, so the last few units' levels are kept, each checked against the
+    loss array it came from (the same object, the same bytes)."""
+    loss = unit.loss
+    key = (id(loss), hash(np.ascontiguousarray(loss).tobytes()))
+    hit = _LOWEST.get(key)
+    if hit is None or hit[0] is not loss:
+        hit = (loss, np.array([lowest_level(curve) for curve in loss]))
+        _LOWEST[key] = hit
+        while len(_LOWEST) > 8:
+            _LOWEST.popitem(last=False)
+    return ranked_last(hit[1], diverged(unit))
+
+
+def outcomes(unit: Neurons, converge_tol: float, reached: bool = False) -> np.ndarray:
     """Per network: converged (loss level < tol), else its final state (dead/balanced/hyper);
-    a diverged network never counts as converged."""
+    a diverged network never counts as converged. ``reached``: converged if its loss *reached*
+    zero (:func:`lowest_levels` < tol), even if the run was thrown off later.
+
+    Args:
+        unit: the unit.
+        converge_tol: the loss level below which a run has converged.
+        reached: read "converged" from the lowest level instead of the level at the end.
+    """
     state = unit.end.state.astype(int)
-    return np.where(loss_levels(unit) < converge_tol, OUTCOMES["converged"], state)
+    levels = lowest_levels(unit) if reached else loss_levels(unit)
+    return np.where(levels < converge_tol, OUTCOMES["converged"], state)
 
 
 def kinks(unit: Neurons) -> np.ndarray:
@@ -132,7 +188,12 @@ def kinks(unit: Neurons) -> np.ndarray:
 
 
 def bracket(
-    unit: Neurons, key: str, descending: bool, parameterisation: str, converge_tol: float
+    unit: Neurons,
+    key: str,
+    descending: bool,
+    parameterisation: str,
+    converge_tol: float,
+    reached: bool = False,
 ) -> Estimate:
     """A fine sweep's transition region (converged ↔ not) as an interval: the grid points from
     the first to the last change of outcome (:func:`relulab.analysis.boundary_bracket`), the
@@ -144,6 +205,8 @@ def bracket(
         descending: read the sweep from large to small values (b2 converges at the top).
         parameterisation: ``"standard"`` or ``"reparam"``.
         converge_tol: the loss level below which a run has converged.
+        reached: a run has converged if its loss reached zero (:func:`outcomes`), not only if
+            it ends there.
 
     Returns:
         An :class:`~relulab.analysis.Estimate` with level 1 (a grid bracket, not a confidence
@@ -151,7 +214,7 @@ def bracket(
     """
     idx = where(unit.conditions, parameterisation=parameterisation)
     swept = np.array([unit.conditions[i][key] for i in idx])
-    converged = outcomes(unit, converge_tol)[idx] == OUTCOMES["converged"]
+    converged = outcomes(unit, converge_tol, reached)[idx] == OUTCOMES["converged"]
     order = np.argsort(-swept if descending else swept)
     midpoint, low, high, _ = boundary_bracket(swept[order], converged[order])
     return Estimate(midpoint, low, high, len(idx), 1.0, "grid bracket of the transition region")
@@ -211,9 +274,24 @@ def returned_for_good(states: np.ndarray, final_loss: float, plateau_rtol: float
         False
     """
     left, returned = left_and_returned(states)
+    return left and returned and back_for_good(states, final_loss, plateau_rtol)
+
+
+def back_for_good(states: np.ndarray, final_loss: float, plateau_rtol: float) -> bool:
+    """Is a run that was outside the balanced state at some record — after being balanced, or
+    from the start — back for good: balanced at the last record, with its loss there below the
+    "stuck around" band of the plateau of the state it was last away in? A neuron that starts
+    hyperactive and reaches the balanced state is a return too (issue 43).
+
+    Example:
+        >>> back_for_good(np.array([2, 2, 1, 1]), 1e-9, 0.05)  # started hyperactive, converged
+        True
+        >>> back_for_good(np.array([1, 1, 1]), 1e-9, 0.05)  # never away
+        False
+    """
     balanced = STATE_CODES["balanced"]
-    if not (left and returned) or states[-1] != balanced:
+    away = np.flatnonzero(states != balanced)
+    if not len(away) or states[-1] != balanced:
         return False
-    away = states[np.flatnonzero(states != balanced)[-1]]
-    plateau = DEAD_PLATEAU if away == STATE_CODES["dead"] else HYPERACTIVE_PLATEAU
+    plateau = DEAD_PLATEAU if states[away[-1]] == STATE_CODES["dead"] else HYPERACTIVE_PLATEAU
     return bool(final_loss < (1.0 - plateau_rtol) * plateau)
