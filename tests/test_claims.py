@@ -25,6 +25,7 @@ from relulab.experiments.criteria import (
     Below,
     Correlated,
     Criterion,
+    Equivalent,
     Every,
     Inside,
     NoneBeyond,
@@ -195,6 +196,98 @@ def test_none_beyond_fails_only_on_a_significant_violation():
         bound.judge({})
 
 
+def _sample(mean: float, sd: float = 0.02, n: int = 30, seed: int = 0) -> Estimate:
+    """``n`` samples with exactly this mean and sd (so the t statistic is set)."""
+    z = np.random.default_rng(seed).standard_normal(n)
+    return mean_ci(mean + sd * (z - z.mean()) / z.std(ddof=1))
+
+
+def test_equivalent_holds_fails_and_can_be_inconclusive():
+    """A bound with a margin: every point shown inside holds, a point that sits on the margin
+    (neither shown inside nor outside) leaves it inconclusive, a point shown outside after Holm
+    fails — each point's 95 % interval here is ± 0.0075 (sd 0.02, 30 samples)."""
+    bound = Equivalent(Below("excess", 0.01), points_name="layer")
+    inside = {f"l={k}": _sample(-0.005 * k, seed=k) for k in range(10)}
+    assert bound.judge(inside) == "holds"
+    assert set(bound.verdicts(inside).values()) == {"holds"}
+    undecided = dict(inside, **{"l=9": _sample(0.01, seed=9)})
+    assert bound.judge(undecided) == "inconclusive"
+    assert bound.verdicts(undecided)["l=9"] == "inconclusive"
+    assert bound.headline(undecided) is undecided["l=9"]  # the point farthest beyond: a metric
+    beyond = dict(inside, **{"l=9": _sample(0.05, seed=9)})
+    assert bound.judge(beyond) == "fails" and bound.verdicts(beyond)["l=9"] == "fails"
+    floor = Equivalent(Above("ratio", 1.0))
+    assert floor.judge({"a": _sample(1.05), "b": 1.2}) == "holds"
+    assert floor.judge({"a": _sample(0.9)}) == "fails"
+    with pytest.raises(ValueError):
+        bound.judge({})
+    with pytest.raises(ValueError, match="alpha"):
+        Equivalent(Below("q", 1.0), alpha=0.0)
+
+
+def test_equivalent_tests_a_band_with_two_one_sided_tests():
+    """Within/Inside: each point is tested against both edges (TOST); it holds only when shown
+    inside both, fails when shown outside either."""
+    band = Equivalent(Within("ratio", 1.0, 0.05))
+    assert band.judge({"a": _sample(1.0), "b": _sample(1.02, seed=1)}) == "holds"
+    assert band.judge({"a": _sample(1.0), "b": _sample(1.05, seed=1)}) == "inconclusive"
+    assert band.judge({"a": _sample(1.0), "b": _sample(0.9, seed=1)}) == "fails"
+    assert band.judge({"a": _sample(1.0), "b": _sample(1.1, seed=1)}) == "fails"
+    inside = Equivalent(Inside("x", 0.0, 1.0))
+    assert inside.judge({"a": 0.0, "b": 1.0}) == "holds"  # a band's edges are inside
+    assert inside.judge({"a": 0.5, "b": 1.5}) == "fails"
+
+
+def test_equivalent_reads_exact_and_unusable_points():
+    strict, loose = Equivalent(Below("q", 1.0)), Equivalent(Below("q", 1.0, or_equal=True))
+    assert strict.judge({"a": 1.0}) == "fails" and loose.judge({"a": 1.0}) == "holds"
+    assert strict.judge({"a": 0.5, "b": float("nan")}) == "fails"  # a NaN is outside
+    assert strict.judge({"a": mean_ci([3.0, 3.0, 3.0])}) == "fails"  # exact: no interval
+    assert strict.judge({"a": mean_ci([0.1, 0.2])}) == "inconclusive"  # too few for a t-test
+    with pytest.raises(ValueError, match="standard error"):
+        strict.judge({"a": est(0.5, 0.4, 0.6)})  # an interval without a standard error
+
+
+def test_equivalent_keeps_its_level_without_a_correction_to_hold():
+    """The intersection–union test: with one point exactly on the margin, "holds" is said in at
+    most α of draws (each point's own one-sided test, no Bonferroni); with 10 points exactly on
+    it, "fails" (Holm) is said in at most α of draws, and "holds" almost never."""
+    rng = np.random.default_rng(43)
+    bound = Equivalent(Below("excess", 0.0))
+    holds = [
+        bound.judge({"edge": mean_ci(rng.normal(0.0, 1.0, 10)), "far": -1.0}) == "holds"
+        for _ in range(2000)
+    ]
+    assert np.mean(holds) < 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000)
+    verdicts = [
+        bound.judge({k: mean_ci(rng.normal(0.0, 1.0, 10)) for k in range(10)}) for _ in range(400)
+    ]
+    assert verdicts.count("fails") / 400 < 0.05 + 3 * math.sqrt(0.05 * 0.95 / 400)
+    assert verdicts.count("holds") == 0
+
+
+def test_equivalent_needs_no_correction_where_every_needs_one():
+    """49 points each shown inside at 95 % (one-sided) hold; Every would need each 99.9 %
+    interval inside, which the same data do not give."""
+    points = {f"l={k}": _sample(-0.0075, seed=k) for k in range(49)}  # t ≈ 2.05 below 0
+    assert Equivalent(Below("excess", 0.0)).judge(points) == "holds"
+    level = simultaneous_level(49)
+    together = {k: v.at_level(level) for k, v in points.items()}
+    assert Every(Below("excess", 0.0)).judge(together) == "inconclusive"
+
+
+def test_equivalent_describes_every_point_and_says_how_it_decides():
+    points = {f"l={k}": _sample(0.01 * k - 0.05, seed=k) for k in range(12)}
+    bound = Equivalent(Below("excess", 0.0))
+    detail = bound.describe(points)
+    assert detail.startswith("l=11:") and "p inside" in detail and "Holm p outside" in detail
+    assert detail.endswith("… and 4 more points (least certain first)")
+    assert "equivalence" in bound.text()
+    made = claim("eq", "s", criterion=bound, measured=points, source=SRC)
+    assert made.verdict == "fails" and "intersection–union" in made.expected
+    assert "CI" not in made.expected
+
+
 def test_criteria_are_criterion_protocol_objects():
     for criterion in (
         Below("q", 1),
@@ -205,6 +298,8 @@ def test_criteria_are_criterion_protocol_objects():
         Correlated("q"),
         AllOf({"a": Below("q", 1)}),
         Every(Below("q", 1)),
+        NoneBeyond(Below("q", 1)),
+        Equivalent(Below("q", 1)),
     ):
         assert isinstance(criterion, Criterion)
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from relulab.analysis.intervals import Estimate
-from relulab.experiments.criteria import Criterion, Measured, NoneBeyond, Verdict
+from relulab.experiments.criteria import Criterion, Equivalent, Measured, NoneBeyond, Verdict
 from relulab.records.claims import VERDICTS, ClaimRecord, PostHocRecord
 from relulab.records.units import UnitResult
 
@@ -70,6 +70,12 @@ def _expected(criterion: Criterion, source: str, scope: str, headline: Measured,
         parts.append(f"the seed's scope: {scope}")
     if isinstance(criterion, NoneBeyond):
         parts.append("verdict from one-sided t-tests at every point, Holm-adjusted")
+    elif isinstance(criterion, Equivalent):
+        parts.append(
+            "verdict from equivalence tests at every point: holds if every point is shown "
+            "inside (one-sided t-tests, intersection–union), fails if one is shown outside "
+            "(Holm), else inconclusive"
+        )
     elif isinstance(headline, Estimate):
         exact = headline.level >= 1.0 or headline.low == headline.high == headline.value
         parts.append(

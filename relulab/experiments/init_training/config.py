@@ -206,9 +206,12 @@ class InitTrainingConfig:
         0.5,
         "inferred",
         judging=True,
-        no_alternative="a size reported in unet-ratio-falls' detail: it decides no claim",
-        note="a size for the UNet's fall, reported beside unet-ratio-falls (not judged: the "
-        "seed gives no magnitude)",
+        at_least=0.0,
+        alternatives=(0.25, 0.75),
+        note="'decreasing significantly': the UNet's last-layer ratio below this × its peak "
+        "(the reading registered before the cpu run, restored by issue 43; the seed's "
+        "'significantly' is a size, read as ½ for its 'decayed significantly' in "
+        "sample-variance too — alternatives as there: a quarter and three quarters)",
     )
 
     def validate(self) -> None:

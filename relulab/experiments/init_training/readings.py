@@ -162,8 +162,8 @@ def peak_layer(r: np.ndarray) -> int:
 
 def fall_from_layer(r: np.ndarray, layer: int) -> Estimate:
     """r at the last layer / r at ``layer`` (from 1), per network, mean over networks (Student
-    t). ``layer`` is fixed before the run (the seed's stated peak), not chosen from ``r``: a peak
-    picked as the argmax of the same nets would bias the fall towards 'decreasing'.
+    t): the fall from a layer fixed before the run (the seed's stated layer 12), reported in
+    ``unet-ratio-falls``' detail (bd01425 judged it against 1; issue 43 withdrew that).
 
     Example:
         >>> r = np.array([[1.0, 2.0, 1.0], [1.0, 2.0, 1.2], [1.0, 2.0, 0.8]])
@@ -176,8 +176,9 @@ def fall_from_layer(r: np.ndarray, layer: int) -> Estimate:
 def fall_from_peak(r: np.ndarray) -> Estimate:
     """r at the last layer / r at the layer of the largest network-mean ratio
     (:func:`peak_layer`, chosen from the same nets), per network, mean over networks (Student
-    t): ``unet-ratio-falls``' reading before bd01425, kept to report the claim without that
-    post-hoc change.
+    t): ``unet-ratio-falls``' reading, registered before the cpu run (bd01425 replaced it after
+    that run; issue 43 restored it). Picking the peak from the same nets raises it, so the
+    reading leans towards a fall (in the seed's favour), never against it.
 
     Example:
         >>> r = np.array([[1.0, 2.0, 1.0], [1.0, 2.0, 1.2], [1.0, 2.0, 0.8]])

@@ -12,6 +12,7 @@ Every statistic is per network first; the interval is over networks: Student t f
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
 
 import numpy as np
 
@@ -38,6 +39,7 @@ from relulab.theory import sample_statistics
 
 __all__ = [
     "bound_excesses",
+    "bound_span",
     "closeness",
     "corrected_theory",
     "decay",
@@ -116,20 +118,38 @@ def total_steps(total: np.ndarray) -> Estimate:
     return mean_ci((total[:, 1:] / total[:, :-1]).mean(axis=1))
 
 
+def bound_span(config: SampleVarianceConfig) -> float:
+    """The span of the seed's Fig. 2 (left) axis: the infinite-width m/v at the last layer (the
+    top of the dashed theory curve, r ≈ 8.87 at depth 50). The upper-bound claim's margin is a
+    fraction of it."""
+    return float(theory_ratio(config)[-1])
+
+
 def bound_excesses(
-    tables: Mapping[int, np.ndarray], config: SampleVarianceConfig
+    tables: Mapping[int, np.ndarray],
+    config: SampleVarianceConfig,
+    relative_to: Literal["span", "value"] = "span",
 ) -> dict[str, Estimate | float]:
-    """Per width and layer ≥ 2, the relative excess r_l/(corrected theory) − 1 of the
-    network-mean ratio, with Student's t interval over the networks (a mean of per-network
-    excesses): the family the upper-bound claim tests point by point. Layer 1 is left out: its
-    ratio is a statistic of the ``n_samples`` inputs that every network of a width shares
-    (r_1 ≈ |x̄| / sd), which an interval over networks cannot cover. A point on which all
-    networks agree exactly (a constructed control) is a plain number."""
+    """Per width and layer ≥ 2, the excess of the network-mean ratio over the theory as the
+    ``n_samples``-sample estimator reads it (:func:`corrected_theory`), with Student's t interval
+    over the networks (a mean of per-network excesses): the family the upper-bound claim tests
+    point by point. ``relative_to="span"``: the excess r_l − theory_l as a fraction of the
+    figure's span (:func:`bound_span`), the units of the claim's margin; ``"value"``: as a
+    fraction of the point's own bound, r_l/theory_l − 1 (issue 29's points, and the reading
+    without issue 43's margin). Layer 1 is left out: its ratio is a statistic of the
+    ``n_samples`` inputs that every network of a width shares (r_1 ≈ |x̄| / sd), which an
+    interval over networks cannot cover. A point on which all networks agree exactly (a
+    constructed control) is a plain number."""
     corrected = corrected_theory(config)
+    span = bound_span(config)
     points: dict[str, Estimate | float] = {}
     for w in sorted(tables):
         for layer in range(1, corrected.shape[0]):
-            estimate = mean_ci(tables[w][:, layer] / corrected[layer] - 1)
+            r = tables[w][:, layer]
+            excess = (
+                (r - corrected[layer]) / span if relative_to == "span" else r / corrected[layer] - 1
+            )
+            estimate = mean_ci(excess)
             key = f"width {w}, layer {layer + 1}"
             points[key] = estimate if estimate.se is not None else float(estimate)
     return points
