@@ -43,6 +43,9 @@ from relulab.experiments.single_neuron.observations import (
     questions,
     silu,
 )
+from relulab.experiments.single_neuron.observations import (
+    irreversibility as irreversal,
+)
 from relulab.experiments.single_neuron.units import Key, Neurons
 from relulab.store import UnitResult
 from relulab.theory import sample_constant_fit_loss, sample_linear_fit_loss
@@ -635,7 +638,7 @@ def _map_returns(result):
     out = []
     unit = Neurons.read(result)
     for i, condition in enumerate(unit.conditions):
-        left, returned, good = learning_rate.network_returns(unit, i, QUICK.plateau_rtol)
+        left, returned, good = irreversal.network_returns(unit, i, QUICK.plateau_rtol)
         if left and returned:
             out.append((condition["lr"], good))
     return out
@@ -658,11 +661,11 @@ def test_leaving_balanced_is_irreversible_positive(sim):
     that leaves the balanced state, or starts hyperactive (b1 > 1 at b2 = 0, Observation 0),
     comes back for good — 0 of 124, whose Clopper–Pearson interval lies below 5 %: the seed's
     "very hard to return". The neurons that start dead are left out (they cannot move)."""
-    measured, detail = learning_rate.irreversibility(sim, QUICK)
+    measured, detail = irreversal.irreversibility(sim, QUICK)
     assert measured.n > 100 and measured.value == 0.0, detail
     assert measured.low == 0.0 < measured.high < QUICK.recovery_bound  # an interval, n = 124
     assert "started hyperactive: 0 of 3" in detail and "started dead: 0 of 4" in detail
-    assert learning_rate.IRREVERSIBLE.judge(measured, QUICK) == "holds"
+    assert irreversal.IRREVERSIBLE.judge(measured, QUICK) == "holds"
 
 
 def test_leaving_balanced_is_irreversible_negative(sim, counter):
@@ -675,7 +678,7 @@ def test_leaving_balanced_is_irreversible_negative(sim, counter):
     every 250 steps, as the quick map is, none is seen to leave. Extra: the simulated SiLU
     student at b2 = −2 (the seed's own neuron that comes back), 1 of 1, is no evidence of
     irreversibility."""
-    spec = learning_rate.IRREVERSIBLE
+    spec = irreversal.IRREVERSIBLE
     assert spec.kind == "claim" and spec.counterexample
     claim = spec.evaluate({Key.MAP_B1_B2: counter["hyper b2 0.65"]}, COUNTER)
     assert claim.verdict == "fails" and claim.n == 4 and claim.measured == 1.0, claim.detail
@@ -687,10 +690,10 @@ def test_leaving_balanced_is_irreversible_negative(sim, counter):
     assert spec.evaluate({Key.MAP_B2_LR: sparse}, COUNTER).verdict == "not tested"
     silus = Neurons.read(sim[Key.SILU_VS_RELU])
     i = _index(silus, activation="silu")
-    left, returned, good = learning_rate.network_returns(silus, i, QUICK.plateau_rtol)
+    left, returned, good = irreversal.network_returns(silus, i, QUICK.plateau_rtol)
     assert left and returned and good
     assert spec.judge(proportion_ci(int(good), int(left)), QUICK) != "holds"
-    assert spec.judge(learning_rate.exact_fraction(int(good), int(left)), QUICK) == "fails"
+    assert spec.judge(irreversal.exact_fraction(int(good), int(left)), QUICK) == "fails"
 
 
 def test_neurons_that_start_outside_the_balanced_state_are_counted_and_dead_ones_left_out(
@@ -700,12 +703,12 @@ def test_neurons_that_start_outside_the_balanced_state_are_counted_and_dead_ones
     (:func:`network_fate`); one that starts dead is not counted — on the engine its w1, b1 and w2
     never move, so it could not have come back."""
     unit = Neurons.read(counter["hyper b2 0.65"])
-    fates = [learning_rate.network_fate(unit, i, QUICK.plateau_rtol) for i in range(4)]
+    fates = [irreversal.network_fate(unit, i, QUICK.plateau_rtol) for i in range(4)]
     assert all(f.start == "hyperactive" and f.left and f.again and f.good for f in fates)
     dead = Neurons.read(counter["b1 dead"])
-    fates = [learning_rate.network_fate(dead, i, QUICK.plateau_rtol) for i in range(3)]
+    fates = [irreversal.network_fate(dead, i, QUICK.plateau_rtol) for i in range(3)]
     assert all(f.start == "dead" and not f.again for f in fates)
-    claim = learning_rate.IRREVERSIBLE.evaluate({Key.B1_SWEEP: counter["b1 dead"]}, COUNTER)
+    claim = irreversal.IRREVERSIBLE.evaluate({Key.B1_SWEEP: counter["b1 dead"]}, COUNTER)
     assert claim.verdict == "not tested" and "started dead: 0 of 3" in claim.detail
 
 
@@ -715,7 +718,7 @@ def test_the_reparameterised_neurons_returns_are_mostly_flickers_too(sim):
     a counter-example (a metric: the reparameterised neuron is not the seed's)."""
     lrs = Neurons.read(sim[Key.LR_BOUNDARY])
     reparam = [i for i, c in enumerate(lrs.conditions) if c["parameterisation"] == "reparam"]
-    counts = np.array([learning_rate.network_returns(lrs, i, QUICK.plateau_rtol) for i in reparam])
+    counts = np.array([irreversal.network_returns(lrs, i, QUICK.plateau_rtol) for i in reparam])
     left, again, good = counts.sum(0)
     assert left > 20 and again / left > 0.2
     assert good < again / 2
@@ -1132,7 +1135,7 @@ def test_a_diverged_network_counts_as_diverged_in_every_claim_that_reads_it():
 def test_irreversibility_without_leavers_is_not_tested():
     results = {Key.B2_SWEEP: seedlike()[Key.B2_SWEEP]}
     results[Key.B2_SWEEP].curves["state"][:] = BALANCED
-    reading = learning_rate.IRREVERSIBLE.measure(results, CONFIG)
+    reading = irreversal.IRREVERSIBLE.measure(results, CONFIG)
     assert reading.untested and reading.measured.n == 0
 
 

@@ -31,13 +31,15 @@ from relulab.experiments.single_neuron.observations.biases import (
     LEAST_SQUARES,
     TEACHER_BIAS,
 )
+from relulab.experiments.single_neuron.observations.irreversibility import (
+    IRREVERSIBLE,
+    irreversibility_metrics,
+)
 from relulab.experiments.single_neuron.observations.learning_rate import (
     FALLS_THEN_DIES,
-    IRREVERSIBLE,
     LR_BOUNDARY,
     LR_CONVERGES,
     LR_KILLS,
-    irreversibility_metrics,
     lr_region,
 )
 from relulab.experiments.single_neuron.observations.plateaus import EXACT_FITS
