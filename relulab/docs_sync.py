@@ -169,6 +169,7 @@ def _scorecard_rows(
                 paper_runs,
                 paper.get(name),
                 {c["id"]: (c["kind"], c["beyond_seed"]) for c in quick.claims},
+                experiment.stand_in(experiment.presets[PRESET]) if experiment.stand_in else "",
             )
         )
     return rows

@@ -15,7 +15,7 @@ from relulab import cli
 from relulab.cli.common import EXIT_CLAIMS_DO_NOT_HOLD
 from relulab.records import ClaimRecord
 from relulab.records.summary import SummaryRecord
-from relulab.report import write_diagnose_report
+from relulab.report import write_diagnose_report, write_run_report
 from relulab.report.diagnose import axis_scale, identical_inits
 from relulab.report.scorecard import (
     claim_seed,
@@ -363,3 +363,23 @@ def test_a_full_disk_leaves_the_previous_page_whole(tmp_path, monkeypatch):
         relulab.files.write_atomic(page, "<html>" + "x" * 1000)
     assert page.read_text() == "previous"
     assert [p.name for p in tmp_path.iterdir()] == ["page.html"]
+
+
+def test_stand_in_verdicts_are_labelled_and_counted_apart(tmp_path):
+    """Issue 43: a claim measured on a stand-in data set speaks for the mechanism only — it is
+    labelled on every page and counted apart from the verdicts on the seed's data."""
+    rows = [
+        {"id": "on-seed-data", "verdict": "holds", "passed": True},
+        {"id": "on-stand-in", "verdict": "fails", "stand_in": "the bundled stand-in images"},
+        {"id": "also-stand-in", "verdict": "holds", "stand_in": "the bundled stand-in images"},
+    ]
+    summary = SummaryRecord.from_dict(
+        {"experiment": "demo", "preset": "quick", "claims": rows, "created": "now"}
+    )
+    lines = counts(summary, None)
+    assert lines["line"] == "1 holds · robustness not measured"
+    assert lines["stand_in"] == "1 holds · 1 fails · robustness not measured"
+    assert lines["headline"] == {"holds": 1}  # scorecard.json's counts: the seed's data only
+    html = write_run_report(tmp_path, summary).read_text()
+    assert "stand-in (mechanism only): 1 holds · 1 fails" in html
+    assert html.count('title="the bundled stand-in images">stand-in (mechanism only)') == 2

@@ -125,6 +125,8 @@ def print_scorecard(summary: SummaryRecord, robustness: RobustnessRun | None = N
     standings = {c.id: standing(c, record) for c in summary.claims}
     line = counts(summary, robustness)
     title = f"{summary.experiment} ({summary.preset}): {line['line']}"
+    if line["stand_in"]:
+        title += f" · stand-in (mechanism only): {line['stand_in']}"
     if line["beyond"]:
         title += f" · beyond the seed: {line['beyond']}"
     if line["checks"]:
@@ -136,6 +138,7 @@ def print_scorecard(summary: SummaryRecord, robustness: RobustnessRun | None = N
         row = claim.to_json()
         measured = "\n".join(filter(None, (format_measured(row), format_interval(row))))
         name = claim.id + ("\n(beyond the seed)" if claim.beyond_seed else "")
+        name += "\n(stand-in data)" if claim.stand_in else ""
         headline = standings[claim.id]
         table.add_row(
             Text(name),
@@ -344,6 +347,7 @@ def _scorecard_experiment(
         "checks": [c.to_json(summary.preset) for c in summary.checks],
         "count": lines["line"],
         "counts": lines["headline"],
+        "stand_in_count": lines["stand_in"],
         "beyond_seed_count": lines["beyond"],
         "checks_count": lines["checks"],
         "registration": None
@@ -375,6 +379,7 @@ def _write_scorecard(
         "experiments": [_scorecard_experiment(out, e, robustness) for e in entries],
         "count": totals["line"],
         "counts": totals["headline"],
+        "stand_in_count": totals["stand_in"],
         "beyond_seed_count": totals["beyond"],
         "checks_count": totals["checks"],
     }

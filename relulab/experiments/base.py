@@ -18,6 +18,11 @@ report's "About"):
   arrays by declared attribute, and a stored unit is checked against its view before anything
   is computed from it (a unit lacking a declared field is refused, naming it).
 
+Optionally ``stand_in(config) -> str``: a non-empty description of the data a config measures
+on when they are not the seed's (the bundled stand-in images, another data set): every claim of
+such a run is labelled *stand-in (mechanism only)* and counted apart from verdicts on the seed's
+data.
+
 Optionally ``estimate_bytes(config) -> int``: the run's peak memory in bytes (the dominant
 tensors, to within a small factor); the runner refuses a config whose estimate exceeds the
 memory available before anything is written.
@@ -67,3 +72,4 @@ class Experiment:
     claims: tuple[ClaimSpec, ...] = ()
     unit_keys: Callable[[Any], list[str]] | None = None
     unit_views: Callable[[Any], Mapping[str, type[UnitView]]] | None = None
+    stand_in: Callable[[Any], str] | None = None

@@ -9,8 +9,10 @@ the verdict is ``holds``), ``detail``, then the fields added since — ``source`
 ``n``, ``ci_low``, ``ci_high``, ``ci_level``, ``unit``, ``scale``, ``figure``, ``scope``,
 ``beyond_seed``, ``why_not_tested`` and, from issue 42, ``kind``, ``why_check``,
 ``counterexample``, ``post_hoc`` (:class:`PostHocRecord`: the verdict without each choice made
-after looking at data), ``diverged`` (per group: networks diverged, networks) and
-``registration`` (the hash of the claim's registered criterion, :mod:`relulab.registry`).
+after looking at data), ``diverged`` (per group: networks diverged, networks),
+``registration`` (the hash of the claim's registered criterion, :mod:`relulab.registry`) and,
+from issue 43, ``stand_in``: the data it was measured on when they are not the seed's (a
+stand-in data set: the verdict speaks for the mechanism only and is counted apart).
 
 >>> record = ClaimRecord("x", "x is big.", "x > 1 — s", 0.5, False)
 >>> record.verdict, ClaimRecord.from_json(record.to_json()) == record
@@ -117,6 +119,7 @@ class ClaimRecord:
     post_hoc: tuple[PostHocRecord, ...] = field(default=())
     diverged: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     registration: str = ""
+    stand_in: str = ""
 
     def __post_init__(self) -> None:
         if not self.verdict:  # a hand-built record: the verdict is its pass/fail

@@ -31,6 +31,7 @@ class ScorecardRow:
     paper_runs: Mapping[str, SummaryRecord] = field(default_factory=dict)
     paper: RobustnessRecord | None = None
     kinds: Mapping[str, tuple[str, bool]] = field(default_factory=dict)  # id → (kind, beyond)
+    stand_in: str = ""  # the quick preset's data, when they are not the seed's
 
 
 def _line(standings: list[Standing], beyond: list[Standing]) -> str:
@@ -55,6 +56,8 @@ def quick_cell(row: ScorecardRow) -> tuple[str, str]:
     seed = [record_standing(c, record) for c in claims if not kinds[c.id][1]]
     beyond = [record_standing(c, record) for c in claims if kinds[c.id][1]]
     text = _line(seed, beyond)
+    if row.stand_in:
+        text = f"stand-in (mechanism only: {row.stand_in}): {text}"
     stale = sorted(set(row.registered) - {c.id for c in current})
     if stale:
         text += f" · {len(stale)} registered since the record (not counted)"
@@ -79,6 +82,9 @@ def paper_cell(row: ScorecardRow) -> tuple[str, str]:
         seed = [standing(c, record) for c in run.claims if not c.beyond_seed]
         beyond = [standing(c, record) for c in run.claims if c.beyond_seed]
         text = _line(seed, beyond)
+        stand_in = next((c.stand_in for c in run.claims if c.stand_in), "")
+        if stand_in:
+            text = f"stand-in (mechanism only: {stand_in}): {text}"
         if run.registration is None or run.registration.status != "registered":
             text += " (unregistered)"
         label = f"`{run.preset}`: " if len(row.paper_runs) > 1 else ""

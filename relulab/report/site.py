@@ -158,19 +158,32 @@ def claim_robustness(
     }
 
 
-def counts(summary: SummaryRecord, run: RobustnessRun | None) -> dict[str, Any]:
-    """A run's count lines: the seed's claims by headline standing, the beyond-the-seed claims
-    apart, the checks apart, and the headline counts (``scorecard.json``'s ``counts``)."""
-    record = run.record if run is not None else None
-    seed = [standing(c, record) for c in summary.claims if not c.beyond_seed]
-    beyond = [standing(c, record) for c in summary.claims if c.beyond_seed]
+def count_lines(
+    claims: Sequence[tuple[ClaimRecord, Standing]], checks: Sequence[ClaimRecord]
+) -> dict[str, Any]:
+    """Count lines over claims with their standings: the seed's claims on the seed's data by
+    headline standing (``line``), those measured on a stand-in data set apart (``stand_in``:
+    their verdicts speak for the mechanism only), the beyond-the-seed claims apart, the checks
+    apart; and the headline counts (``scorecard.json``'s ``counts``)."""
+    seed = [s for c, s in claims if not c.beyond_seed and not c.stand_in]
+    stand_in = [s for c, s in claims if not c.beyond_seed and c.stand_in]
+    beyond = [s for c, s in claims if c.beyond_seed]
     return {
-        "line": count_line(seed),
+        "line": count_line(seed) if seed or not stand_in else "no claims on the seed's data",
+        "stand_in": count_line(stand_in) if stand_in else "",
         "beyond": count_line(beyond) if beyond else "",
-        "checks": scorecard.check_tally(summary.checks),
+        "checks": scorecard.check_tally(checks),
         "headline": dict(headline_counts(seed)),
-        "overall": scorecard.overall_standing(seed),
+        "overall": scorecard.overall_standing(seed or stand_in),
+        "n_seed": len(seed) + len(stand_in),
+        "n_beyond": len(beyond),
     }
+
+
+def counts(summary: SummaryRecord, run: RobustnessRun | None) -> dict[str, Any]:
+    """A run's count lines (:func:`count_lines`), its claims weighed with ``run``'s readings."""
+    record = run.record if run is not None else None
+    return count_lines([(c, standing(c, record)) for c in summary.claims], summary.checks)
 
 
 def _config_rows(summary: SummaryRecord) -> tuple[list[dict[str, Any]], bool]:
@@ -343,26 +356,18 @@ def _merged_versions(views: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]
 def index_counts(
     entries: Sequence[IndexEntry], robustness: Mapping[str, RobustnessRun] | None
 ) -> dict[str, Any]:
-    """The whole scorecard's count lines (every finished experiment's seed claims by headline
-    standing, the beyond-the-seed claims and the checks apart)."""
-    seed, beyond, checks = [], [], []
+    """The whole scorecard's count lines (:func:`count_lines` over every finished
+    experiment)."""
+    claims: list[tuple[ClaimRecord, Standing]] = []
+    checks: list[ClaimRecord] = []
     for entry in entries:
         if entry.summary is None:
             continue
         run = (robustness or {}).get(entry.name)
         record = run.record if run is not None else None
-        for claim in entry.summary.claims:
-            (beyond if claim.beyond_seed else seed).append(standing(claim, record))
+        claims += [(c, standing(c, record)) for c in entry.summary.claims]
         checks += entry.summary.checks
-    return {
-        "line": count_line(seed),
-        "beyond": count_line(beyond) if beyond else "",
-        "checks": scorecard.check_tally(checks),
-        "headline": dict(headline_counts(seed)),
-        "overall": scorecard.overall_standing(seed),
-        "n_seed": len(seed),
-        "n_beyond": len(beyond),
-    }
+    return count_lines(claims, checks)
 
 
 def write_index(

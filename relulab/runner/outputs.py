@@ -191,8 +191,10 @@ def judge(
     analysis = experiment.analyse(stored.results, config)
     commit = str(meta["versions"].get("relulab_commit", ""))
     registration, status = registration_status(experiment, meta["preset"], config, commit)
+    stand_in = experiment.stand_in(config) if experiment.stand_in is not None else ""
     records = [
-        dataclasses.replace(c, registration=registration.claim_hash(c.id)) for c in analysis.claims
+        dataclasses.replace(c, registration=registration.claim_hash(c.id), stand_in=stand_in)
+        for c in analysis.claims
     ]
     preset = config_to_dict(experiment.presets[meta["preset"]])
     values = config_to_dict(config) if overrides else meta["config"]  # stored: keys sorted

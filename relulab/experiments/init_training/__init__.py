@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from relulab.experiments.base import Experiment
 from relulab.experiments.init_training.claims import CLAIMS, analyse
-from relulab.experiments.init_training.config import PRESETS, InitTrainingConfig
+from relulab.experiments.init_training.config import PRESETS, InitTrainingConfig, stand_in
 from relulab.experiments.init_training.figures import figures
 from relulab.experiments.init_training.units import estimate_bytes, plan, unit_keys, unit_views
 
@@ -50,4 +50,5 @@ EXPERIMENT = Experiment(
     claims=CLAIMS,
     unit_keys=unit_keys,
     unit_views=unit_views,
+    stand_in=stand_in,
 )

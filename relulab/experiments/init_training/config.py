@@ -26,6 +26,7 @@ from relulab.tasks.images import (
 )
 
 __all__ = [
+    "stand_in",
     "ARCHITECTURE",
     "CPU_LR",
     "INITS",
@@ -360,6 +361,17 @@ def width(config: InitTrainingConfig, task: str, training: bool = False) -> floa
     if training and config.train_width:
         return config.train_width
     return config.allcnn_width if task == "cifar10" else config.unet_width
+
+
+def stand_in(config: InitTrainingConfig) -> str:
+    """The data a run measures on when they are not the seed's: without ``data_dir``, the
+    bundled stand-in images, whose verdicts speak for the mechanism only (issue 43).
+
+    Example:
+        >>> stand_in(PRESETS["quick"])
+        'the bundled stand-in images, not CIFAR-10 and ISBI 2012'
+    """
+    return "" if config.data_dir else "the bundled stand-in images, not CIFAR-10 and ISBI 2012"
 
 
 def scale(config: InitTrainingConfig, task: str, extra: str = "", training: bool = False) -> str:

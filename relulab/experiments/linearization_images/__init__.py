@@ -32,7 +32,11 @@ from __future__ import annotations
 
 from relulab.experiments.base import Experiment
 from relulab.experiments.linearization_images.claims import CLAIMS, analyse
-from relulab.experiments.linearization_images.config import PRESETS, LinearizationImagesConfig
+from relulab.experiments.linearization_images.config import (
+    PRESETS,
+    LinearizationImagesConfig,
+    stand_in,
+)
 from relulab.experiments.linearization_images.figures import figures
 from relulab.experiments.linearization_images.units import (
     estimate_bytes,
@@ -67,4 +71,5 @@ EXPERIMENT = Experiment(
     claims=CLAIMS,
     unit_keys=unit_keys,
     unit_views=unit_views,
+    stand_in=stand_in,
 )
