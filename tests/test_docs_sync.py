@@ -167,6 +167,17 @@ def test_markdown_of_a_hand_made_record():
     assert robustness_markdown(RECORD) == robustness_markdown(json.loads(json.dumps(RECORD)))
 
 
+def test_markdown_counts_checks_apart_from_claims():
+    """A check (an identity of the setup) is never counted as a claim, nor listed among the
+    robust holds: the count line and the lists read the claims alone (issue 42)."""
+    check = {**_claim("identity", ["holds"] * 4, standing="robust holds"), "kind": "check"}
+    record = {**RECORD, "claims": [*RECORD["claims"], check]}
+    lines = robustness_markdown(record).splitlines()
+    assert ", 4 claims: 2 robust holds, 1 robust fails" in lines[0]
+    assert "Robust holds (in every reading that tests them): `steady`, `partly`." in lines
+    assert "Checks, not counted as claims: `identity` robust holds." in lines
+
+
 def test_markdown_not_tested_readings_and_pairs():
     record = json.loads(json.dumps(RECORD))
     record["claims"].append(

@@ -243,7 +243,9 @@ def robustness_markdown(record: Mapping[str, Any]) -> str:
         | `tol` | `0.1` | `0.05` | `b` |
     """
     readings = list(record.get("readings") or [])
-    claims = list(record.get("claims") or [])
+    rows_in_record = list(record.get("claims") or [])
+    claims = [c for c in rows_in_record if _is_claim(c)]
+    checks = [c for c in rows_in_record if not _is_claim(c)]
     counts = _standing_counts(claims)
     lines = [
         f"At the {record.get('preset') or 'quick'} preset, {_readings_text(readings)}, "
@@ -270,6 +272,9 @@ def robustness_markdown(record: Mapping[str, Any]) -> str:
         "",
         f"Robust holds (in every reading that tests them): {', '.join(robust) or 'none'}.",
     ]
+    if checks:
+        standings = ", ".join(f"{_claim_name(c)} {c.get('standing')}" for c in checks)
+        lines += ["", f"Checks, not counted as claims: {standings}."]
     flipped = _flipped_by(claims)
     fields = {
         name: row
