@@ -316,15 +316,23 @@ def test_bad_arguments():
         FunctionalFamily(mlp, 1, init="scale")
 
 
-def test_bench_w4_trains_the_same_networks_on_both_paths():
-    from relulab.bench import summary_rows, workloads
+def test_bench_w5_trains_the_same_networks_on_every_path():
+    from relulab.bench import cnn, summary_rows
 
-    result = workloads.w5_cnn_ensemble(
-        torch.device("cpu"), steps=2, n_networks=2, width=1 / 32, batch_size=4
+    result = cnn.w5_cnn_ensemble(
+        torch.device("cpu"), steps=2, n_networks=2, widths=(1 / 32,), batch_size=4, repeats=1
     )
-    assert result["engine_vs_naive_max_abs_diff"] < 1e-5
-    assert result["speedup_vs_naive"] > 0
-    assert any(row[0] == "W5 CNN ensemble" for row in summary_rows({"w5": result}))
+    measured = result["by_width"]["0.03125"]
+    assert set(measured["paths"]) == set(cnn.W5_PATHS)
+    for execution in EXECUTIONS:  # float32: the paths agree with the per-model loop
+        assert measured["paths"][execution]["max_abs_diff_vs_naive"] < 1e-5
+    assert measured["auto_execution"] == "loop-channels-last"
+    assert measured["fastest_engine_path"] in EXECUTIONS
+    # vmap and the per-network loop are both timed in the one run; their ratio is reported
+    assert measured["loop_vs_vmap"] > 0 and measured["auto_vs_vmap"] > 0
+    rows = summary_rows({"w5": result})
+    assert any(row[0] == "W5 CNN ensemble ×0.03125" and "≥ 1.2×" in row[3] for row in rows)
+    assert any("loop" in row[1] and "vmap" in row[1] and row[2].endswith("×") for row in rows)
 
 
 def test_layer_statistics_of_a_linear_on_sequences_uses_the_last_axis():
