@@ -19,6 +19,7 @@ from relulab.engine import (
     minibatches,
     train,
 )
+from relulab.engine.copies import EXECUTIONS, default_execution
 from relulab.init import scale_bias_
 
 F64 = torch.float64
@@ -96,13 +97,14 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("execution", EXECUTIONS)
 @pytest.mark.parametrize(
     ("factory", "data", "loss", "kind"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
-def test_equals_separate_torch_optim_copies(factory, data, loss, kind):
+def test_equals_separate_torch_optim_copies(factory, data, loss, kind, execution):
     x, y = data()
     lrs = [0.01, 0.03, 0.1] if kind == "sgd" else [1e-3, 3e-3, 1e-2]
-    family = FunctionalFamily(factory, 3, seeds=[5, 6, 7], dtype=F64)
+    family = FunctionalFamily(factory, 3, seeds=[5, 6, 7], dtype=F64, execution=execution)
     loss_fn = {"mse": nn.functional.mse_loss, "cross_entropy": nn.functional.cross_entropy}[loss]
     if kind == "sgd":
         reference_opt = lambda p, lr: torch.optim.SGD(p, lr=lr, momentum=0.9)  # noqa: E731
@@ -115,6 +117,66 @@ def test_equals_separate_torch_optim_copies(factory, data, loss, kind):
     assert not result.diverged.any()
     # parameters and (with BatchNorm) running statistics and batch counts
     assert max_difference(family, modules) < 1e-9
+
+
+def _trained(execution, kind, batchnorm, steps=6, seeds=(5, 6, 7), lrs=None):
+    """A small CNN family trained ``steps`` SGD-momentum or Adam steps by ``execution``."""
+    x, y = image_data()
+    family = FunctionalFamily(
+        lambda: small_cnn(batchnorm), len(seeds), seeds=list(seeds), dtype=F64, execution=execution
+    )
+    lrs = lrs or ([0.01, 0.03, 0.1] if kind == "sgd" else [1e-3, 3e-3, 1e-2])[: len(seeds)]
+    optimiser = (
+        (lambda p: BatchedSGD(p, lrs, momentum=0.9))
+        if kind == "sgd"
+        else (lambda p: BatchedAdam(p, lrs))
+    )
+    result = batched_run(family, x, y, "cross_entropy", optimiser, steps, 8, seed=3)
+    return family, result
+
+
+@pytest.mark.parametrize("batchnorm", [False, True], ids=["plain", "batchnorm"])
+@pytest.mark.parametrize("kind", ["sgd", "adam"])
+def test_the_loop_and_vmap_executions_give_the_same_parameters(kind, batchnorm):
+    """vmap's grouped convolution and the per-network loop (default and channels-last memory)
+    are the same computation in another order: equal to rounding in float64, not bit for bit
+    (SGD-momentum: ≤ 3e-16 measured; Adam divides by √v̂, which magnifies rounding: ≤ 2e-10)."""
+    reference, reference_result = _trained("vmap", kind, batchnorm)
+    for execution in ("loop", "loop-channels-last"):
+        family, result = _trained(execution, kind, batchnorm)
+        assert family.execution == execution
+        np.testing.assert_allclose(
+            result.curves["loss"], reference_result.curves["loss"], rtol=1e-12
+        )
+        for p, q in zip(family.params, reference.params, strict=True):
+            torch.testing.assert_close(p, q, rtol=0, atol=1e-9 if kind == "adam" else 1e-14)
+        for name, buffer in reference.buffers.items():  # BatchNorm statistics and counts
+            torch.testing.assert_close(family.buffers[name], buffer, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("execution", ["loop", "loop-channels-last"])
+def test_a_looped_copy_trains_bit_for_bit_as_in_a_family_of_its_own(execution):
+    """On the loop paths each copy is its own computation: copy 7 in a family of three and
+    alone have the same parameters and BatchNorm statistics to the bit (one shared learning
+    rate, so the optimiser takes the same arithmetic in both)."""
+    family, _ = _trained(execution, "adam", True, seeds=(5, 6, 7), lrs=[1e-2] * 3)
+    alone, _ = _trained(execution, "adam", True, seeds=(7,), lrs=[1e-2])
+    for p, q in zip(family.params, alone.params, strict=True):
+        assert torch.equal(p[2], q[0])
+    for name, buffer in family.buffers.items():
+        assert torch.equal(buffer[2], alone.buffers[name][0])
+
+
+def test_auto_execution_is_the_device_rule_and_channels_last_lays_out_weights():
+    family = FunctionalFamily(small_cnn, 2)
+    assert family.execution == default_execution("cpu") == "loop-channels-last"
+    assert default_execution("cuda") == "vmap"
+    weight = family.params[family.names.index("2.weight")]  # (S, 6, 4, 3, 3), slices NHWC
+    assert weight[1].is_contiguous(memory_format=torch.channels_last)
+    assert not weight[1].is_contiguous()
+    assert FunctionalFamily(small_cnn, 2, execution="loop").params[2].is_contiguous()
+    with pytest.raises(ValueError, match="execution"):
+        FunctionalFamily(small_cnn, 2, execution="fast")
 
 
 def test_copies_differ_and_follow_their_seeds():
@@ -254,15 +316,23 @@ def test_bad_arguments():
         FunctionalFamily(mlp, 1, init="scale")
 
 
-def test_bench_w4_trains_the_same_networks_on_both_paths():
-    from relulab.bench import summary_rows, workloads
+def test_bench_w5_trains_the_same_networks_on_every_path():
+    from relulab.bench import cnn, summary_rows
 
-    result = workloads.w5_cnn_ensemble(
-        torch.device("cpu"), steps=2, n_networks=2, width=1 / 32, batch_size=4
+    result = cnn.w5_cnn_ensemble(
+        torch.device("cpu"), steps=2, n_networks=2, widths=(1 / 32,), batch_size=4, repeats=1
     )
-    assert result["engine_vs_naive_max_abs_diff"] < 1e-5
-    assert result["speedup_vs_naive"] > 0
-    assert any(row[0] == "W5 CNN ensemble" for row in summary_rows({"w5": result}))
+    measured = result["by_width"]["0.03125"]
+    assert set(measured["paths"]) == set(cnn.W5_PATHS)
+    for execution in EXECUTIONS:  # float32: the paths agree with the per-model loop
+        assert measured["paths"][execution]["max_abs_diff_vs_naive"] < 1e-5
+    assert measured["auto_execution"] == "loop-channels-last"
+    assert measured["fastest_engine_path"] in EXECUTIONS
+    # vmap and the per-network loop are both timed in the one run; their ratio is reported
+    assert measured["loop_vs_vmap"] > 0 and measured["auto_vs_vmap"] > 0
+    rows = summary_rows({"w5": result})
+    assert any(row[0] == "W5 CNN ensemble ×0.03125" and "≥ 1.2×" in row[3] for row in rows)
+    assert any("loop" in row[1] and "vmap" in row[1] and row[2].endswith("×") for row in rows)
 
 
 def test_layer_statistics_of_a_linear_on_sequences_uses_the_last_axis():

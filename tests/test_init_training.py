@@ -905,6 +905,20 @@ def test_what_cpu_and_paper_decide():
     assert not any(_untested(DECIDING).values())
 
 
+def test_cpu_train_decides_the_sgd_claims_but_not_the_late_loss():
+    """cpu-train (issue 43): the SGD speed and the ratios after 2000 steps at 8 paired seeds
+    are decided; the late loss says not tested, and no Adam claim is measured."""
+    config = PRESETS["cpu-train"]
+    measured = {spec.id for spec in claims.applicable(config)}
+    reasons = _untested(config)
+    for task in ("cifar10", "isbi2012"):
+        assert not reasons[f"scale-bias-faster-{task}-sgd"]
+        assert not reasons[f"ratios-converge-{task}-sgd"]
+        assert "late window starts at step 1800" in reasons[f"scale-bias-lower-late-{task}-sgd"]
+    assert not any(spec_id.endswith("-adam") for spec_id in measured)
+    assert (config.train_width, config.cifar_batch, config.n_seeds) == (0.125, 32, 8)
+
+
 def test_unit_keys_are_the_planned_units():
     for config in (QUICK, apply_overrides(QUICK, ["train=false", "tasks=isbi2012"])):
         assert unit_keys(config) == [unit.name for unit in plan(config)]

@@ -16,10 +16,9 @@
 * **Scaling** — W1's networks (and hidden widths 16 … 1024) for S = 1 … 10 000 networks:
   engine, naive loop and JAX network-steps/s against S and against width, with the crossover
   points, drawn by :func:`relulab.bench.plot_scaling`.
-* **W5 CNN ensemble** — S copies of a width-reduced ALL-CNN-C (seed ``002_…``; width 1/8) on
-  CIFAR-shaped inputs, cross-entropy, SGD with momentum 0.9 and per-network learning rates:
-  the ``torch.func`` family (:class:`relulab.engine.FunctionalFamily`, one ``vmap`` computation)
-  against the per-model ``torch.optim`` loop, same copies, same minibatches, same run.
+* **W5 CNN ensemble** — S copies of ALL-CNN-C at init-training's training widths, every
+  execution of :class:`relulab.engine.FunctionalFamily` against the per-model ``torch.optim``
+  loop: :mod:`relulab.bench.cnn`.
 
 FLOP counts are of the matrix products only (2 FLOP per multiply–add): a lower bound on the
 work, so the fractions of peak are conservative.
@@ -41,15 +40,12 @@ from relulab.engine import (
     BatchedResidualToy,
     BatchedSGD,
     BatchedSingleNeuron,
-    FunctionalFamily,
-    FunctionalProblem,
     MLPSpec,
     ResidualToySpec,
     SupervisedProblem,
     train,
 )
 from relulab.engine.forward import forward_statistics
-from relulab.nn import AllCNNC
 from relulab.tasks.hierarchical import hierarchical_task
 
 __all__ = [
@@ -59,7 +55,6 @@ __all__ = [
     "w2_medium",
     "w3_wide",
     "w4_single_neuron",
-    "w5_cnn_ensemble",
     "scaling_curve",
 ]
 
@@ -427,68 +422,6 @@ def w4_single_neuron(
         "prefix_vs_direct_roofline": roofline_s / timings["prefix"],
         "prefix_vs_direct_max_abs_diff": float((finals["prefix"] - finals["direct"]).abs().max()),
         "paper_maps_estimate_s": 2 * 5000 * timings["prefix"] / steps,
-    }
-
-
-def _repeating(x: torch.Tensor, y: torch.Tensor, batch_size: int):
-    """The same fixed sequence of minibatches (in order, cycling) for every path."""
-    while True:
-        for start in range(0, len(x) - batch_size + 1, batch_size):
-            yield x[start : start + batch_size], y[start : start + batch_size]
-
-
-def w5_cnn_ensemble(
-    device: torch.device,
-    steps: int = 20,
-    n_networks: int = 16,
-    width: float = 0.125,
-    batch_size: int = 32,
-    naive_networks: int | None = None,
-) -> dict[str, Any]:
-    """W5; ``naive_networks`` < S times the per-model loop on a subset and scales it (stated)."""
-    generator = torch.Generator().manual_seed(0)
-    x = torch.randn(4 * batch_size, 3, 32, 32, generator=generator).to(device)
-    y = torch.randint(0, 10, (4 * batch_size,), generator=generator).to(device)
-    lrs = torch.logspace(-3, -2, n_networks).tolist()
-    family = FunctionalFamily(lambda: AllCNNC(width), n_networks, device=device)
-    modules = [family.module(s) for s in range(n_networks)]
-    warm_up = FunctionalProblem(family, _repeating(x, y, batch_size), "cross_entropy")
-    train(warm_up, BatchedSGD(warm_up.params, 0.0), 1, 1)  # lr 0: warms up, changes nothing
-    problem = FunctionalProblem(family, _repeating(x, y, batch_size), "cross_entropy")
-    optimiser = BatchedSGD(problem.params, lrs, momentum=0.9)
-    engine_s = _timed_train(problem, optimiser, steps, device)
-    n_naive = naive_networks or n_networks
-    _synchronise(device)
-    started = time.perf_counter()
-    for module, lr in zip(modules[:n_naive], lrs, strict=False):
-        sgd = torch.optim.SGD(module.parameters(), lr=lr, momentum=0.9)
-        batches = _repeating(x, y, batch_size)
-        for _ in range(steps):
-            xb, yb = next(batches)
-            sgd.zero_grad()
-            torch.nn.functional.cross_entropy(module(xb), yb).backward()
-            sgd.step()
-    _synchronise(device)
-    naive_s = (time.perf_counter() - started) * n_networks / n_naive
-    with torch.no_grad():
-        agreement = max(
-            float((a - b).abs().max())
-            for a, b in zip(family.module(0).parameters(), modules[0].parameters(), strict=True)
-        )
-    # the engine evaluates the loss after its last step too: steps + 1 forward/backward passes
-    return {
-        "networks": n_networks,
-        "steps": steps,
-        "width": width,
-        "batch_size": batch_size,
-        "device": str(device),
-        "engine_s": engine_s,
-        "naive_s": naive_s,
-        "naive_networks_timed": n_naive,
-        "engine_network_steps_per_s": n_networks * steps / engine_s,
-        "naive_network_steps_per_s": n_networks * steps / naive_s,
-        "speedup_vs_naive": naive_s / engine_s,
-        "engine_vs_naive_max_abs_diff": agreement,
     }
 
 

@@ -23,8 +23,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--workloads",
         default="w1,w2,w3,w4,w5,scaling,monitor",
         help="comma-separated: w1 (tiny nets), w2 (residual toy), w3 (wide forward "
-        "statistics), w4 (single neurons at the seed's scale), w5 (CNN ensemble through "
-        "torch.func), scaling (network-steps/s against S and width, with a figure), monitor "
+        "statistics), w4 (single neurons at the seed's scale), w5 (CNN ensemble: vmap vs "
+        "per-network loops), scaling (network-steps/s against S and width, with a figure), monitor "
         "(relulab.probe.Monitor's overhead on a ResNet-18 training step at every=50); "
         "default all",
     )

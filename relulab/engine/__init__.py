@@ -17,13 +17,13 @@ from relulab.engine.functional import (
     FunctionalFamily,
     FunctionalProblem,
     LayerSums,
-    minibatches,
 )
 from relulab.engine.init import INIT_SCHEMES, init_weight_stack
 from relulab.engine.models import BatchedMLP, BatchedResidualToy, MLPSpec, ResidualToySpec
 from relulab.engine.optim import BatchedAdam, BatchedSGD
 from relulab.engine.recorder import Recorder, dense_then_sparse, recording_steps
 from relulab.engine.single_neuron import STATE_CODES, BatchedSingleNeuron
+from relulab.engine.streams import Minibatches, PerNetworkBatches, minibatches
 from relulab.engine.supervised import SupervisedProblem
 from relulab.engine.train import BatchedProblem, TrainResult, train
 
@@ -58,5 +58,7 @@ __all__ = [
     "FunctionalFamily",
     "FunctionalProblem",
     "LayerSums",
+    "Minibatches",
+    "PerNetworkBatches",
     "minibatches",
 ]

@@ -17,6 +17,13 @@ index first, ``(S, …)``, the layout of the engine's optimisers
 its buffers. Networks share no parameters, so a NaN in one cannot reach the others' gradients;
 :func:`~relulab.engine.train` then freezes it and flags it as it does for every family.
 
+**Two executions of a step** (``execution=``): the ``vmap`` call above, which turns S
+convolutions into one grouped convolution, or a loop over the copies as plain modules whose
+parameters are views of the stacked tensors (:mod:`relulab.engine.copies`) — the same
+parameters, optimiser and data stream, equal to rounding; the loop also in channels-last
+memory. ``"auto"`` takes the fastest on the device, as measured by ``relulab bench``'s W5
+(docs/performance.md): the channels-last loop on the CPU, ``vmap`` on CUDA.
+
 **BatchNorm.** Buffers are stacked too and passed to ``functional_call`` per network
 (``in_dims=0``), so a training-mode forward updates *each copy's own* running mean, variance and
 batch count in place, exactly as ``nn.BatchNorm`` does in a plain loop (checked in
@@ -45,7 +52,16 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, grad_and_value, stack_module_state, vmap
 
+from relulab.engine.copies import (
+    CHANNELS_LAST,
+    EXECUTIONS,
+    aliased_copies,
+    channels_last_stack,
+    default_execution,
+    loop_loss_and_grads,
+)
 from relulab.engine.family import BatchedFamily, Trace
+from relulab.engine.streams import minibatches
 from relulab.init import InitReport, apply_init_, get_scheme
 from relulab.nn.statistics import sample_moments_from_sums
 from relulab.probe import ACTIVATION_TYPES
@@ -116,12 +132,22 @@ class FunctionalFamily(BatchedFamily):
             copy its own (seed ``002_…`` §5.1: 5 minibatches).
         dtype: the parameters' dtype.
         device: their device.
+        execution: how a training step runs: ``"vmap"`` (one ``vmap(grad_and_value(...))``
+            call for all copies), ``"loop"`` (the copies one after the other as plain modules
+            over the same stacked tensors, :mod:`relulab.engine.copies`),
+            ``"loop-channels-last"`` (the loop with convolution weights and inputs in
+            channels-last memory) or ``"auto"``, the fastest on ``device``
+            (:func:`~relulab.engine.copies.default_execution`: the channels-last loop on the
+            CPU, ``vmap`` on CUDA). All give the same parameters to rounding; observation
+            (``forward``, ``trace``, ``layer_statistics``) runs through ``vmap`` in every case.
 
     Attributes:
         names: the parameter names, in the order of :attr:`params`.
         params: stacked trainable tensors ``(S, …)`` (what the optimisers step).
         buffers: stacked buffers ``{name: (S, …)}`` (BatchNorm statistics).
         init_reports: per copy, the :class:`~relulab.init.InitReport` of ``init`` (or ``None``).
+        execution: the path a training step takes, one of
+            :data:`~relulab.engine.copies.EXECUTIONS` (``"auto"`` resolved).
 
     Example:
         >>> family = FunctionalFamily(lambda: nn.Sequential(nn.Linear(3, 8), nn.ReLU(),
@@ -143,7 +169,11 @@ class FunctionalFamily(BatchedFamily):
         init_data: InitData = None,
         dtype: torch.dtype = torch.float32,
         device: torch.device | str = "cpu",
+        execution: Literal["auto", "vmap", "loop"] = "auto",
     ) -> None:
+        if execution not in ("auto", *EXECUTIONS):
+            choices = ", ".join(map(repr, ("auto", *EXECUTIONS)))
+            raise ValueError(f"execution must be one of {choices}, got {execution!r}")
         if n_networks < 1:
             raise ValueError(f"n_networks must be positive, got {n_networks}")
         seeds = list(range(n_networks)) if seeds is None else [int(s) for s in seeds]
@@ -163,12 +193,16 @@ class FunctionalFamily(BatchedFamily):
         self._base = copy.deepcopy(copies[0]).to("meta").train()
         params, buffers = stack_module_state(copies)
         self.names = list(params)
+        self.execution = default_execution(device) if execution == "auto" else execution
+        layout = channels_last_stack if self.execution == CHANNELS_LAST else (lambda t: t)
         # leaves that require grad, as the other families': autograd on forward() works too
         self.params = [
-            params[name].detach().to(self.device).requires_grad_(True) for name in self.names
+            layout(params[name].detach().to(self.device)).requires_grad_(True)
+            for name in self.names
         ]
         self.buffers = {name: value.to(self.device) for name, value in buffers.items()}
         self.training = True
+        self._copies: tuple[tuple[int, ...], list[nn.Module]] | None = None
 
     # -- modes -------------------------------------------------------------------------------
     def train(self, mode: bool = True) -> FunctionalFamily:
@@ -184,7 +218,13 @@ class FunctionalFamily(BatchedFamily):
 
     # -- the functional call -----------------------------------------------------------------
     def _param_dict(self, params: Sequence[Tensor] | None = None) -> dict[str, Tensor]:
-        return dict(zip(self.names, self.params if params is None else params, strict=True))
+        """Name → stacked tensor for ``functional_call`` under ``vmap``; channels-last weights
+        as contiguous copies (``vmap``'s batching of pooling falls back to a slow path, with a
+        warning, on channels-last activations)."""
+        params = self.params if params is None else params
+        if self.execution == CHANNELS_LAST:
+            params = [p.contiguous() for p in params]
+        return dict(zip(self.names, params, strict=True))
 
     def _call(self, params: dict[str, Tensor], buffers: dict[str, Tensor], x: Tensor) -> Tensor:
         return functional_call(self._base, (params, buffers), (x,))
@@ -342,8 +382,9 @@ class FunctionalFamily(BatchedFamily):
         per_network: bool = False,
     ) -> tuple[Tensor, list[Tensor]]:
         """Per-network losses ``(S,)`` on ``(x, y)`` and their gradients matching
-        :attr:`params`, by ``vmap(grad_and_value(...))`` (module docstring); a training-mode
-        forward updates each copy's BatchNorm statistics, except where the loss is non-finite.
+        :attr:`params`, by ``vmap(grad_and_value(...))`` (module docstring) or, with
+        :attr:`execution` ``"loop"``, one copy after the other; a training-mode forward updates
+        each copy's BatchNorm statistics, except where the loss is non-finite.
 
         Args:
             x: inputs, shared ``(B, …)`` or ``(S, B, …)`` with ``per_network``.
@@ -352,17 +393,50 @@ class FunctionalFamily(BatchedFamily):
             per_network: whether ``x`` and ``y`` have the network axis first.
         """
 
+        before = {n: b.clone() for n, b in self.buffers.items()} if self.training else {}
+        if self.execution != "vmap":
+            losses, grads = loop_loss_and_grads(
+                self.loop_copies(),
+                self.names,
+                self.params,
+                x,
+                y,
+                loss,
+                per_network,
+                channels_last=self.execution == CHANNELS_LAST,
+            )
+        else:
+            losses, grads = self._vmap_loss_and_grads(x, y, loss, per_network)
+        if before:
+            self._restore_buffers_where(~torch.isfinite(losses), before)
+        return losses, grads
+
+    def _vmap_loss_and_grads(
+        self, x: Tensor, y: Tensor, loss: Callable[[Tensor, Tensor], Tensor], per_network: bool
+    ) -> tuple[Tensor, list[Tensor]]:
+        """:meth:`loss_and_grads_with` as one ``vmap(grad_and_value(...))`` call."""
+
         def network_loss(params: dict[str, Tensor], buffers: dict[str, Tensor], x, y):
             return loss(self._call(params, buffers, x), y)
 
-        before = {n: b.clone() for n, b in self.buffers.items()} if self.training else {}
         data_dim = 0 if per_network else None
         losses_grads = vmap(grad_and_value(network_loss), in_dims=(0, 0, data_dim, data_dim))
         with torch.no_grad():  # torch.func.grad differentiates inside; no outer graph is built
             grads, losses = losses_grads(self._param_dict(), self.buffers, x, y)
-        if before:
-            self._restore_buffers_where(~torch.isfinite(losses), before)
         return losses.detach(), [grads[name] for name in self.names]
+
+    def loop_copies(self) -> list[nn.Module]:
+        """The copies as plain modules over the stacked tensors (views of slice ``s``,
+        :func:`~relulab.engine.copies.aliased_copies`), in the family's mode; made once, and
+        again if :attr:`params` or :attr:`buffers` were given other tensors."""
+        key = tuple(map(id, self.params)) + tuple(map(id, self.buffers.values()))
+        if self._copies is None or self._copies[0] != key:
+            copies = aliased_copies(self._template, self.names, self.params, self.buffers)
+            self._copies = (key, copies)
+        for module in self._copies[1]:
+            if module.training != self.training:
+                module.train(self.training)
+        return self._copies[1]
 
     @torch.no_grad()
     def _restore_buffers_where(self, frozen: Tensor, before: dict[str, Tensor]) -> None:
@@ -412,34 +486,6 @@ class LayerSums:
             for mean, variance in self.moments()
         ]
         return torch.stack(ratios, dim=1)
-
-
-def minibatches(
-    x: Tensor,
-    y: Tensor,
-    batch_size: int,
-    generator: torch.Generator,
-    transform: Callable[[Tensor, Tensor, torch.Generator], tuple[Tensor, Tensor]] | None = None,
-) -> Iterator[tuple[Tensor, Tensor]]:
-    """An endless stream of minibatches: one shuffled order per epoch (drawn on the CPU from
-    ``generator``), batches of ``batch_size`` (the epoch's remainder is dropped), each passed
-    through ``transform(x, y, generator)`` (augmentation) if given.
-
-    Example:
-        >>> stream = minibatches(torch.arange(6.0)[:, None], torch.arange(6), 4,
-        ...                      torch.Generator().manual_seed(0))
-        >>> [tuple(b[0].shape) for b, _ in zip(stream, range(3))]
-        [(4, 1), (4, 1), (4, 1)]
-    """
-    n_samples = len(x)
-    if not 1 <= batch_size <= n_samples:
-        raise ValueError(f"batch_size must lie in [1, {n_samples}], got {batch_size}")
-    while True:
-        order = torch.randperm(n_samples, generator=generator).to(x.device)
-        for start in range(0, n_samples - batch_size + 1, batch_size):
-            index = order[start : start + batch_size]
-            xb, yb = x[index], y[index]
-            yield transform(xb, yb, generator) if transform is not None else (xb, yb)
 
 
 class FunctionalProblem:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -139,6 +140,28 @@ class BatchedAdam(_PerNetworkRates):
             v.copy_(v_new)
             p.sub_(update)
 
+    def state_dict(self) -> dict[str, Any]:
+        """The moments and the step count (copies), for a training checkpoint.
+
+        Example:
+            >>> adam = BatchedAdam([torch.ones(2, 3)], lr=0.1)
+            >>> adam.step([torch.ones(2, 3)]); adam.state_dict()["step_count"]
+            1
+        """
+        return {
+            "step_count": self.step_count,
+            "exp_avg": [m.clone() for m in self.exp_avg],
+            "exp_avg_sq": [v.clone() for v in self.exp_avg_sq],
+        }
+
+    @torch.no_grad()
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from :meth:`state_dict` (moments copied in place)."""
+        self.step_count = int(state["step_count"])
+        saved = state["exp_avg"] + state["exp_avg_sq"]
+        for mine, value in zip(self.exp_avg + self.exp_avg_sq, saved, strict=True):
+            mine.copy_(value)
+
     def _fused_step(self, grads: Sequence[Tensor], lr: float) -> None:
         """The step through ``torch._fused_adam_`` (what ``torch.optim.Adam(fused=True)``
         calls): the same update, each tensor in one pass. The kernel walks parameter and
@@ -198,6 +221,25 @@ class BatchedSGD(_PerNetworkRates):
         """Whether a step keeps no Python-side state (no momentum buffers to create), so that
         :func:`~relulab.engine.train` may compile several steps into one call."""
         return not self.momentum
+
+    def state_dict(self) -> dict[str, Any]:
+        """The momentum buffers (copies; ``None`` before the first step), for a training
+        checkpoint.
+
+        Example:
+            >>> BatchedSGD([torch.zeros(2, 3)], lr=0.1, momentum=0.9).state_dict()
+            {'buffers': None}
+        """
+        return {"buffers": None if self.buffers is None else [b.clone() for b in self.buffers]}
+
+    @torch.no_grad()
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from :meth:`state_dict`."""
+        saved = state["buffers"]
+        if saved is None:
+            self.buffers = None
+            return
+        self.buffers = [b.to(p.device).clone() for b, p in zip(saved, self.params, strict=True)]
 
     @torch.no_grad()
     def step(self, grads: Sequence[Tensor], active: Tensor | None = None) -> None:

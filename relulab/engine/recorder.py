@@ -133,6 +133,14 @@ class Recorder:
         for buffer in self._buffers.values():
             buffer[row + 1 :] = buffer[row]
 
+    def state_dict(self) -> dict[str, Tensor]:
+        """The recordings so far (copies of the buffers), for a training checkpoint."""
+        return {name: buffer.clone() for name, buffer in self._buffers.items()}
+
+    def load_state_dict(self, state: dict[str, Tensor]) -> None:
+        """Continue from :meth:`state_dict` (same steps, networks and metrics)."""
+        self._buffers = {name: b.to(self.device, self.dtype) for name, b in state.items()}
+
     def to_numpy(self) -> dict[str, np.ndarray]:
         """Curves as ``{name: array (S, T)}`` (``(S, T, …)`` for tensor metrics) on the host."""
         return {name: buf.movedim(0, 1).cpu().numpy() for name, buf in self._buffers.items()}

@@ -14,12 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 from torch import Tensor
 
+from relulab.engine.checkpoint import FileCheckpoint, load_problem_state, problem_state
 from relulab.engine.recorder import Recorder
 from relulab.engine.threads import ThreadsOption, train_threads, using_threads
 
@@ -172,6 +173,7 @@ def train(
     stop: StopCriterion | None = None,
     compiled_steps: int | None = None,
     threads: ThreadsOption = "auto",
+    checkpoint: FileCheckpoint | None = None,
 ) -> TrainResult:
     """Run ``steps`` optimiser steps on all S networks at once; record the loss and the
     problem's observables at steps 0, k, 2k, …, ``steps`` (module docstring). A network whose
@@ -207,6 +209,10 @@ def train(
             one only adds hand-over time, and leaves torch's setting otherwise and for
             ``compiled_steps`` (one fused kernel a step, which a second thread shares well); a
             count; or ``None`` for torch's setting. The count used is in ``TrainResult.threads``.
+        checkpoint: save the training's whole state there every ``checkpoint.every`` steps and
+            its result at the end, and resume from what it holds (:mod:`relulab.engine.checkpoint`:
+            a killed training ends bit for bit as an uninterrupted one). Needs an optimiser
+            and a minibatch stream with ``state_dict``; not with ``compiled_steps``.
 
     Returns:
         A :class:`TrainResult`.
@@ -226,8 +232,12 @@ def train(
         if problem.params[0].device.type == "cpu"
         else torch.get_num_threads()
     )
+    if checkpoint is not None and compiled_steps is not None:
+        raise ValueError("checkpoints are taken between eager steps: not with compiled_steps")
     with using_threads(count):
-        result = _train(problem, optimiser, steps, record_every, progress, stop, compiled_steps)
+        result = _train(
+            problem, optimiser, steps, record_every, progress, stop, compiled_steps, checkpoint
+        )
     result.threads = count
     return result
 
@@ -240,6 +250,7 @@ def _train(
     progress: ProgressCallback | None,
     stop: StopCriterion | None,
     compiled_steps: int | None,
+    checkpoint: FileCheckpoint | None = None,
 ) -> TrainResult:
     first = problem.params[0]
     device = first.device
@@ -255,7 +266,21 @@ def _train(
     last_reported = 0
     chunk = _chunk_runner(problem, optimiser, compiled_steps)
     step, replay_until = 0, -1
+    if checkpoint is not None and (resumed := _resume(checkpoint, problem, optimiser, recorder)):
+        step, active, diverged_step, stopped_step = (resumed[k] for k in _LOOP_STATE[:4])
+        all_healthy, last_reported = resumed["all_healthy"], resumed["last_reported"]
+        if progress is not None and last_reported:
+            progress(last_reported)
+    saved_at = step
+
+    def loop_state() -> dict[str, Any]:
+        values = (step, active, diverged_step, stopped_step, all_healthy, last_reported)
+        return dict(zip(_LOOP_STATE, values, strict=True))
+
     while step <= steps:
+        if checkpoint is not None and 0 < checkpoint.every <= step - saved_at and step < steps:
+            _save(checkpoint, problem, optimiser, recorder, loop_state())
+            saved_at = step
         if chunk is not None and all_healthy and step > replay_until:
             length = chunk.length_at(step, recorder)
             if length > 1:
@@ -299,6 +324,8 @@ def _train(
         if step < steps:
             optimiser.step(grads, mask)
         step += 1
+    if checkpoint is not None and step <= steps + 1:  # a resumed finished training skips this
+        _save(checkpoint, problem, optimiser, recorder, {**loop_state(), "step": steps + 2})
     curves = recorder.to_numpy()
     final = {name: curve[:, -1].copy() for name, curve in curves.items()}
     diverged_np = (diverged_step >= 0).cpu().numpy()
@@ -310,3 +337,32 @@ def _train(
         diverged_step.cpu().numpy(),
         stopped_step.cpu().numpy(),
     )
+
+
+_LOOP_STATE = ("step", "active", "diverged_step", "stopped_step", "all_healthy", "last_reported")
+
+
+def _save(
+    checkpoint: FileCheckpoint,
+    problem: BatchedProblem,
+    optimiser: Optimiser,
+    recorder: Recorder,
+    loop: dict[str, Any],
+) -> None:
+    """Save the loop at the top of step ``loop["step"]`` (nothing of that step done yet)."""
+    state = {**loop, "recorder": recorder.state_dict(), **problem_state(problem, optimiser)}
+    checkpoint.save(state)
+
+
+def _resume(
+    checkpoint: FileCheckpoint, problem: BatchedProblem, optimiser: Optimiser, recorder: Recorder
+) -> dict[str, Any] | None:
+    """Restore what ``checkpoint`` holds into the problem, optimiser and recorder; returns the
+    loop's variables (``step`` past ``steps`` for a finished training), or ``None``."""
+    state = checkpoint.load()
+    if state is None:
+        return None
+    load_problem_state(problem, optimiser, state)
+    recorder.load_state_dict(state["recorder"])
+    device = problem.params[0].device
+    return {k: v.to(device) if isinstance(v, Tensor) else v for k, v in state.items()}

@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from relulab.config import ConfigError, apply_overrides, config_to_dict
+from relulab.engine.checkpoint import CHECKPOINT_DIRNAME, checkpoint_every, remove_checkpoints
 from relulab.errors import describe_error
 from relulab.experiments import get_experiment
 from relulab.experiments.base import Experiment
@@ -254,6 +255,8 @@ def _task(index: int, run: PreparedRun, unit: str, executor: Executor) -> UnitTa
         dtype=getattr(run.config, "dtype", "float32"),
         seed=run.config.seed,
         threads=executor.task_threads(),
+        checkpoints=str(run.out_dir / CHECKPOINT_DIRNAME),
+        checkpoint_every=checkpoint_every(),
     )
 
 
@@ -337,6 +340,7 @@ def execute_runs(
                 finish(index, RunOutcome(session.run, error=failure))
                 return
             session.store.close()
+            remove_checkpoints(session.run.out_dir)  # the area, now empty
             try:
                 summary = build_outputs(session.run.out_dir, robustness)
             except (RunFailedError, StoreError) as error:
@@ -385,6 +389,7 @@ def execute_runs(
                 else:
                     session.store.save_unit(unit, outcome.result, threads=outcome.threads)
                     fault_point(f"unit-saved:{unit}")
+                    remove_checkpoints(session.run.out_dir, unit)  # stored: not needed
                 advance(1, executor.activity(label))
                 if lines is not None:
                     lines.finished(

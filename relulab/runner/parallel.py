@@ -42,6 +42,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -82,6 +83,8 @@ class UnitTask:
     dtype: str
     seed: int
     threads: int | None  # torch threads to run under; None: leave the process's setting
+    checkpoints: str | None = None  # the run's checkpoint area (relulab.engine.checkpoint)
+    checkpoint_every: int = 0  # steps between a training's checkpoints; 0: none
 
 
 @dataclass
@@ -120,6 +123,25 @@ def _unit(task: UnitTask) -> Any:
     return _PLANS[key][1][task.unit]
 
 
+def _checkpoint_identity(task: UnitTask) -> dict[str, str]:
+    """What a unit's checkpoint must have been taken under to be resumed: the experiment, its
+    config, relulab's commit (or version), torch's version, the device, dtype and threads."""
+    from relulab.config import config_to_dict
+    from relulab.engine.checkpoint import config_digest
+    from relulab.runner.environment import library_versions
+
+    versions = library_versions()
+    return {
+        "experiment": task.experiment,
+        "config": config_digest(config_to_dict(task.config)),
+        "relulab": versions.get("relulab_commit", versions["relulab"]),
+        "torch": versions["torch"],
+        "device": task.device,
+        "dtype": task.dtype,
+        "threads": str(torch.get_num_threads()),
+    }
+
+
 def compute_unit(task: UnitTask, quiet: bool = True) -> tuple[Any, int, float]:
     """Run one unit; returns ``(UnitResult, torch threads it ran under, wall seconds)``."""
     from relulab.experiments.context import RunContext
@@ -132,6 +154,10 @@ def compute_unit(task: UnitTask, quiet: bool = True) -> tuple[Any, int, float]:
         dtype=getattr(torch, task.dtype),
         seed=task.seed,
         quiet=quiet,
+        unit=task.unit,
+        checkpoints=None if task.checkpoints is None else Path(task.checkpoints) / task.unit,
+        checkpoint_identity=_checkpoint_identity(task),
+        checkpoint_every=task.checkpoint_every,
     )
     started = time.perf_counter()
     result = unit.run(context)

@@ -2,11 +2,12 @@
 
 A run writes only into a directory that is absent, empty, or already a run of the same config
 (:func:`check_run_dir`); relulab's own scaffolding (the lock file, ``.relulab-tmp-*`` files a
-killed process left) does not make a directory foreign. While a process writes a run directory
-it holds an exclusive lock (:func:`locked`): ``fcntl.flock`` on ``.relulab.lock``, which holds the
-writer's PID. A second writer is refused at once with that PID. The kernel drops the lock when
-its holder dies, however it dies, so a lock file left by a killed process never blocks. (Where
-``fcntl`` does not exist — Windows — directories are not locked.)
+killed process left, its units' checkpoints) does not make a directory foreign. While a
+process writes a run directory it holds an exclusive lock (:func:`locked`): ``fcntl.flock`` on
+``.relulab.lock``, which holds the writer's PID. A second writer is refused at once with that
+PID. The kernel drops the lock when its holder dies, however it dies, so a lock file left by a
+killed process never blocks. (Where ``fcntl`` does not exist — Windows — directories are not
+locked.)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from relulab.engine.checkpoint import CHECKPOINT_DIRNAME
 from relulab.files import TEMP_PREFIX
 from relulab.store import STORE_FILENAME, RunStore
 
@@ -43,8 +45,9 @@ class DirectoryInUseError(RuntimeError):
 
 
 def is_scaffolding(name: str) -> bool:
-    """Whether a file name is relulab's own bookkeeping (a lock, a killed process's temporary)."""
-    return name == LOCK_FILENAME or name.startswith(TEMP_PREFIX)
+    """Whether a file name is relulab's own bookkeeping (a lock, a killed process's temporary,
+    a killed unit's training checkpoints)."""
+    return name in (LOCK_FILENAME, CHECKPOINT_DIRNAME) or name.startswith(TEMP_PREFIX)
 
 
 def _holder(lock_path: Path) -> str:

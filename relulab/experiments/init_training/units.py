@@ -12,7 +12,9 @@ optimiser and initialisation (all learning rates and seeds in one batched comput
   draw before the data-dependent rescaling — so the two inits are compared pairwise by seed.
   ``scale`` / ``scale_bias`` measure each copy on ``init_batches`` minibatches of its own
   stream (seed §5.1). ``kaiming`` and ``batchnorm`` use ``kaiming_normal``. Recorded: the
-  minibatch loss and, on ``probe_images`` fixed training images, every layer's ratio.
+  minibatch loss and, on ``probe_images`` fixed training images, every layer's ratio. A
+  training checkpoints itself in the run directory (``context.checkpoint``): a killed unit
+  resumes from its last checkpoint and ends bit for bit as an uninterrupted one.
 
 Unit names are declared here once: :class:`Key` names the two kinds of unit and
 :func:`ratios_key` / :func:`train_key` build a unit's name from its task (optimiser, init);
@@ -24,7 +26,6 @@ layer's ratio, the label entropy) for a training unit.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 from dataclasses import dataclass, make_dataclass
 from enum import StrEnum
 from functools import partial
@@ -40,9 +41,10 @@ from relulab.engine import (
     FunctionalFamily,
     FunctionalProblem,
     LayerSums,
+    PerNetworkBatches,
     train,
 )
-from relulab.engine.functional import minibatches
+from relulab.engine.streams import Minibatches, minibatches
 from relulab.experiments.base import Unit
 from relulab.experiments.context import RunContext
 from relulab.experiments.init_training.config import (
@@ -312,7 +314,7 @@ def _augmenter(config: InitTrainingConfig, task: str):
 
 def _streams(
     config: InitTrainingConfig, task: str, data: TaskData, context: RunContext, device, dtype
-) -> list[Iterator[tuple[Tensor, Tensor]]]:
+) -> list[Minibatches]:
     """One minibatch stream per seed index (the same for every init and optimiser)."""
     batch = config.cifar_batch if task == "cifar10" else config.isbi_batch
     batch = min(batch, len(data.x))
@@ -322,16 +324,6 @@ def _streams(
         generator = context.generator(f"data-{task}-{j}")
         streams.append(minibatches(x, y, batch, generator, _augmenter(config, task)))
     return streams
-
-
-def _stacked(streams: list[Iterator], seed_index: list[int]) -> Iterator[tuple[Tensor, Tensor]]:
-    """Per step, one batch per seed index, laid out per network ``(S, B, …)``."""
-    index = torch.tensor(seed_index)
-    while True:
-        batches = [next(stream) for stream in streams]
-        xs = torch.stack([b[0] for b in batches])
-        ys = torch.stack([b[1] for b in batches])
-        yield xs[index.to(xs.device)], ys[index.to(ys.device)]
 
 
 def _init_samples(config: InitTrainingConfig, task, data, context, device, dtype) -> list[Tensor]:
@@ -391,7 +383,7 @@ def _train_unit(config: InitTrainingConfig, task: str, optimiser: str, init: str
                         next(stream)
                 problem = FunctionalProblem(
                     family,
-                    _stacked(streams, seed_index),
+                    PerNetworkBatches(streams, seed_index),  # resumable: checkpoints
                     "cross_entropy",
                     per_network=True,
                     observe_fn=_observer(probe),
@@ -404,6 +396,7 @@ def _train_unit(config: InitTrainingConfig, task: str, optimiser: str, init: str
                         config.steps,
                         config.record_every,
                         progress=partial(_advance, done, len(part)),
+                        checkpoint=context.checkpoint(f"networks-{start}"),
                     )
                 )
         result = _concatenate(results)
