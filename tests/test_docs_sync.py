@@ -75,10 +75,19 @@ def test_the_readme_table_is_outside_code_blocks():
     assert before.count("```") % 2 == 0
 
 
+NOT_YET_REMEASURED = {"correlated-init", "init-training"}
+
+
 def test_records_committed_and_missing_pages():
     records = load_records(ROOT / "results" / "robustness" / "quick")
     paper = load_records(ROOT / "results" / "robustness" / "paper")
-    assert set(records) == set(REGISTRY)  # issue 32: every experiment at quick
+    # issue 32: every experiment at quick; issue 42 removed the records made before
+    # registrations (they speak for no claim), and these are not yet re-measured under today's
+    # registration — docs/robustness.md's status names them and what they cost
+    assert set(records) | NOT_YET_REMEASURED == set(REGISTRY)
+    assert not set(records) & NOT_YET_REMEASURED
+    status = (ROOT / "docs" / "robustness.md").read_text(encoding="utf-8")
+    assert all(f"`{name}`" in status for name in NOT_YET_REMEASURED)
     assert {"anisotropy", "early-linearization"} <= set(paper) <= set(records)
     sections = expected_sections(ROOT)
     for page in PAGES:
@@ -309,3 +318,33 @@ def test_replace_section_keeps_the_outside():
     assert marked_section(replace_section(text, "new")) == "new"
     with pytest.raises(MarkerError):
         replace_section("no markers", "new")
+
+
+def test_quick_cell_tells_changed_registrations_from_claims_the_record_lacks():
+    """A claim the record holds under another registration and a registered claim the record
+    does not hold at all (added since, or judged only on other data: linearization-images'
+    CIFAR claims at the MNIST quick preset) are both left out of the count, each named for what
+    it is."""
+    from relulab.records.robustness import ClaimRobustness, RobustnessRecord
+    from relulab.report.readme import ScorecardRow, quick_cell
+
+    def row(claim_id, registration):
+        verdicts = {"preset": "holds"}
+        return ClaimRobustness(
+            claim_id,
+            preset="holds",
+            verdicts=verdicts,
+            holds=1,
+            tested=1,
+            standing="robust holds",
+            registration=registration,
+        )
+
+    record = RobustnessRecord("t", "quick", (), (row("kept", "h1"), row("moved", "old")))
+    registered = {"kept": "h1", "moved": "new", "other-data": "h3"}
+    text, checks = quick_cell(ScorecardRow("t", record, registered))
+    assert text == (
+        "1 holds · 1 registered anew since the record (not counted) · 1 not in the record "
+        "(not counted)"
+    )
+    assert checks == "—"

@@ -41,7 +41,8 @@ def _line(standings: list[Standing], beyond: list[Standing]) -> str:
 
 def quick_cell(row: ScorecardRow) -> tuple[str, str]:
     """The quick column and the quick checks: standings of the claims the record still speaks
-    for (same registration as today), and how many claims were registered anew since.
+    for (same registration as today), how many it holds under another registration, and how
+    many registered claims it does not hold at all (added since, or judged only on other data).
 
     Example:
         >>> quick_cell(ScorecardRow("x", None, {}))
@@ -58,9 +59,12 @@ def quick_cell(row: ScorecardRow) -> tuple[str, str]:
     text = _line(seed, beyond)
     if row.stand_in:
         text = f"stand-in (mechanism only: {row.stand_in}): {text}"
-    stale = sorted(set(row.registered) - {c.id for c in current})
-    if stale:
-        text += f" · {len(stale)} registered since the record (not counted)"
+    changed = [c.id for c in record.claims if c.id in row.registered and c not in current]
+    if changed:
+        text += f" · {len(changed)} registered anew since the record (not counted)"
+    absent = sorted(set(row.registered) - {c.id for c in record.claims})
+    if absent:  # added since, or not judged at this preset (another data set's claims)
+        text += f" · {len(absent)} not in the record (not counted)"
     checks = [c for c in current if kinds[c.id][0] == "check"]
     tally = f"{sum(c.preset == 'holds' for c in checks)}/{len(checks)} hold" if checks else "—"
     return text, tally
