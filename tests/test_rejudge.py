@@ -135,10 +135,13 @@ def test_a_reproduce_directory_is_rejudged_with_its_scorecard(tmp_path, run_dir)
 
 
 def _committed_runs() -> list[Path]:
-    return sorted(p.parent for p in PAPER.glob("*/summary.json"))
+    """Every committed run: the paper scorecard's and the runs beside it at other presets
+    (``results/cpu-train/``: seed 002's convnet training at the scale a CPU decides)."""
+    beside = PAPER.parent / "cpu-train"
+    return sorted(p.parent for root in (PAPER, beside) for p in root.glob("*/summary.json"))
 
 
-@pytest.mark.parametrize("run", _committed_runs(), ids=lambda p: p.name)
+@pytest.mark.parametrize("run", _committed_runs(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_committed_paper_run_is_rejudged_byte_for_byte(run, capsys):
     """The committed verdicts are what the committed unit data give under the committed
     registration: anyone can recompute them (``relulab rejudge results/paper/NAME --check``)."""
