@@ -23,8 +23,6 @@ they are relulab's own, in a run directory the user writes.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import warnings
@@ -43,7 +41,6 @@ __all__ = [
     "DEFAULT_EVERY",
     "FileCheckpoint",
     "checkpoint_every",
-    "config_digest",
     "load_problem_state",
     "problem_state",
     "remove_checkpoints",
@@ -73,17 +70,6 @@ def checkpoint_every() -> int:
     if not value.isdigit():
         raise ValueError(f"{CHECKPOINT_EVERY_ENV} must be a whole number of steps, got {value!r}")
     return int(value)
-
-
-def config_digest(config: dict[str, Any]) -> str:
-    """A short hash of a config's fields (its dict), for a checkpoint's identity.
-
-    Example:
-        >>> config_digest({"steps": 3}) == config_digest({"steps": 3})
-        True
-    """
-    text = json.dumps(config, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def unit_checkpoint_dir(root: Path, unit: str) -> Path:

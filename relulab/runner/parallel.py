@@ -127,13 +127,13 @@ def _checkpoint_identity(task: UnitTask) -> dict[str, str]:
     """What a unit's checkpoint must have been taken under to be resumed: the experiment, its
     config, relulab's commit (or version), torch's version, the device, dtype and threads."""
     from relulab.config import config_to_dict
-    from relulab.engine.checkpoint import config_digest
+    from relulab.records.registration import registration_hash
     from relulab.runner.environment import library_versions
 
     versions = library_versions()
     return {
         "experiment": task.experiment,
-        "config": config_digest(config_to_dict(task.config)),
+        "config": registration_hash(config_to_dict(task.config)),
         "relulab": versions.get("relulab_commit", versions["relulab"]),
         "torch": versions["torch"],
         "device": task.device,
