@@ -39,6 +39,26 @@ def test_w3_reports_the_split_between_drawing_and_propagating():
     assert result["gram_last_layer_mean_ratio"] > 0
 
 
+def test_w3_draws_on_the_device_by_counter_when_asked():
+    result = workloads.w3_wide(CPU, n_networks=2, depth=3, n_samples=10, rng="counter")
+    assert result["rng"] == "counter" and result["generate_s"] > 0
+
+
+def test_gpu_sizes_run_beside_the_cpu_sizes_only_on_cuda(monkeypatch):
+    import relulab.bench as bench
+
+    calls = []
+    for name in ("w1_tiny", "w2_medium", "w3_wide"):
+        monkeypatch.setattr(
+            workloads, name, lambda device, *a, _n=name, **k: calls.append((_n, k)) or {}
+        )
+    results = bench._gpu_sized(["w1", "w2", "w3"], torch.device("cuda"), lambda _: None)
+    assert set(results) == {"w1_gpu", "w2_gpu", "w3_gpu"}
+    sizes = {name: kwargs["n_networks"] for name, kwargs in calls}
+    assert sizes["w1_tiny"] >= 1000 and sizes["w3_wide"] > 30
+    assert dict(calls)["w3_wide"]["rng"] == "counter" and dict(calls)["w3_wide"]["full"]
+
+
 def test_bench_cli_writes_json(tmp_path):
     out = tmp_path / "bench.json"
     assert cli.main(["bench", "--workloads", "w3", "--quiet", "--out", str(out)]) == 0

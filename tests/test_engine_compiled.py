@@ -11,11 +11,11 @@ from relulab.engine import BatchedAdam, BatchedMLP, BatchedSGD, MLPSpec, Supervi
 F64 = torch.float64
 
 
-def _problem(lrs):
+def _problem(lrs, device="cpu"):
     generator = torch.Generator().manual_seed(0)
-    x = torch.randn(8, 4, generator=generator, dtype=F64)
-    y = torch.randn(8, 3, generator=generator, dtype=F64)
-    model = BatchedMLP(MLPSpec((4, 16, 3), output_bias=False), len(lrs), dtype=F64)
+    x = torch.randn(8, 4, generator=generator, dtype=F64).to(device)
+    y = torch.randn(8, 3, generator=generator, dtype=F64).to(device)
+    model = BatchedMLP(MLPSpec((4, 16, 3), output_bias=False), len(lrs), dtype=F64, device=device)
     problem = SupervisedProblem(model, x, y, loss="half_sum")
     return problem, BatchedSGD(problem.params, lrs)
 
@@ -157,3 +157,19 @@ def test_shared_input_products_as_broadcast_sums_equal_the_gemms(monkeypatch):
     torch.testing.assert_close(family.batched_linear(x, natural, bias), eager_z, rtol=1e-12, atol=0)
     family.batched_linear(x, weight, bias)
     assert calls == [1]
+
+
+def test_chunks_are_captured_as_cuda_graphs_only_on_cuda():
+    from relulab.engine.train import compile_mode
+
+    assert compile_mode(torch.device("cpu")) is None
+    assert compile_mode(torch.device("cuda")) == "reduce-overhead"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_captured_chunks_on_cuda_equal_the_eager_loop_on_the_cpu():
+    eager_problem, eager_sgd = _problem([0.01, 0.03, 0.02])
+    eager = train(eager_problem, eager_sgd, 120, 40)
+    problem, sgd = _problem([0.01, 0.03, 0.02], device="cuda")  # the same networks and data
+    captured = train(problem, sgd, 120, 40, compiled_steps=7)
+    np.testing.assert_allclose(captured.curves["loss"], eager.curves["loss"], rtol=1e-9)

@@ -97,12 +97,42 @@ def run_bench(
     if "w5" in names:
         progress("W5 CNN ensemble: the family's executions vs the per-model loop …")
         results["w5"] = cnn.w5_cnn_ensemble(device, naive_networks=naive_networks)
+    if device.type == "cuda":
+        results.update(_gpu_sized(names, device, progress))
     if "scaling" in names:
         progress("Scaling: network-steps/s against the number of networks and the width …")
         results["scaling"] = workloads.scaling_curve(device)
     if "monitor" in names:
         progress("Monitor: ResNet-18 SGD steps with relulab.probe.Monitor(every=50) and without …")
         results["monitor"] = monitor_workload.monitor_overhead(device)
+    return results
+
+
+#: GPU sizes (issue 44): W1 with thousands of networks, W2 with ten times the CPU's networks,
+#: W3 at the seed's width 3000 with the weights drawn on the device
+GPU_W1_NETWORKS = 4096
+GPU_W2_NETWORKS = 300
+GPU_W3_NETWORKS = 100
+
+
+def _gpu_sized(
+    names: list[str], device: torch.device, progress: Callable[[str], None]
+) -> dict[str, Any]:
+    """The workloads again at sizes that fill a large GPU, beside the CPU-sized runs."""
+    results: dict[str, Any] = {}
+    if "w1" in names:
+        progress(f"W1 at GPU size: {GPU_W1_NETWORKS} networks …")
+        results["w1_gpu"] = workloads.w1_tiny(
+            device, steps=500, n_networks=GPU_W1_NETWORKS, naive_networks=8
+        )
+    if "w2" in names:
+        progress(f"W2 at GPU size: {GPU_W2_NETWORKS} networks …")
+        results["w2_gpu"] = workloads.w2_medium(device, n_networks=GPU_W2_NETWORKS, naive_steps=2)
+    if "w3" in names:
+        progress(f"W3 at the seed's width 3000, {GPU_W3_NETWORKS} networks drawn on the device …")
+        results["w3_gpu"] = workloads.w3_wide(
+            device, full=True, n_networks=GPU_W3_NETWORKS, rng="counter"
+        )
     return results
 
 

@@ -324,13 +324,17 @@ def w3_wide(
     n_networks: int = 30,
     depth: int = 50,
     n_samples: int = 100,
+    rng: str = "generator",
 ) -> dict[str, Any]:
-    """W3: propagation FLOP/s (and end to end, with drawing the weights) vs the peak."""
+    """W3: propagation FLOP/s (and end to end, with drawing the weights) vs the peak; ``rng``
+    as :func:`~relulab.engine.forward.forward_statistics`'s (``"counter"``: drawn on the
+    device)."""
     width = 3000 if full else 1000
     x = torch.randn(n_samples, width, generator=torch.Generator().manual_seed(0))
     _synchronise(device)
     started = time.perf_counter()
-    stats = forward_statistics(n_networks, width, depth, x, device=device)
+    stats = forward_statistics(n_networks, width, depth, x, device=device, rng=rng)
+    _synchronise(device)
     total_s = time.perf_counter() - started
     started = time.perf_counter()
     by_gram = forward_statistics(n_networks, width, depth, x, device=device, sampler="gram")
@@ -343,6 +347,7 @@ def w3_wide(
         "depth": depth,
         "samples": n_samples,
         "device": str(device),
+        "rng": rng,
         "full_size": full,
         "total_s": total_s,
         **stats.timings,

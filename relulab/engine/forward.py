@@ -40,6 +40,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from relulab.engine.counter import counter_normal
 from relulab.engine.family import BatchedFamily
 from relulab.nn.statistics import (
     BATCHED_SAMPLE_DIMS,
@@ -88,6 +89,7 @@ def forward_statistics(
     keep_layers: Sequence[int] = (),
     keep_units: int = 0,
     sampler: str = "weights",
+    rng: str = "generator",
 ) -> ForwardStatistics:
     r"""Propagate ``inputs`` ``(N, n_0)`` through S fresh Kaiming ReLU nets of ``depth`` layers.
 
@@ -103,7 +105,7 @@ def forward_statistics(
         inputs: ``(N, n_0)``, shared by the networks.
         seeds: one per network (default ``0 … S−1``).
         dtype: the dtype of the propagation.
-        device: where it runs (weights are drawn on the CPU).
+        device: where it runs (with ``rng="generator"`` weights are drawn on the CPU).
         generation_threads: threads drawing the weights (default: torch's thread count).
         keep_layers: layer indices whose pre-activations to keep.
         keep_units: how many units of those to keep.
@@ -111,6 +113,12 @@ def forward_statistics(
             pre-activations from their exact Gaussian law given the layer's input (see the
             module docstring): the same distributions, ≈ ``n_in / (2N)`` times less arithmetic
             and ``n_in / N`` times fewer random numbers.
+        rng: ``"generator"`` draws network ``s``'s numbers from a ``torch.Generator`` seeded
+            with ``seeds[s]`` on the CPU (threads over the networks) and copies them to
+            ``device``; ``"counter"`` computes them on ``device`` from a counter-based stream
+            (:func:`~relulab.engine.counter.counter_normal`, stream = layer index), so no
+            weight crosses the bus and a network's draws do not depend on the batch. Other
+            numbers than ``"generator"``'s, the same law.
 
     Returns:
         :class:`ForwardStatistics`.
@@ -125,6 +133,8 @@ def forward_statistics(
     """
     if sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if rng not in RNGS:
+        raise ValueError(f"rng must be one of {RNGS}, got {rng!r}")
     seeds = list(range(n_networks)) if seeds is None else list(seeds)
     if len(seeds) != n_networks:
         raise ValueError(f"seeds needs one entry per network ({n_networks}), got {len(seeds)}")
@@ -148,9 +158,17 @@ def forward_statistics(
             # 39 ms a layer)
             shape = (n_samples, width) if by_gram else (width, fan_in)
             if buffer is None or tuple(buffer.shape[1:]) != shape:
-                buffer = torch.empty(n_networks, *shape, dtype=dtype)
-            _draw_normals(pool, generators, buffer, 1.0 if by_gram else std)
+                buffer = torch.empty(
+                    n_networks, *shape, dtype=dtype, device=device if rng == "counter" else "cpu"
+                )
+            if rng == "counter":
+                counter_normal(seeds, shape, stream=layer, dtype=dtype, device=device, out=buffer)
+                if not by_gram:
+                    buffer.mul_(std)
+            else:
+                _draw_normals(pool, generators, buffer, 1.0 if by_gram else std)
             drawn = buffer.to(device)
+            _synchronise(device)  # so the drawing's time is not counted as the propagation's
             middle = time.perf_counter()
             if by_gram:
                 u = torch.matmul(_gram_root(h, std), drawn)
@@ -162,8 +180,7 @@ def forward_statistics(
             mean_sq[:, layer], sample_var[:, layer] = m2.double().cpu(), v2.double().cpu()
             h = torch.relu(u)
             fan_in = width
-            if device != "cpu" and torch.device(device).type == "cuda":
-                torch.cuda.synchronize(device)
+            _synchronise(device)
             timings["generate_s"] += middle - started
             timings["propagate_s"] += time.perf_counter() - middle
     ratio = mean_variance_ratio(mean_sq, sample_var)
@@ -173,6 +190,14 @@ def forward_statistics(
 #: How :func:`forward_statistics` samples a layer: draw the weights, or the pre-activations'
 #: exact Gaussian law given the layer's input.
 SAMPLERS = ("weights", "gram")
+#: Where its random numbers come from: per-network ``torch.Generator`` s on the CPU, or a
+#: counter-based stream computed on the device (:mod:`relulab.engine.counter`).
+RNGS = ("generator", "counter")
+
+
+def _synchronise(device: torch.device | str) -> None:
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def _draw_normals(

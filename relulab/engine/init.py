@@ -20,9 +20,14 @@ from collections.abc import Mapping, Sequence
 import torch
 from torch import Tensor
 
+from relulab.engine.counter import counter_normal
 from relulab.init.schemes import INIT_SCHEMES, get_scheme
 
-__all__ = ["INIT_SCHEMES", "init_weight_stack", "per_network"]
+__all__ = ["COUNTER_SCHEMES", "INIT_SCHEMES", "init_weight_stack", "per_network"]
+
+#: The schemes ``rng="counter"`` draws: :math:`N(0, v/n_{in})` weights with zero biases, by
+#: :math:`v` (``normal``: :math:`N(0, 1)`, its scale the std).
+COUNTER_SCHEMES = {"kaiming_normal": 2.0, "lecun_normal": 1.0, "normal": None}
 
 
 def per_network(value: float | Sequence[float] | Tensor, n_networks: int, name: str) -> list:
@@ -60,6 +65,7 @@ def init_weight_stack(
     dtype: torch.dtype = torch.float32,
     device: torch.device | str = "cpu",
     options: Mapping[str, float] | Sequence[Mapping[str, float]] | None = None,
+    rng: str = "generator",
 ) -> list[tuple[Tensor, Tensor | None]]:
     """Weights ``(S, out, in)`` and biases ``(S, out)`` (or ``None``) for each ``(out, in)``:
     network ``s`` draws its layers in order from a generator seeded with ``seeds[s]`` by the
@@ -78,6 +84,12 @@ def init_weight_stack(
         device: their device.
         options: keyword options of the scheme's initialiser (e.g. ``sigma_w2``, ``k`` of
             ``correlated``), one mapping for all networks or one per network.
+        rng: ``"generator"`` (each network's ``torch.Generator`` on the CPU, the scheme's own
+            fill) or ``"counter"``: the layers drawn on ``device`` from a counter-based stream
+            (:func:`~relulab.engine.counter.counter_normal`, stream = layer index), so no
+            weight crosses the bus and a network's draws do not depend on the batch; for the
+            Gaussian schemes with zero biases and no options (:data:`COUNTER_SCHEMES`). Other
+            numbers than ``"generator"``'s, the same law.
 
     Returns:
         ``[(weight, bias), …]`` per layer.
@@ -99,6 +111,10 @@ def init_weight_stack(
         if not isinstance(bias, bool)
         else [bias] * len(shapes)
     )
+    if rng == "counter":
+        return _counter_stack(shapes, schemes, scales, seeds, biases, option_sets, dtype, device)
+    if rng != "generator":
+        raise ValueError(f"rng must be 'generator' or 'counter', got {rng!r}")
     stack = [
         (
             torch.empty((n_networks, *shape), dtype=dtype, device=device),
@@ -115,4 +131,36 @@ def init_weight_stack(
             weight[s] = drawn_weight * scales[s]
             if bias_tensor is not None:
                 bias_tensor[s] = drawn_bias * scales[s]
+    return stack
+
+
+def _counter_stack(
+    shapes: Sequence[tuple[int, int]],
+    schemes: list[str],
+    scales: list,
+    seeds: list,
+    biases: list[bool],
+    option_sets: list,
+    dtype: torch.dtype,
+    device: torch.device | str,
+) -> list[tuple[Tensor, Tensor | None]]:
+    """:func:`init_weight_stack`'s ``rng="counter"``: each layer's standard normals for all
+    networks in one pass on ``device``, times each network's std."""
+    unsupported = sorted(set(schemes) - set(COUNTER_SCHEMES))
+    if unsupported or any(option_sets):
+        raise ValueError(
+            f"rng='counter' draws {', '.join(COUNTER_SCHEMES)} without options; got schemes "
+            f"{sorted(set(schemes))}" + (" with options" if any(option_sets) else "")
+        )
+    stack = []
+    for layer, ((fan_out, fan_in), has_bias) in enumerate(zip(shapes, biases, strict=True)):
+        weight = counter_normal(seeds, (fan_out, fan_in), stream=layer, dtype=dtype, device=device)
+        variance = [COUNTER_SCHEMES[name] for name in schemes]
+        std = [
+            float(scale) * (1.0 if v is None else (v / fan_in) ** 0.5)
+            for scale, v in zip(scales, variance, strict=True)
+        ]
+        weight.mul_(torch.tensor(std, dtype=dtype, device=device).view(-1, 1, 1))
+        bias = torch.zeros((len(seeds), fan_out), dtype=dtype, device=device) if has_bias else None
+        stack.append((weight, bias))
     return stack

@@ -93,6 +93,14 @@ ProgressCallback = Callable[[int], None]
 StopCriterion = Callable[[dict[str, Tensor]], Tensor]
 
 
+def compile_mode(device: torch.device) -> str | None:
+    """``torch.compile``'s mode for a chunk of steps on ``device``: on CUDA
+    ``"reduce-overhead"``, which captures the compiled chunk as a CUDA graph and replays it with
+    one launch, so steps of small networks are not bound by kernel launches (issue 44); on the
+    CPU the default (inductor's C++ kernel, already one call per step)."""
+    return "reduce-overhead" if device.type == "cuda" else None
+
+
 class _CompiledChunks:
     """Up to ``length`` optimiser steps as one call of a function compiled by
     ``torch.compile`` (one compiled function per chunk length used: the full length, and the
@@ -124,7 +132,9 @@ class _CompiledChunks:
                     losses.append(loss)
                 return torch.stack(losses)
 
-            self._compiled[length] = torch.compile(steps, dynamic=False)
+            self._compiled[length] = torch.compile(
+                steps, dynamic=False, mode=compile_mode(self._problem.params[0].device)
+            )
         return self._compiled[length]
 
     def run(self, length: int) -> bool:
