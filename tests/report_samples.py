@@ -194,12 +194,8 @@ def write_sample_site(
     new = write_sample_run(out / "new-run", "sample-new", evil, docs_root=docs_root)
     old = write_sample_run(out / "old-run", "sample-old", old=True)
     entries = [
-        IndexEntry(
-            "sample-new", new["title"], "new-run/report.html", SummaryRecord.from_dict(new)
-        ),
-        IndexEntry(
-            "sample-old", old["title"], "old-run/report.html", SummaryRecord.from_dict(old)
-        ),
+        IndexEntry("sample-new", new["title"], "new-run/report.html", SummaryRecord.from_dict(new)),
+        IndexEntry("sample-old", old["title"], "old-run/report.html", SummaryRecord.from_dict(old)),
         IndexEntry(f"broken{evil}", "Broken", "broken/report.html", error=evil),
     ]
     write_index(out, entries, "quick")

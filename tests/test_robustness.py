@@ -136,9 +136,7 @@ def test_classify():
 
 def _point(name, settings, verdicts, check=()):
     claims = tuple(
-        ClaimRecord(
-            k, k, "", 0.0, v == "holds", verdict=v, kind="check" if k in check else "claim"
-        )
+        ClaimRecord(k, k, "", 0.0, v == "holds", verdict=v, kind="check" if k in check else "claim")
         for k, v in verdicts.items()
     )
     return SweepPointRecord(
