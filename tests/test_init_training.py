@@ -644,7 +644,7 @@ def _train_unit(rng, delay: float, ratios_from: np.ndarray) -> UnitResult:
     """Every lr × seed of one init: the second lr learns as :func:`_loss` with ``delay`` (and a
     third of its spread), the others 3× higher; the ratios relax from ``ratios_from`` to a
     shared profile."""
-    lrs = QUICK.sgd_lrs
+    lrs = DECIDING.sgd_lrs
     conditions = [{"lr": lr, "seed_index": j} for lr in lrs for j in range(SEEDS)]
     loss = np.concatenate(
         [_loss(rng, delay, spread=0.3) * (1 if k == 1 else 3) for k in range(len(lrs))]
@@ -770,7 +770,7 @@ def test_a_diverged_network_counts_the_same_in_every_claim_that_reads_it(ideal):
     broken = copy.deepcopy(ideal)
     _diverge(
         broken[train_key("cifar10", "sgd", "scale_bias")],
-        [k * SEEDS for k in range(len(QUICK.sgd_lrs))],
+        [k * SEEDS for k in range(len(DECIDING.sgd_lrs))],
     )
     records = {c.id: c for c in analyse(broken, DECIDING).claims}
     read = [records[f"{kind}-cifar10-sgd"] for kind in claims_kinds()]
@@ -780,7 +780,7 @@ def test_a_diverged_network_counts_the_same_in_every_claim_that_reads_it(ideal):
     assert speed.verdict == late.verdict == "inconclusive"
     assert ratios.verdict == "fails" and ratios.measured == np.inf
     assert "diverged: scale 0/8, scale_bias 1/8" in speed.detail
-    assert f"scale+bias {QUICK.sgd_lrs[1]:g}" in speed.detail
+    assert f"scale+bias {DECIDING.sgd_lrs[1]:g}" in speed.detail
 
 
 def claims_kinds() -> tuple[str, ...]:
@@ -793,11 +793,11 @@ def test_a_diverged_scale_run_ranks_last_and_the_lr_choice_avoids_divergence(ide
     run loses to its scale+bias pair — the claim still holds (8 of 8), and says why."""
     broken = copy.deepcopy(ideal)
     unit = broken[train_key("cifar10", "sgd", "scale")]
-    _diverge(unit, [k * SEEDS for k in range(len(QUICK.sgd_lrs))])
+    _diverge(unit, [k * SEEDS for k in range(len(DECIDING.sgd_lrs))])
     records = {c.id: c for c in analyse(broken, DECIDING).claims}
     speed = records["scale-bias-faster-cifar10-sgd"]
     assert speed.verdict == "holds" and speed.diverged["scale"] == (1, SEEDS)
-    assert f"best lr: scale {QUICK.sgd_lrs[1]:g}" in speed.detail
+    assert f"best lr: scale {DECIDING.sgd_lrs[1]:g}" in speed.detail
 
 
 def test_every_claim_names_its_counterexample_and_none_is_a_check():
@@ -879,14 +879,14 @@ def _untested(config) -> dict[str, str]:
 
 
 def test_quick_cannot_decide_any_claim():
-    """Width 1/16 decides the §3.3 ratios; 3 seeds, 150 steps the §5 comparisons: every claim
+    """Width 1/16 decides the §3.3 ratios; 3 seeds, 60 steps the §5 comparisons: every claim
     says why it is not tested."""
     reasons = _untested(QUICK)
     assert all(reasons.values()), reasons
     assert "width ×0.0625" in reasons["allcnn-ratio-rises"]
     assert "3 paired seeds" in reasons["scale-bias-faster-cifar10-sgd"]
-    assert "step 150" in reasons["ratios-converge-isbi2012-adam"]
-    assert "late window starts at step 135" in reasons["scale-bias-lower-late-cifar10-sgd"]
+    assert "step 60" in reasons["ratios-converge-isbi2012-adam"]
+    assert "late window starts at step 54" in reasons["scale-bias-lower-late-cifar10-sgd"]
 
 
 def test_what_cpu_and_paper_decide():

@@ -8,6 +8,8 @@ of single-neuron (with its regression guard) and anisotropy.
 
 import json
 
+import pytest
+
 from relulab import cli
 
 REPRODUCE = [
@@ -43,3 +45,39 @@ def test_reproduce_quick_writes_index_and_every_claim_is_measured(tmp_path):
         assert all(isinstance(c["measured"], float) for c in experiment["claims"]), experiment
     # Re-running into the same directory resumes: nothing is retrained, outputs are rebuilt.
     assert cli.main([*REPRODUCE, "--out", str(out)]) == 0
+
+
+@pytest.mark.parametrize(
+    ("given", "executor", "device", "cpus", "expected"),
+    [
+        (None, "local", "cpu", 2, 2),  # one worker per CPU
+        (None, "local", "cpu", 1, None),  # one CPU: one after another in the driver
+        (3, "local", "cpu", 2, 3),  # --jobs as given
+        (1, "local", "cpu", 8, 1),
+        (None, "local", "cuda", 8, None),  # one GPU: one after another
+        (None, "ray", "cpu", 8, None),  # Ray: as --jobs says
+    ],
+)
+def test_reproduce_runs_one_worker_per_cpu_unless_told(
+    monkeypatch, given, executor, device, cpus, expected
+):
+    import argparse
+
+    from relulab.cli.runs import reproduce_jobs
+
+    monkeypatch.setattr("os.sched_getaffinity", lambda _: set(range(cpus)), raising=False)
+    args = argparse.Namespace(jobs=given, executor=executor, device=device)
+    assert reproduce_jobs(args) == expected
+
+
+def test_the_smallest_experiment_starts_first_and_the_rest_keep_their_order(tmp_path):
+    from relulab.cli.runs import smallest_first
+    from relulab.experiments import REGISTRY
+    from relulab.runner import prepare_run
+
+    names = list(REGISTRY)
+    runs = [prepare_run(n, "quick", [], None, "cpu", tmp_path / n, True) for n in names]
+    order = smallest_first(runs)
+    assert names[order[0]] == "anisotropy"  # two units: its scorecard comes within seconds
+    assert [names[i] for i in order[1:]] == [n for n in names if n != "anisotropy"]
+    assert smallest_first([]) == []

@@ -183,8 +183,8 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="run N units at once in worker processes (default 1: one after another in this "
-        "process); with --executor ray, at most N units in flight. Results equal --jobs 1's "
-        "under the same --threads",
+        "process; reproduce on the CPU: one worker per CPU, one thread each); with --executor "
+        "ray, at most N units in flight. Results equal --jobs 1's under the same --threads",
     )
     parser.add_argument(
         "--executor",

@@ -118,7 +118,9 @@ class BiasAfterReLUConfig:
 
 
 PRESETS = {
-    "quick": BiasAfterReLUConfig(),
+    # issue 44: one student per b in the Kaiming and Pre-LN sweeps, which give metrics only
+    # (was 2); the page lists the effects
+    "quick": BiasAfterReLUConfig(variant_seeds_per_shift=1),
     "paper": BiasAfterReLUConfig(
         seeds_per_shift=10, variant_seeds_per_shift=5, init_seeds=50, n_samples=1000, steps=1000
     ),
