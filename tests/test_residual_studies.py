@@ -61,6 +61,7 @@ def test_bias_after_relu_tiny(tmp_path):
         "blocks=3",
         "shifts=0,0.2,0.5",
         "seeds_per_shift=3",
+        "variant_seeds_per_shift=2",
         "n_samples=32",
         "steps=20",
         "record_every=5",
