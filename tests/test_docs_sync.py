@@ -75,7 +75,7 @@ def test_the_readme_table_is_outside_code_blocks():
     assert before.count("```") % 2 == 0
 
 
-NOT_YET_REMEASURED = {"correlated-init"}
+NOT_YET_REMEASURED: set[str] = set()
 
 
 def test_records_committed_and_missing_pages():
