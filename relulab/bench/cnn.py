@@ -36,6 +36,7 @@ from torch import Tensor, nn
 
 from relulab.engine import BatchedSGD, FunctionalFamily, FunctionalProblem, train
 from relulab.engine.copies import EXECUTIONS, default_execution
+from relulab.engine.device import synchronise
 from relulab.nn import AllCNNC
 
 __all__ = ["W5_PATHS", "W5_REPEATS", "W5_TARGET_VS_NAIVE", "W5_WIDTHS", "w5_cnn_ensemble"]
@@ -52,11 +53,6 @@ W5_REPEATS = 2
 W5_TARGET_VS_NAIVE = 1.2
 
 
-def _synchronise(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def _cycling(x: Tensor, y: Tensor, batch_size: int) -> Iterator[tuple[Tensor, Tensor]]:
     """Per step, network ``s``'s next batch of its own data ``x[s]`` (``(S, N, …)``), cycling
     in order: the same sequence for every path, laid out ``(S, B, …)``."""
@@ -67,10 +63,10 @@ def _cycling(x: Tensor, y: Tensor, batch_size: int) -> Iterator[tuple[Tensor, Te
 
 def _timed(run: Callable[[], None], device: torch.device) -> tuple[float, float]:
     """``(wall seconds, process CPU seconds)`` of ``run()``."""
-    _synchronise(device)
+    synchronise(device)
     wall, cpu = time.perf_counter(), time.process_time()
     run()
-    _synchronise(device)
+    synchronise(device)
     return time.perf_counter() - wall, time.process_time() - cpu
 
 

@@ -21,6 +21,8 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 from torch import nn
 
+from relulab.engine.device import synchronise
+
 __all__ = ["MONITOR_OVERHEAD_TARGET", "BasicBlock", "monitor_overhead", "resnet18"]
 
 #: The overhead the monitor should stay under at ``every=50`` (issue 35).
@@ -91,16 +93,11 @@ def resnet18(width: int = 64, classes: int = 10) -> nn.Module:
     return _ResNet18(width, classes)
 
 
-def _synchronise(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def _timed(run: Callable[[], object], device: torch.device) -> float:
-    _synchronise(device)
+    synchronise(device)
     started = time.perf_counter()
     run()
-    _synchronise(device)
+    synchronise(device)
     return time.perf_counter() - started
 
 

@@ -45,6 +45,7 @@ from relulab.engine import (
     SupervisedProblem,
     train,
 )
+from relulab.engine.device import synchronise
 from relulab.engine.forward import forward_statistics
 from relulab.tasks.hierarchical import hierarchical_task
 
@@ -59,11 +60,6 @@ __all__ = [
 ]
 
 
-def _synchronise(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def matmul_peak(device: torch.device, size: int = 2048, repeats: int = 5) -> float:
     """Best fp32 ``torch.mm`` throughput (FLOP/s) on ``size``² matrices, measured now."""
     a = torch.randn(size, size, device=device)
@@ -72,10 +68,10 @@ def matmul_peak(device: torch.device, size: int = 2048, repeats: int = 5) -> flo
     torch.mm(a, b, out=out)
     best = math.inf
     for _ in range(repeats):
-        _synchronise(device)
+        synchronise(device)
         started = time.perf_counter()
         torch.mm(a, b, out=out)
-        _synchronise(device)
+        synchronise(device)
         best = min(best, time.perf_counter() - started)
     return 2 * size**3 / best
 
@@ -87,10 +83,10 @@ def _timed_train(
     device: torch.device,
     compiled_steps: int | None = None,
 ) -> float:
-    _synchronise(device)
+    synchronise(device)
     started = time.perf_counter()
     train(problem, optimiser, steps, record_every=steps, compiled_steps=compiled_steps)
-    _synchronise(device)
+    synchronise(device)
     return time.perf_counter() - started
 
 
@@ -331,10 +327,10 @@ def w3_wide(
     device)."""
     width = 3000 if full else 1000
     x = torch.randn(n_samples, width, generator=torch.Generator().manual_seed(0))
-    _synchronise(device)
+    synchronise(device)
     started = time.perf_counter()
     stats = forward_statistics(n_networks, width, depth, x, device=device, rng=rng)
-    _synchronise(device)
+    synchronise(device)
     total_s = time.perf_counter() - started
     started = time.perf_counter()
     by_gram = forward_statistics(n_networks, width, depth, x, device=device, sampler="gram")
@@ -376,10 +372,10 @@ def memory_bandwidth(device: torch.device, n_bytes: int = 1 << 28, repeats: int 
     target.copy_(source)
     best = math.inf
     for _ in range(repeats):
-        _synchronise(device)
+        synchronise(device)
         started = time.perf_counter()
         target.copy_(source)
-        _synchronise(device)
+        synchronise(device)
         best = min(best, time.perf_counter() - started)
     return 2 * n_bytes / best
 

@@ -454,7 +454,7 @@ def reproduce_jobs(args: argparse.Namespace, runs: Sequence[PreparedRun] = ()) -
     if args.device == "auto" and torch.cuda.is_available():
         return None
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(cpus or 1, MAX_JOBS)) if (cpus or 1) > 1 else None
+    return min(cpus, MAX_JOBS) if cpus and cpus > 1 else None
 
 
 def _runs_in(directory: Path) -> list[Path]:

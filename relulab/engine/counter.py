@@ -33,7 +33,13 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-__all__ = ["COUNTER_BLOCK", "counter_normal", "philox4x32"]
+__all__ = ["COUNTER_BLOCK", "RNGS", "counter_normal", "philox4x32"]
+
+#: Where the engine's random numbers come from (``rng=`` of
+#: :func:`~relulab.engine.forward.forward_statistics` and
+#: :func:`~relulab.engine.init.init_weight_stack`): each network's ``torch.Generator`` on the
+#: CPU (the default), or this module's counter-based stream on the device
+RNGS = ("generator", "counter")
 
 _MASK32 = 0xFFFFFFFF
 _MULTIPLIERS = (0xD2511F53, 0xCD9E8D57)
@@ -84,8 +90,8 @@ def philox4x32(counter: Tensor, key: Tensor, rounds: int = 10) -> Tensor:
     return torch.stack((c0, c1, c2, c3), dim=-1)
 
 
-def _split(values: Tensor) -> tuple[Tensor, Tensor]:
-    """Low and high 32-bit words of non-negative int64 ``values``."""
+def _split(values: Tensor | int) -> tuple[Tensor | int, Tensor | int]:
+    """Low and high 32-bit words of non-negative int64 ``values`` (a tensor or an int)."""
     return values & _MASK32, (values >> 32) & _MASK32
 
 
@@ -101,7 +107,7 @@ def _normal_blocks(keys: Tensor, first: int, count: int, stream: int) -> Tensor:
     ``stream`` under each network's key ``(S, 2)``."""
     index = torch.arange(first, first + count, dtype=torch.int64, device=keys.device)
     index_lo, index_hi = _split(index)
-    stream_lo, stream_hi = stream & _MASK32, (stream >> 32) & _MASK32
+    stream_lo, stream_hi = _split(stream)
     counter = torch.stack(
         (
             index_lo,

@@ -40,7 +40,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from relulab.engine.counter import counter_normal
+from relulab.engine.counter import RNGS, counter_normal
+from relulab.engine.device import synchronise
 from relulab.engine.family import BatchedFamily
 from relulab.nn.statistics import (
     BATCHED_SAMPLE_DIMS,
@@ -168,7 +169,7 @@ def forward_statistics(
             else:
                 _draw_normals(pool, generators, buffer, 1.0 if by_gram else std)
             drawn = buffer.to(device)
-            _synchronise(device)  # so the drawing's time is not counted as the propagation's
+            synchronise(device)  # so the drawing's time is not counted as the propagation's
             middle = time.perf_counter()
             if by_gram:
                 u = torch.matmul(_gram_root(h, std), drawn)
@@ -180,7 +181,7 @@ def forward_statistics(
             mean_sq[:, layer], sample_var[:, layer] = m2.double().cpu(), v2.double().cpu()
             h = torch.relu(u)
             fan_in = width
-            _synchronise(device)
+            synchronise(device)
             timings["generate_s"] += middle - started
             timings["propagate_s"] += time.perf_counter() - middle
     ratio = mean_variance_ratio(mean_sq, sample_var)
@@ -190,14 +191,6 @@ def forward_statistics(
 #: How :func:`forward_statistics` samples a layer: draw the weights, or the pre-activations'
 #: exact Gaussian law given the layer's input.
 SAMPLERS = ("weights", "gram")
-#: Where its random numbers come from: per-network ``torch.Generator`` s on the CPU, or a
-#: counter-based stream computed on the device (:mod:`relulab.engine.counter`).
-RNGS = ("generator", "counter")
-
-
-def _synchronise(device: torch.device | str) -> None:
-    if torch.device(device).type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def _draw_normals(

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 import torch
 from torch import Tensor
 
-from relulab.engine.counter import counter_normal
+from relulab.engine.counter import RNGS, counter_normal
 from relulab.init.schemes import INIT_SCHEMES, get_scheme
 
 __all__ = ["COUNTER_SCHEMES", "INIT_SCHEMES", "init_weight_stack", "per_network"]
@@ -111,10 +111,10 @@ def init_weight_stack(
         if not isinstance(bias, bool)
         else [bias] * len(shapes)
     )
+    if rng not in RNGS:
+        raise ValueError(f"rng must be one of {RNGS}, got {rng!r}")
     if rng == "counter":
         return _counter_stack(shapes, schemes, scales, seeds, biases, option_sets, dtype, device)
-    if rng != "generator":
-        raise ValueError(f"rng must be 'generator' or 'counter', got {rng!r}")
     stack = [
         (
             torch.empty((n_networks, *shape), dtype=dtype, device=device),
@@ -152,10 +152,10 @@ def _counter_stack(
             f"rng='counter' draws {', '.join(COUNTER_SCHEMES)} without options; got schemes "
             f"{sorted(set(schemes))}" + (" with options" if any(option_sets) else "")
         )
+    variance = [COUNTER_SCHEMES[name] for name in schemes]
     stack = []
     for layer, ((fan_out, fan_in), has_bias) in enumerate(zip(shapes, biases, strict=True)):
         weight = counter_normal(seeds, (fan_out, fan_in), stream=layer, dtype=dtype, device=device)
-        variance = [COUNTER_SCHEMES[name] for name in schemes]
         std = [
             float(scale) * (1.0 if v is None else (v / fan_in) ** 0.5)
             for scale, v in zip(scales, variance, strict=True)
