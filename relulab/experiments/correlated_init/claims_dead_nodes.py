@@ -13,9 +13,9 @@ averaged over the hidden layers from ``table1_first_layer`` (2: the layers fed b
 activations; 1: every hidden node) to the last, per network; every estimate is over the
 ``dead_networks`` networks of one init (Student t, Welch for differences). A claim that
 covers several inits judges every one (:class:`~relulab.experiments.criteria.Every`) on
-intervals simultaneous over them. That
-symmetric inits sit at P(h ≤ 0) = ½ and that RAI/RAAI lie below it hold by symmetry and by
-construction: they are tests (``tests/test_correlated_init.py``), not claims.
+intervals simultaneous over them. That symmetric inits sit at P(h ≤ 0) = ½ and that RAI/RAAI
+lie below it hold by symmetry and by construction: they are tests
+(``tests/test_correlated_init.py``), not claims.
 """
 
 from __future__ import annotations
