@@ -9,7 +9,10 @@ Each is built the first time it is named (a module ``__getattr__``), so importin
 Both measure at the start of training (the global step, 0 for a fresh run) and after every
 optimiser step whose global step is a multiple of ``every``; both measure on the main process
 only. Give either the batch and the :class:`~relulab.probe.Monitor` options (the model is the
-one being trained), or a ready ``monitor=``. ``callback.monitor`` holds the monitor (its
+one being trained) — keywords such as ``thresholds=``, or ``config=`` a
+:class:`~relulab.probe.MonitorConfig` — or a ready ``monitor=``. ``histograms=True`` adds
+pre-activation histograms to the same TensorBoard writer (the trainer's logger, or
+``log_dir=``) and W&B run as the scalars. ``callback.monitor`` holds the monitor (its
 ``history``, ``alerts``) once training has started.
 
 Example:
