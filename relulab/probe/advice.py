@@ -93,6 +93,8 @@ SNIPPETS: dict[str, str] = {
         "import torch\n"
         "from relulab import init\n\n"
         "init.init_model_(model, 'raai', torch.Generator().manual_seed(0))  # or 'rai'\n"
+        "# bias-free layers (ResNet, Llama, T5): bias_free='add' (a zero bias, then drawn)\n"
+        "# or bias_free='scale' (their weights drawn alone)\n"
         "# one layer: init.raai_(layer.weight, layer.bias)  (or init.rai_)"
     ),
     "positive_bias": (
@@ -153,7 +155,8 @@ REMEDIES: dict[str, tuple[Remedy, ...]] = {
     "dead_units": (
         Remedy(
             "initialise with RAI or RAAI: one weight (or the bias) into each unit drawn from "
-            "Beta(2, 1) > 0, so every unit fires on some inputs (layers need biases)",
+            "Beta(2, 1) > 0, so every unit fires on some inputs (bias-free layers: "
+            "bias_free='add' or 'scale')",
             "rai",
             "seed 003 §3 and Table 1 (RAI, Lu et al. 2020: a lower dead-node probability "
             "than the 1/2 of symmetric inits; RAAI adds anti-correlated rows)",
