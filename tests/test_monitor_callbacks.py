@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 from torch import nn
 
-from relulab.probe.monitor import Monitor
+from relulab.probe.monitor import Monitor, MonitorConfig
 
 
 def test_importing_relulab_probe_imports_no_framework():
@@ -61,6 +61,9 @@ def test_callbacks_pass_the_histogram_option_to_the_trainer_writer():
     _MonitorHolder(torch.randn(8, 2), **options)._ensure(model, quiet).step(0)
     assert writer.histograms == [("relulab/pre_activation/1#0", 0)]
     assert quiet.scalars and not quiet.histograms  # off by default
+    config = MonitorConfig(every=7, thresholds=None)
+    assert _MonitorHolder(torch.randn(8, 2), config=config)._ensure(model).every == 7
+    assert _MonitorHolder(torch.randn(8, 2))._ensure(model).every == 50  # Monitor's default
 
 
 # ---------------------------------------------------------------------------------------------

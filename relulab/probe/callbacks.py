@@ -41,7 +41,12 @@ class _MonitorHolder:
     """What both callbacks share: the monitor, made on first use from the trained model."""
 
     def __init__(
-        self, batch: Any = None, every: int = 50, *, monitor: Monitor | None = None, **options: Any
+        self,
+        batch: Any = None,
+        every: int | None = None,
+        *,
+        monitor: Monitor | None = None,
+        **options: Any,
     ) -> None:
         if (batch is None) == (monitor is None):
             raise ValueError("give the batch to monitor (with Monitor options), or monitor=")
@@ -91,7 +96,8 @@ def _lightning_callback() -> type:
         Args:
             batch: the fixed inputs, passed to the module as :class:`~relulab.probe.Monitor`
                 does (a tensor as the one argument, a tuple unpacked, a mapping as keywords).
-            every: measure every ``every`` optimiser steps.
+            every: measure every ``every`` optimiser steps (default: the ``config=``'s, else
+                50).
             monitor: or a ready monitor (then no other option).
             use_logger: write to ``trainer.logger.experiment`` if it has ``add_scalar``.
             **options: :class:`~relulab.probe.Monitor`'s keyword options.
@@ -105,7 +111,7 @@ def _lightning_callback() -> type:
         def __init__(
             self,
             batch: Any = None,
-            every: int = 50,
+            every: int | None = None,
             *,
             monitor: Monitor | None = None,
             use_logger: bool = True,
@@ -154,7 +160,8 @@ def _trainer_callback() -> type:
 
         Args:
             batch: the fixed inputs.
-            every: measure every ``every`` optimiser steps.
+            every: measure every ``every`` optimiser steps (default: the ``config=``'s, else
+                50).
             monitor: or a ready monitor (then no other option).
             **options: :class:`~relulab.probe.Monitor`'s keyword options (``log_dir=``,
                 ``writer=``, ``mode=``, ``thresholds=``, …).
@@ -168,7 +175,7 @@ def _trainer_callback() -> type:
         def __init__(
             self,
             batch: Any = None,
-            every: int = 50,
+            every: int | None = None,
             *,
             monitor: Monitor | None = None,
             **options: Any,
