@@ -19,7 +19,18 @@ import torch
 
 from relulab.experiments.context import RunContext
 from relulab.experiments.correlated_init import PRESETS
-from relulab.experiments.correlated_init.config import student_inits, table1_inits
+from relulab.experiments.correlated_init.inits import (
+    COMPARED,
+    DEEP_COMPARED,
+    bias_inits,
+    deep_inits,
+    family,
+    matched,
+    plane_inits,
+    student_inits,
+    table1_inits,
+    unmatched,
+)
 from relulab.experiments.correlated_init.theory import (
     dead_node_theory,
     mean_correlation_theory,
@@ -31,11 +42,8 @@ from relulab.experiments.correlated_init.units import (
     Key,
     asymmetric_points,
     asymmetric_unit,
-    bias_inits,
-    deep_inits,
     deep_key,
     plan,
-    plane_inits,
     probe_points,
     propagation_unit,
     trained_on,
@@ -104,15 +112,27 @@ def propagation(config, spread=None, seed=0, change=None) -> dict:
     return {Key.PROPAGATION: UnitResult.forward_only(conditions, layers, curves, {})}
 
 
-def asymmetric(config, near_of=None, growth_of=None, seed=3) -> dict:
+def seed_near(scheme, sigma_w2):
+    """The near pairs' change over the layers as seed 003 describes RAI and RAAI (Figs. 4–5,
+    appendices D.2, E.2): RAI correlates at every σ_w² (+0.04); RAAI is ordered (+0.04) below
+    an order-to-chaos boundary at 0.8 — under appendix E.2's approximated 1.24, which
+    'overestimates' it — and decorrelates (−0.2) above."""
+    return 0.04 if scheme == "rai" or sigma_w2 < 0.8 else -0.2
+
+
+def seed_growth(scheme, sigma_w2):
+    """The length's growth per layer as seed 003 describes it: RAI's length 'remains finite'
+    (−0.1) up to 0.8, above appendix D.1's 0.57 ('underestimates'), and grows (+0.1) above;
+    RAAI's is finite up to 1.1, under appendix E.1's approximated 1.30 ('overestimates'), and
+    diverges above."""
+    return -0.1 if sigma_w2 < (0.8 if scheme == "rai" else 1.1) else 0.1
+
+
+def asymmetric(config, near_of=seed_near, growth_of=seed_growth, seed=3) -> dict:
     """``{Key.ASYMMETRIC: result}``: per (scheme, σ_w²) networks whose near pairs move from
-    c_0 by ``near_of(scheme, sigma_w2)`` over the layers (default: the seed's Figs. 4–5 — RAI
-    correlates, +0.04; RAAI decorrelates, −0.2) and whose length grows by
-    ``growth_of(scheme, sigma_w2)`` per layer (default: 0, bounded, except RAAI above its
-    second σ_w², 0.1), each network off by ± 0.005."""
-    near_of = near_of or (lambda scheme, w2: 0.04 if scheme == "rai" else -0.2)
-    second = sorted(config.raai_sweep_sigma_w2)[1]
-    growth_of = growth_of or (lambda scheme, w2: 0.1 if scheme == "raai" and w2 > second else 0.0)
+    c_0 by ``near_of(scheme, sigma_w2)`` over the layers (default :func:`seed_near`) and whose
+    length grows by ``growth_of(scheme, sigma_w2)`` per layer (default :func:`seed_growth`),
+    each network off by ± 0.005."""
     rng = np.random.default_rng(seed)
     depth = config.correlation_depth
     layers = np.arange(1, depth + 1)
@@ -174,34 +194,64 @@ def exact_law(config):
     return lambda name: dead_node_theory(name, config)
 
 
-def _unit(inits, teacher, optimiser, level_of, epochs, seeds, rng):
-    conditions, curves = [], []
-    for name, (_, options) in inits.items():
+def develops(name, teacher, optimiser):
+    """``row_shift`` for :func:`training`: every student's row correlation falls by 0.05
+    during training (appendix B's 'anti-correlation may develop')."""
+    return -0.05
+
+
+def _unit(inits, twins, teacher, optimiser, level_of, row_shift, epochs, seeds, rng, twin_level):
+    """One training unit: every init and twin × seed; a student follows ``level_of`` (a twin
+    ``twin_level`` if given) and ``row_shift`` called with its scheme's name
+    (:func:`~.inits.family`: a twin and a bias-matched companion behave as their scheme does)."""
+    conditions, curves, start, end = [], [], [], []
+    for name in [*inits, *(matched(n) for n in twins)]:
+        scheme = family(name)
+        level = twin_level if twin_level is not None and name not in inits else level_of
         for seed in range(seeds):
-            levels = np.array([level_of(name, teacher, optimiser, e) for e in range(epochs + 1)])
+            levels = np.array([level(scheme, teacher, optimiser, e) for e in range(epochs + 1)])
             curves.append(10 ** (levels + 0.01 * rng.standard_normal(epochs + 1)))
-            conditions.append({"init": name, "seed": seed, **options})
+            start.append(0.02 * rng.standard_normal())
+            end.append(
+                start[-1] + row_shift(scheme, teacher, optimiser) + 0.01 * rng.standard_normal()
+            )
+            conditions.append({"init": name, "seed": seed, **inits[unmatched(name)][1]})
     n = len(conditions)
-    curves = {"validation_loss": np.array(curves)}
+    arrays = {"initial_row_correlation": np.array(start), "final_row_correlation": np.array(end)}
     return UnitResult(
-        conditions, np.arange(epochs + 1), curves, {}, np.zeros(n, bool), np.full(n, -1)
+        conditions,
+        np.arange(epochs + 1),
+        {"validation_loss": np.array(curves)},
+        {},
+        np.zeros(n, bool),
+        np.full(n, -1),
+        arrays,
     )
 
 
-def training(config, level_of, epochs=10, seeds=10) -> dict:
+def training(config, level_of, epochs=10, seeds=10, row_shift=develops, twin_level=None) -> dict:
     """Validation curves at log10 level ``level_of(init, teacher, optimiser, epoch)`` (± 0.01
-    decades per student and epoch) for every training unit; the deep units under the teacher
-    name "deep", the plane under "plane", the σ_b² sweep under "bias"."""
+    decades per student and epoch) for every training unit, twins included, and row
+    correlations that move by ``row_shift(init, teacher, optimiser)`` during training; the deep
+    units under the teacher name "deep", the plane under "plane", the σ_b² sweep under
+    "bias"; the output-matched twins follow ``twin_level`` where it is given."""
     rng = np.random.default_rng(2)
+
+    def unit(inits, twins, teacher, optimiser, n):
+        return _unit(
+            inits, twins, teacher, optimiser, level_of, row_shift, epochs, n, rng, twin_level
+        )
+
     results = {
-        trained_on(t, o): _unit(student_inits(config), t, o, level_of, epochs, seeds, rng)
+        trained_on(t, o): unit(student_inits(config), COMPARED, t, o, seeds)
         for t in TEACHERS
         for o in OPTIMISERS
     }
     for o in config.deep_optimisers:
-        results[deep_key(o)] = _unit(deep_inits(config), "deep", o, level_of, epochs, seeds, rng)
-    results[Key.PLANE] = _unit(plane_inits(config), "plane", "adam", level_of, epochs, 3, rng)
-    results[Key.BIAS] = _unit(bias_inits(config), "bias", "sgd", level_of, epochs, 3, rng)
+        results[deep_key(o)] = unit(deep_inits(config), DEEP_COMPARED, "deep", o, seeds)
+    plane = plane_inits(config)
+    results[Key.PLANE] = unit(plane, tuple(plane), "plane", "adam", 3)
+    results[Key.BIAS] = unit(bias_inits(config), (), "bias", "sgd", 3)
     return results
 
 

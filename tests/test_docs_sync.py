@@ -348,3 +348,29 @@ def test_quick_cell_tells_changed_registrations_from_claims_the_record_lacks():
         "(not counted)"
     )
     assert checks == "—"
+
+
+def test_paper_cell_leaves_out_claims_registered_anew_since_the_run():
+    """A paper run judged under an earlier registration (issue 45 changed criteria the committed
+    runs predate) counts only the claims whose own registration is still today's; the others are
+    named, never counted under criteria that no longer stand."""
+    from relulab.records.claims import ClaimRecord
+    from relulab.records.summary import RegistrationRecord, SummaryRecord
+    from relulab.report.readme import ScorecardRow, paper_cell
+
+    def claim(claim_id, registration):
+        return ClaimRecord(claim_id, "", "", 1.0, True, verdict="holds", registration=registration)
+
+    def run(whole):
+        return SummaryRecord(
+            "t", "", "", "paper", {}, {}, {}, (claim("kept", "h1"), claim("moved", "old")),
+            {}, {}, {}, "", "cpu", registration=RegistrationRecord(whole, "registered"),
+        )  # fmt: skip
+
+    today = {"": "now", "kept": "h1", "moved": "new"}
+    earlier = ScorecardRow("t", None, {}, {"t": run("then")}, paper_registered={"paper": today})
+    assert paper_cell(earlier)[0] == (
+        "1 holds · robustness not measured · 1 registered anew since the run (not counted)"
+    )
+    current = ScorecardRow("t", None, {}, {"t": run("now")}, paper_registered={"paper": today})
+    assert paper_cell(current)[0] == "2 hold · robustness not measured"

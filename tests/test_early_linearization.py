@@ -36,11 +36,12 @@ import pytest
 import torch
 from scipy import integrate, stats
 
-from relulab.analysis import Estimate, mean_ci, running_mean
+from relulab.analysis import Estimate, early_window, mean_ci, running_mean
 from relulab.cli import main
+from relulab.config import alternatives
 from relulab.engine import BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem, train
 from relulab.experiments.context import RunContext
-from relulab.experiments.early_linearization import CLAIMS, measure
+from relulab.experiments.early_linearization import CLAIMS, measure, rescaling
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig
 from relulab.experiments.early_linearization.units import (
     Family,
@@ -61,6 +62,7 @@ from relulab.tasks import (
 from relulab.theory.deep_linear import (
     aligned_modes,
     bias_mode,
+    gated_linear_prediction,
     learning_time_constant,
     mode_loss,
     mode_projections,
@@ -432,10 +434,24 @@ def xor():
     return run
 
 
-def _xor_rows(xor, name: str, c: float) -> np.ndarray:
+def _xor_rows(xor, name: str, c: float, windows=None) -> np.ndarray:
     index = [i for i, r in enumerate(xor[name, "relu"].conditions) if r["c"] == c]
     relu, linear = (xor[name, act] for act in ("relu", "linear"))
-    return _rows(relu.steps, relu.curves["loss"][index], linear.curves["loss"][index])
+    losses, references = relu.curves["loss"][index], linear.curves["loss"][index]
+    return measure.alignment_table(relu.steps, losses, references, CONFIG, window_ends=windows)
+
+
+def _xor_parts(xor, name: str) -> dict:
+    """The parts claims' reading (issue 45): both pairs of a seed over its bias pair's window —
+    the bias-linear network's early window, never the bias-free linear network's (on centred
+    XOR that network cannot learn, its curve is flat and its own 95 % window noise)."""
+    linear = xor[name, "linear"]
+    index = [i for i, r in enumerate(linear.conditions) if r["c"] == 1.0]
+    windows = [
+        early_window(linear.steps, row, CONFIG.window_fraction)
+        for row in linear.curves["loss"][index]
+    ]
+    return _parts(_xor_rows(xor, name, 0.0, windows), _xor_rows(xor, name, 1.0, windows))
 
 
 def _xor_gap(xor, name: str, c: float) -> Estimate:
@@ -454,12 +470,24 @@ def test_xor_aligned_with_bias_negative(xor, weak_run):
     assert SPEC["xor-aligned-with-bias"].judge(_xor_gap(xor, "centred", 0.0), CONFIG) == "fails"
 
 
-def test_xor_part_without_bias_positive(xor):
+@pytest.fixture(scope="module")
+def xor_seeds():
+    """Centred XOR with c = 1 and c = 0, ReLU and linear, 20 seeds."""
+    X, Y = xor_task(levels=CONFIG.xor_levels)
+    return {
+        ("centred", act): _simulate(X, Y, (0.0, 1.0), act, 20, SIM.xor_steps, keep="none")
+        for act in ("relu", "linear")
+    }
+
+
+def test_xor_part_without_bias_positive(xor_seeds):
     """Bias ablated as the seed ablates it — no input constant left (centred inputs, §3): the
-    linear network cannot learn XOR, the ReLU network can; g ≈ 19 (issue 30: 18.9) against
-    the bias pair's ≈ 0.01, paired by seed."""
-    measured = _parts(_xor_rows(xor, "centred", 0.0), _xor_rows(xor, "centred", 1.0))
-    assert SPEC["xor-part-without-bias"].judge(measured, CONFIG) == "holds"
+    linear network cannot learn XOR, the ReLU network can. Over the bias pair's window (issue
+    45; the bias-free linear network's own window ran to the end of its flat curve, g ≈ 18)
+    the bias-free pair is farther apart than the bias pair, seed by seed, and parted: the
+    seed's networks, 20 seeds."""
+    measured = _xor_parts(xor_seeds, "centred")
+    assert SPEC["xor-part-without-bias"].judge(measured, CONFIG) == "holds", measured
 
 
 def test_xor_part_without_bias_negative(xor):
@@ -470,8 +498,8 @@ def test_xor_part_without_bias_negative(xor):
     uncentred = replace(RUN, xor_levels=(0.0, 1.0))
     results = _run_units(uncentred, Key.XOR_RELU, Key.XOR_LINEAR)
     assert _verdict("xor-part-without-bias", results, uncentred) != "holds"
-    measured = _parts(_xor_rows(xor, "levels01", 0.0), _xor_rows(xor, "levels01", 1.0))
-    assert SPEC["xor-part-without-bias"].judge(measured, CONFIG) == "fails"
+    measured = _xor_parts(xor, "levels01")
+    assert SPEC["xor-part-without-bias"].judge(measured, CONFIG) != "holds", measured
 
 
 def test_both_layer_bias_aligned_hierarchy_positive():
@@ -593,6 +621,25 @@ def test_bias_grows_faster_than_weights_negative(centred_targets, sweep_run):
     assert _verdict("bias-grows-faster-than-weights", sweep_run, RUN, constant=0.1) == "fails"
     reading = SPEC["bias-grows-faster-than-weights"].measure(centred_targets, SIM)
     assert SPEC["bias-grows-faster-than-weights"].judge(reading.measured, CONFIG) == "fails"
+
+
+def test_biases_drift_upward_positive(hierarchy):
+    """The seed's bias-ReLU networks (30 seeds): of the units alive at init with a negative
+    initial bias, ≈ 2/3 have risen by t* (appendix F.2: 'many units with slightly negative
+    initial b_j still drift upward'), by less than the units with a positive one ('slower')."""
+    reading = SPEC["biases-drift-upward"].measure(hierarchy, SIM)
+    assert SPEC["biases-drift-upward"].judge(reading.measured, CONFIG) == "holds", reading.detail
+
+
+def test_biases_drift_upward_negative(sweep_run):
+    """The counterexample run through the study's units: a hidden bias too weak to move
+    (c = 0.01) — its gradient carries c², so the biases barely move, and in most networks the
+    always-on share peaks at initialisation, so nothing has drifted by t*. Also, on the
+    criterion: a minority rising, or the negative ones rising faster."""
+    assert _verdict("biases-drift-upward", sweep_run, RUN, constant=0.01) != "holds"
+    spec = SPEC["biases-drift-upward"]
+    assert spec.judge({"drift upward": 0.3, "slower": -0.05}, CONFIG) == "fails"
+    assert spec.judge({"drift upward": 0.7, "slower": 0.05}, CONFIG) == "fails"
 
 
 def test_most_units_always_on_early_positive(hierarchy):
@@ -740,17 +787,45 @@ def test_few_units_dead_negative(sweep_run):
     assert SPEC["few-units-dead"].judge(1.0 - _alive_at_init(3.0), CONFIG) == "fails"
 
 
+def _gated_construction(runs: dict) -> dict:
+    """The bias-ReLU hierarchy networks with their loss from t* replaced by what the gated
+    linear model predicts from there (eq. 15 with the closed-form modes, their own W2, W̃1 and
+    gate at t*) times 1 ± 3 % — a network that obeys the statement exactly."""
+    results = copy.deepcopy(runs)
+    relu = results[Key.HIERARCHY_RELU]
+    X, modes = measure.hierarchy_modes(SIM, 1.0)
+    tau = learning_time_constant(X.shape[0], SIM.lr)
+    mech = measure.hierarchy_mechanism(results, SIM)
+    index = [i for i, r in enumerate(relu.conditions) if r["c"] == 1.0]
+    for i, t_star in zip(index, mech.t_star, strict=True):
+        j = int(np.searchsorted(relu.steps, t_star))
+        W1, W2 = relu.arrays["param_0"][i, j], relu.arrays["param_1"][i, j]
+        gate = np.all(W1 @ X.T > 0, axis=1)
+        times = relu.steps[j:] - relu.steps[j]
+        prediction = gated_linear_prediction(W2, W1, gate, modes, times, tau, method="unbalanced")
+        wobble = 1.0 + 0.03 * np.sin(times / max(times[-1], 1.0) * 7.0)
+        relu.curves["loss"][i, j:] = prediction.loss * wobble
+    return results
+
+
 def test_gated_linear_model_matches_positive(hierarchy):
-    """The seed's bias-ReLU networks from the smoothed t* against the gated linear model, on
-    fig. 4's linear scale (issue 30: the log gap, ≈ 0.4, sat at the loss floor)."""
-    reading = SPEC["gated-linear-model-matches"].measure(hierarchy, SIM)
-    assert SPEC["gated-linear-model-matches"].judge(reading.measured, CONFIG) == "holds"
+    """A construction that obeys the statement exactly (:func:`_gated_construction`): from t*
+    the network's loss is the gated linear model's, within 3 %. Issue 45: the claim is judged
+    on the alignment claims' log scale over the gated model's early window; the seed's own
+    networks (30 seeds, re-simulated) do not hold there — the gap is ≈ 0.2 (a 20 % loss
+    mismatch), although it is ≈ 1.5 % of L(0) on fig. 4's linear scale (the criterion before,
+    chosen post hoc in issue 30, now a metric)."""
+    spec = SPEC["gated-linear-model-matches"]
+    reading = spec.measure(_gated_construction(hierarchy), SIM)
+    assert spec.judge(reading.measured, CONFIG) == "holds", reading.measured
+    seeds = spec.measure(hierarchy, SIM)
+    assert spec.judge(seeds.measured, CONFIG) != "holds", seeds.measured
 
 
 def test_gated_linear_model_matches_negative(centred_targets, sweep_run):
     """The counterexample run through the study's units: with a weak hidden bias (c = 0.1) few
-    units are always on at t* (≈ 0.1) and the gated model misses the ReLU loss (≈ 0.31 of
-    L(0)). Also the re-simulated centred targets (ȳ = 0: nothing linearises the network)."""
+    units are always on at t* (≈ 0.1) and the gated model misses the ReLU loss (log gap ≈ 2.6).
+    Also the re-simulated centred targets (ȳ = 0: nothing linearises the network)."""
     assert _verdict("gated-linear-model-matches", sweep_run, RUN, constant=0.1) == "fails"
     reading = SPEC["gated-linear-model-matches"].measure(centred_targets, SIM)
     assert SPEC["gated-linear-model-matches"].judge(reading.measured, CONFIG) == "fails"
@@ -925,10 +1000,17 @@ def parallel():
     }
 
 
-def _swapped(claim_id: str, results: dict):
-    """The claim's reading with the bias and bias-free networks' values exchanged."""
-    measured = SPEC[claim_id].measure(results, SIM).measured
+def _exchanged(measured: list) -> list:
     return [(name, value) for (name, _), (_, value) in zip(measured, measured[::-1], strict=True)]
+
+
+def _swapped(claim_id: str, results: dict):
+    """The claim's reading with the bias and bias-free networks' values exchanged (in every
+    part of a compound reading)."""
+    measured = SPEC[claim_id].measure(results, SIM).measured
+    if isinstance(measured, dict):
+        return {part: _exchanged(values) for part, values in measured.items()}
+    return _exchanged(measured)
 
 
 def _judge_parallel(claim_id: str, results: dict) -> str:
@@ -978,9 +1060,13 @@ def test_parallel_waits_at_linear_loss_negative(parallel, weak_run):
 
 
 def test_parallel_lower_rank_with_bias_positive(parallel):
-    """The seed's networks (fig. 6C): effective rank 3.35 with bias, 3.80 without.
-    (Issue 30: much of the gap is the bias offset in the uncentred Gram matrix.)"""
+    """The seed's networks (fig. 6C): effective rank 3.35 with bias, 3.80 without, and lower
+    with bias in the centred Gram matrix too (issue 45 requires both: much of the uncentred
+    gap is the bias offset)."""
     assert _judge_parallel("parallel-lower-rank-with-bias", parallel) == "holds"
+    measured = SPEC["parallel-lower-rank-with-bias"].measure(parallel, SIM).measured
+    offset_only = {**measured, "centred": _exchanged(measured["centred"])}
+    assert SPEC["parallel-lower-rank-with-bias"].judge(offset_only, CONFIG) == "fails"
 
 
 def test_parallel_lower_rank_with_bias_negative(parallel, weak_run):
@@ -1003,6 +1089,21 @@ def test_parallel_simple_overrepresented_with_bias_negative(parallel, weak_run):
     assert _verdict(claim_id, weak_run, WEAK) != "holds"
     swapped = _swapped("parallel-simple-overrepresented-with-bias", parallel)
     assert SPEC["parallel-simple-overrepresented-with-bias"].judge(swapped, CONFIG) == "fails"
+
+
+def test_parallel_less_variance_explained_without_bias_positive(parallel):
+    """The seed's networks (fig. 6D, §6.2): R² on both features ≈ 0.72 without bias, ≈ 0.77
+    with it."""
+    claim_id = "parallel-less-variance-explained-without-bias"
+    assert _judge_parallel(claim_id, parallel) == "holds"
+
+
+def test_parallel_less_variance_explained_without_bias_negative(parallel, weak_run):
+    """The counterexample run through the study's units: with c = 0.01 the two R² are the same
+    (0.716 each). Also the bias-free networks in the bias slot."""
+    claim_id = "parallel-less-variance-explained-without-bias"
+    assert _verdict(claim_id, weak_run, WEAK) != "holds"
+    assert SPEC[claim_id].judge(_swapped(claim_id, parallel), CONFIG) == "fails"
 
 
 def test_parallel_simple_over_complex_positive(parallel):
@@ -1073,6 +1174,49 @@ def test_c_sweep_linear_units_rise_positive(c_sweep):
     assert SPEC["c-sweep-linear-units-rise"].judge(seeds.measured, CONFIG) == "fails"
 
 
+def _few_gating(runs: dict) -> dict:
+    """The runs with every c > 0 network's unit shares replaced by what Fig. 10 describes: the
+    always-on share shooting up to 0.8 (:func:`_shooting_up`) and 15 % of the units dead, so
+    that at most ≈ 5 % gate at t*; the bias-free networks (c = 0) as simulated."""
+    results = _shooting_up(runs)
+    relu = results[Key.HIERARCHY_RELU]
+    rng = np.random.default_rng(1)
+    for i, row in enumerate(relu.conditions):
+        if row["c"] > 0:
+            dead = 0.15 + rng.normal(0, 0.01, relu.steps.shape)
+            relu.curves["dead_fraction"][i] = np.minimum(
+                dead, 1 - relu.curves["always_on_fraction"][i]
+            )
+    return results
+
+
+def test_c_sweep_gating_small_unless_c_0_positive(c_sweep):
+    """A construction that obeys the statement exactly (:func:`_few_gating`): at every c > 0
+    few units gate at t*, at c = 0 most do. The seed's own networks do not: at c = 0.1 ≈ 0.7
+    of the units gate at t* and at c = 0.3 ≈ 0.5 (c = 1: 0.15, c = 3: ≈ 0) — 'small unless
+    c = 0' fails at small c, as the always-on share does."""
+    spec = SPEC["c-sweep-gating-small-unless-c-0"]
+    reading = spec.measure(_few_gating(c_sweep), SIM)
+    assert spec.judge(reading.measured, CONFIG) == "holds", reading.measured
+    seeds = spec.measure(c_sweep, SIM)
+    assert spec.judge(seeds.measured, CONFIG) == "fails"
+
+
+def test_c_sweep_gating_small_unless_c_0_negative(c_sweep, sweep_run):
+    """The counterexample run through the study's units: a sweep that reaches c = 0.01, where
+    most units gate (≈ 0.8, as at c = 0). Also the construction with c = 0's networks in the
+    c = 0.1 slot."""
+    assert _verdict("c-sweep-gating-small-unless-c-0", sweep_run, RUN) == "fails"
+    results = _few_gating(c_sweep)
+    relu, original = results[Key.HIERARCHY_RELU], c_sweep[Key.HIERARCHY_RELU]
+    zero = [i for i, r in enumerate(relu.conditions) if r["c"] == 0.0]
+    small = [i for i, r in enumerate(relu.conditions) if r["c"] == 0.1]
+    for field in ("always_on_fraction", "dead_fraction"):
+        relu.curves[field][small] = original.curves[field][zero]
+    reading = SPEC["c-sweep-gating-small-unless-c-0"].measure(results, SIM)
+    assert SPEC["c-sweep-gating-small-unless-c-0"].judge(reading.measured, CONFIG) == "fails"
+
+
 def test_c_sweep_linear_units_rise_negative(c_sweep, sweep_run):
     """The counterexample run through the study's units: a sweep that reaches c = 0.01, where
     hardly any unit is driven always-on (≈ 0.06, as at c = 0). Also a c > 0 at which no unit is
@@ -1110,9 +1254,9 @@ def test_tiny_run_end_to_end(tmp_path):
 
 
 def test_every_claim_is_a_spec_in_scorecard_order():
-    assert len(CLAIMS) == 28 and len(SPEC) == 28
+    assert len(CLAIMS) == 31 and len(SPEC) == 31
     assert CLAIMS[0].id == "hierarchy-aligned-with-bias"
-    assert CLAIMS[-1].id == "c-sweep-linear-units-rise"
+    assert CLAIMS[-1].id == "c-sweep-gating-small-unless-c-0"
 
 
 CHECKS = {
@@ -1135,13 +1279,59 @@ def test_every_claim_names_its_counterexample_and_every_check_why():
             assert len(spec.counterexample) > 30, spec.id
 
 
-def test_the_gated_claim_declares_its_post_hoc_scale(sweep_run):
-    """The linear scale of ``gated-linear-model-matches`` was chosen after the log gap had
-    failed (issue 30): the record carries the verdict without it — the log gap fails."""
-    record = SPEC["gated-linear-model-matches"].evaluate(sweep_run, RUN)
-    assert record.verdict == "holds"
-    (without,) = record.post_hoc
-    assert "log gap" in without.what and without.verdict == "fails" and without.measured > 0.1
+def test_the_gated_claim_is_judged_on_the_alignment_scale(sweep_run):
+    """Issue 45, one scoring convention: the gated model is judged as the alignment claims are
+    — the log gap over the reference's (the gated model's) early window — not on the linear
+    scale issue 30 chose after the log gap had failed (a property of Fig. 4 the text cannot
+    show). The linear-scale gap stays in the detail and the metrics; no post-hoc choice is
+    left to declare."""
+    spec = SPEC["gated-linear-model-matches"]
+    assert not spec.post_hoc and "log" in spec.criterion_for(CONFIG).quantity
+    record = spec.evaluate(sweep_run, RUN)
+    assert "fig. 4's plotting scale" in record.detail and record.measured > 0.05
+
+
+# =============================================================================================
+# Issue 45: the rescaling bound, eq. 14's κ and one scoring convention.
+# =============================================================================================
+def test_eq14_rescale_is_the_slowdown_of_f4s_closed_form():
+    """Eq. 14's κ of a variant (:func:`measure.eq14_rescale`'s ratios of eq. 13's hitting
+    times) is the slow-down the alignment fit finds on appendix F.4's closed-form ReLU network
+    against eq. 7's linear one: ≈ 1.05 on the hierarchy at c = 1 — about a third of what the
+    fits of the simulated networks find (κ ≈ 1.15–1.2; F.2 says the observed shift is
+    smaller than §5.4 implies)."""
+    kept = _alive_at_init(1.0)
+    steps, linear, relu = _closed_form_losses(1.0, kept)
+    fitted = float(_rows(steps, relu, linear)[0, 3])
+    X, Y = augmented_task("hierarchy", CONFIG, 1.0)
+    ratios = rescaling.eq14_ratios(X, Y, kept, A0, CONFIG.lr)
+    assert abs(fitted - float(np.mean(ratios))) < 0.01 and 1.03 < fitted < 1.08
+
+
+def test_rescale_bound_eq14_is_a_declared_reading(sweep_run):
+    """Issue 45: eq. 14's own κ is a declared reading of the 'slight time shift' (judged on the
+    stored units), and the seed's networks, ≈ 17 % slower than their linear twins, do not align
+    within it: the alignment claims depend on the reading."""
+    assert alternatives(CONFIG)["rescale_bound"] == ("eq14",)
+    eq14 = replace(RUN, rescale_bound="eq14")
+    assert _verdict("hierarchy-aligned-with-bias", sweep_run, RUN) == "holds"
+    assert _verdict("hierarchy-aligned-with-bias", sweep_run, eq14) != "holds"
+    relu = sweep_run[Key.HIERARCHY_RELU]
+    kappa = measure.eq14_rescale(relu, RUN, c=1.0)
+    assert 1.02 < kappa < 1.1
+    assert measure.rescale_bound(relu, eq14, c=1.0) == pytest.approx(kappa - 1.0)
+
+
+def test_one_scoring_convention_the_relu_curve_may_only_lag():
+    """Issue 45: the rescaling is one-sided, 1 ≤ κ ≤ 1 + max_rescale ('dead neurons always
+    increase the hitting time', §5.4; F.4) and no additive shift is searched — the same
+    measure as linearization-images'. A ReLU curve ahead of the linear one is not absorbed."""
+    steps, linear, _ = _closed_form_losses(1.0, 1.0)
+    faster = np.interp(steps / 0.85, steps, linear)
+    rows = _rows(steps, faster, linear)
+    assert rows[0, 3] == 1.0 and rows[0, 1] == 0.0 and rows[0, 0] > 0.1
+    slower = np.interp(steps / 1.15, steps, linear)
+    assert _rows(steps, slower, linear)[0, 0] < 0.02
 
 
 def test_a_diverged_network_ranks_last_in_every_claim_that_reads_it(sweep_run):

@@ -25,7 +25,7 @@ import torch
 
 from relulab.analysis import mean_difference_ci
 from relulab.cli import main
-from relulab.config import ConfigError, provenance
+from relulab.config import ConfigError, alternatives, provenance
 from relulab.engine import BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem, train
 from relulab.experiments.context import RunContext
 from relulab.experiments.linearization_images import CLAIMS, EXPERIMENT
@@ -214,7 +214,11 @@ def _synthetic(steps, rows, flagged=None) -> Training:
         {"validation_error": np.full(n, 0.1)},
         np.zeros(n, bool) if flagged is None else np.asarray(flagged, bool),
         np.full(n, -1),
-        {"stopped_step": np.full(n, -1), "rank_at_stop": np.full(n, 10.0)},
+        {
+            "stopped_step": np.full(n, -1),
+            "rank_at_stop": np.full(n, 10.0),
+            "centred_rank_at_stop": np.full(n, 9.0),
+        },
     )
     return Training.read(result)
 
@@ -231,6 +235,19 @@ def _gap(relu_rows, linear_rows):
 
 def _judge(claim_id: str, curves) -> str:
     return SPEC[claim_id].judge(_gap(*curves), CONFIG)
+
+
+def _judge_parts(claim_id: str, free, bias) -> str:
+    """A parts claim (issue 45: the paired contrast over the bias pair's window) on the
+    bias-free curves ``free`` and the bias curves ``bias`` (each ``(relu rows, linear rows)``)
+    of its preprocessing, through the claim's own measure."""
+    norm = li_claims._PREPROCESSING[claim_id]
+    results = {
+        unit_name(norm, flag, act): _synthetic(STEPS, rows).result
+        for flag, curves in ((False, free), (True, bias))
+        for act, rows in zip(("relu", "linear"), curves, strict=True)
+    }
+    return SPEC[claim_id].evaluate(results, CONFIG).verdict
 
 
 # ------------------------------------------------------------------ realised counter-settings
@@ -306,10 +323,12 @@ def _large_init(claim_id: str):
 
 
 def _tanh(claim_id: str):
-    """Counter-setting of the parting claims: tanh in place of the ReLU (linear around zero),
-    at the seed's lr 5e-4."""
+    """Counter-setting of the parting claims: tanh in place of the ReLU (linear around zero)
+    without the constant pixel, at the seed's lr 5e-4, beside the bias pair (ReLU and linear
+    with the pixel) that the contrast reads."""
     norm = li_claims._PREPROCESSING[claim_id]
     reads = {(False, "relu"): (norm, False, "tanh"), (False, "linear"): (norm, False, "linear")}
+    reads |= {(True, act): (norm, True, act) for act in ("relu", "linear")}
     return _realised(claim_id, (("lr", 5e-4),), reads)
 
 
@@ -337,16 +356,17 @@ def test_mnist_aligned_with_bias_negative():
 
 
 def test_mnist_part_without_bias_positive():
-    """Fig. 1A without bias: the curves part from the start."""
-    assert _judge("mnist-part-without-bias", _parting()) == "holds"
+    """Fig. 1A: 'in contrast' to the bias pair, aligned through its first epoch, the bias-free
+    curves part from the start — farther apart over the bias pair's window, seed by seed."""
+    assert _judge_parts("mnist-part-without-bias", _parting(), _early_aligned()) == "holds"
 
 
 def test_mnist_part_without_bias_negative():
-    """Realised: tanh in place of the ReLU follows the linear network (and, synthetic,
-    curves that never part)."""
+    """Realised: tanh in place of the ReLU follows the linear network closer than the bias pair
+    does (contrast < 0); and, synthetic, bias-free curves that never part."""
     record = _tanh("mnist-part-without-bias")
-    assert record.verdict == "fails" and record.measured < 0.05, record.detail
-    assert _judge("mnist-part-without-bias", _identical()) == "fails"
+    assert record.verdict == "fails" and record.measured < 0.0, record.detail
+    assert _judge_parts("mnist-part-without-bias", _identical(), _early_aligned()) == "fails"
 
 
 def test_mnist_standard_aligned_with_bias_positive():
@@ -399,9 +419,10 @@ def test_cifar_standard_aligned_with_bias_negative():
 
 
 def test_cifar_standard_part_without_bias_positive():
-    """Fig. 8B without bias: 'biases also drive early alignment on CIFAR 10' — the curves
-    part from the start."""
-    assert _judge("cifar-standard-part-without-bias", _parting()) == "holds"
+    """Fig. 8B: 'biases also drive early alignment on CIFAR 10' — aligned early with bias, the
+    curves part from the start without."""
+    claim_id = "cifar-standard-part-without-bias"
+    assert _judge_parts(claim_id, _parting(), _early_aligned()) == "holds"
 
 
 def test_cifar_standard_part_without_bias_negative():
@@ -409,11 +430,13 @@ def test_cifar_standard_part_without_bias_negative():
     under standard preprocessing (and, synthetic, curves that never part: what fig. 7 shows on
     MNIST)."""
     record = _tanh("cifar-standard-part-without-bias")
-    assert record.verdict == "fails" and record.measured < 0.05, record.detail
-    assert _judge("cifar-standard-part-without-bias", _identical()) == "fails"
+    assert record.verdict == "fails" and record.measured < 0.0, record.detail
+    assert _judge_parts("cifar-standard-part-without-bias", _identical(), _early_aligned()) == (
+        "fails"
+    )
 
 
-def _ranks(linear_regime: bool) -> list[float]:
+def _ranks(linear_regime: bool, centred: bool = False) -> list[float]:
     """Effective rank of the Gram matrix of 500 held-out representations, five networks that
     learned the same rank-10 map W from centred 50-dimensional inputs (ten classes): with an
     early linear phase the units sit in their linear regime (σ(Wx + b), b = 2 sd of Wx: most
@@ -427,16 +450,27 @@ def _ranks(linear_regime: bool) -> list[float]:
         W = rng.normal(size=(64, 10)) @ rng.normal(size=(10, 50)) / np.sqrt(50)
         z = x @ W.T
         H = np.maximum(z + 2 * z.std(axis=0) * linear_regime, 0.0)
+        H = H - H.mean(axis=0) if centred else H
         ranks.append(float(effective_rank(torch.from_numpy(H @ H.T))))
     return ranks
 
 
+def _both_ranks(first: bool, second: bool) -> dict:
+    """The rank claim's two measurements (issue 45): the uncentred Gram matrix of eq. 1 and
+    the centred one, group ``first`` (with bias) minus group ``second``."""
+    return {
+        name: li_claims.lower_with_bias(_ranks(first, flag), _ranks(second, flag)).measured
+        for name, flag in (("HᵀH (eq. 1)", False), ("centred", True))
+    }
+
+
 def test_mnist_lower_rank_with_bias_positive():
     """The seed's mechanism (§3, §6.2): an early linear phase keeps units linear, so the
-    representation stays near the span of the learned map (rank ≈ 2.4 against ≈ 12); and
-    realised, the study's own networks at the tiny size, stopped at loss 0.35."""
-    reading = li_claims.lower_with_bias(_ranks(True), _ranks(False))
-    assert SPEC["mnist-lower-rank-with-bias"].judge(reading.measured, CONFIG) == "holds"
+    representation stays near the span of the learned map — lower in the uncentred Gram matrix
+    (rank ≈ 2.4 against ≈ 12) and in the centred one (the offset removed); and realised, the
+    study's own networks at the tiny size, stopped at loss 0.35."""
+    measured = _both_ranks(True, False)
+    assert SPEC["mnist-lower-rank-with-bias"].judge(measured, CONFIG) == "holds"
     record = _at_stop("mnist-lower-rank-with-bias", "pixel_mean")
     assert record.verdict == "holds", record.detail
 
@@ -447,8 +481,10 @@ def test_mnist_lower_rank_with_bias_negative():
     way round)."""
     record = _at_stop("mnist-lower-rank-with-bias", "standard")
     assert record.verdict != "holds" and "stopped 3/3 and 3/3" in record.detail, record.detail
-    reading = li_claims.lower_with_bias(_ranks(False), _ranks(True))
-    assert SPEC["mnist-lower-rank-with-bias"].judge(reading.measured, CONFIG) == "fails"
+    spec = SPEC["mnist-lower-rank-with-bias"]
+    assert spec.judge(_both_ranks(False, True), CONFIG) == "fails"
+    offset_only = {**_both_ranks(True, False), "centred": _both_ranks(False, True)["centred"]}
+    assert spec.judge(offset_only, CONFIG) == "fails"  # lower uncentred only: not the claim
 
 
 def _test_errors(rate: float, seed: int) -> np.ndarray:
@@ -478,7 +514,7 @@ def test_lower_with_bias_leaves_out_networks_that_never_stopped():
     """Networks that never reached the stopping loss are left out; with fewer than two a group
     the interval is unbounded (inconclusive); with none there is nothing to compare."""
     low, high = np.array([20.0, 21, 19, 20.5]), np.array([40.0, 42, 39, 41])
-    spec = SPEC["mnist-lower-rank-with-bias"]
+    spec = SPEC["mnist-lower-test-error-with-bias"]
     some = li_claims.lower_with_bias(np.array([np.nan, np.nan, 20.0, np.nan]), high)
     assert spec.judge(some.measured) == "inconclusive" and not some.untested
     assert "stopped 1/4 and 4/4" in some.detail
@@ -534,8 +570,8 @@ def test_alignment_claims_record_their_verdict_without_each_post_hoc_choice():
     (issue 30): every alignment claim declares both and records its verdict without each. On
     the positive control — a ReLU network 5–20 % slower through the first epoch, then leaving —
     the claim holds with both, fails over the linear network's whole-run window (the control
-    issue 28 marked xfail) and still holds with one additive shift alone over the early
-    window."""
+    issue 28 marked xfail) and still holds with one additive shift alone over the early window
+    (the measure before issue 30)."""
     alignment_ids = set(READS_BIAS)
     for claim_id in alignment_ids:
         assert [p.what.split(":")[0] for p in SPEC[claim_id].post_hoc] == [
@@ -562,8 +598,8 @@ def test_substitute_stop_loss_is_declared_post_hoc_where_a_run_sets_it():
     assert not any(spec.post_hoc and "lower" in spec.id for spec in plain)
     substitute = dataclasses.replace(CONFIG, substitute_stop_loss=0.1)
     specs = {spec.id: spec for spec in li_claims.CLAIMS.at(substitute)}
-    for claim_id in ("mnist-lower-rank-with-bias", "mnist-lower-test-error-with-bias"):
-        assert specs[claim_id].post_hoc == (li_claims.SUBSTITUTE_STOP,)
+    assert specs["mnist-lower-rank-with-bias"].post_hoc == (li_claims.SUBSTITUTE_STOP_RANK,)
+    assert specs["mnist-lower-test-error-with-bias"].post_hoc == (li_claims.SUBSTITUTE_STOP,)
     results = {
         unit_name("pixel_mean", bias, "relu"): _trained("pixel_mean", bias, "relu", STOPPING)
         for bias in (True, False)
@@ -609,6 +645,8 @@ def test_diverged_networks_count_the_same_in_every_claim_that_reads_them():
         assert "stopped 2/3 and 3/3" in record.detail, record.detail
     rank = li_claims.at_stop(Training.read(flagged), flagged.arrays["rank_at_stop"])
     assert np.isnan(rank[1]) and np.isfinite(rank[[0, 2]]).all()
+    parts = SPEC["mnist-part-without-bias"].evaluate(results, config)  # the seed is out
+    assert parts.diverged["ReLU with bias"] == (1, 3) and "seeds left out: 1/3" in parts.detail
 
 
 def test_every_unit_is_read_through_its_declared_view():
@@ -826,3 +864,30 @@ def test_substitute_stop_loss_is_a_labelled_inferred_protocol():
     for name in ("substitute_stop_loss", "early_steps", "minibatch_loss", "max_rescale"):
         assert fields[name]["provenance"] == "inferred", name
     assert fields["stop_loss"]["provenance"] == "stated"
+
+
+# ------------------------------------------------ issue 45: one convention, the window, the rank
+def test_one_scoring_convention_with_the_toy_study():
+    """Issue 45: both seed-004 studies judge alignment by one measure — the log gap after the
+    best rescaling 1 ≤ κ ≤ 1 + max_rescale, no additive shift (a metric) — so a ReLU curve that
+    runs ahead of the linear one (κ < 1, what the quick fits found) is not absorbed, and the
+    parts claims are the toy study's paired contrast."""
+    linear = _linear_curve()
+    ahead = np.interp(STEPS / 0.85, STEPS, linear)  # the ReLU network 15 % faster
+    rows = li_claims.alignments(*_pair([ahead] * 3, [linear] * 3), CONFIG)
+    assert np.all(rows[:, 3] == 1.0) and np.all(rows[:, 1] == 0.0)
+    assert np.all(rows[:, 0] > 0.02)
+    behind = np.interp(STEPS / 1.15, STEPS, linear)
+    rows = li_claims.alignments(*_pair([behind] * 3, [linear] * 3), CONFIG)
+    assert np.all(rows[:, 3] > 1.1) and np.all(rows[:, 0] < 0.02)
+    for claim_id in ("mnist-part-without-bias", "cifar-standard-part-without-bias"):
+        assert set(SPEC[claim_id].criterion_for(CONFIG).parts) == {"contrast", "no bias"}
+    assert "max_shift" not in alternatives(CONFIG)
+
+
+def test_early_steps_readings_span_the_referees_range():
+    """The seed states no window for 'early': early_steps is a declared reading whose
+    alternatives reach a quarter epoch (195 steps) and half an epoch (390), where issue 45's
+    referees saw the alignment verdict flip, and two epochs."""
+    readings = alternatives(CONFIG)["early_steps"]
+    assert set(readings) == {195, 390, 1562} and CONFIG.early_steps == 781

@@ -141,8 +141,32 @@ def _committed_runs() -> list[Path]:
     return sorted(p.parent for root in (PAPER, beside) for p in root.glob("*/summary.json"))
 
 
+# Paper runs made before issue 45's criteria whose units lack what today's claims read (the
+# bias-matched and output-matched students of correlated-init, the centred rank of the image
+# representations): they cannot be re-judged, only re-run (about 2.5 h and 1.5 h each on one
+# CPU thread; minutes on a GPU). Until then the README's scorecard counts none of their claims
+# (``registered anew since the run``) and rejudge refuses them.
+AWAITING_REGENERATION = {
+    "correlated-init": "units lack issue 45's bias-matched and output-matched students",
+    "linearization-images-fashion-mnist": "units lack the centred rank (issue 45)",
+    "linearization-images-mnist-5000": "units lack the centred rank (issue 45)",
+}
+
+
 @pytest.mark.parametrize("run", _committed_runs(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_committed_paper_run_is_rejudged_byte_for_byte(run, capsys):
     """The committed verdicts are what the committed unit data give under the committed
-    registration: anyone can recompute them (``relulab rejudge results/paper/NAME --check``)."""
+    registration: anyone can recompute them (``relulab rejudge results/paper/NAME --check``).
+    A run awaiting regeneration is refused (exit 2, nothing written), never judged on data
+    that lack what the claims read."""
+    if run.name in AWAITING_REGENERATION and run.parent == PAPER:
+        summary = (run / "summary.json").read_bytes()
+        assert cli.main(["rejudge", str(run)]) == 2
+        assert (run / "summary.json").read_bytes() == summary
+        return
     assert cli.main(["rejudge", str(run), "--check"]) == 0, capsys.readouterr().out
+
+
+def test_runs_awaiting_regeneration_are_committed_runs():
+    """The list names committed runs only: a regenerated run leaves it."""
+    assert {p.name for p in _committed_runs()} >= set(AWAITING_REGENERATION)

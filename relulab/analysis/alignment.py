@@ -79,6 +79,7 @@ def loss_alignment(
     n_shifts: int = 81,
     max_rescale: float = 0.0,
     n_rescales: int = 41,
+    slower_only: bool = False,
 ) -> LossAlignment:
     r"""Alignment of a run's loss with a reference run's over the early window.
 
@@ -104,6 +105,8 @@ def loss_alignment(
         n_shifts: shifts tried on an even grid over :math:`[-\delta_{max}, \delta_{max}]`.
         max_rescale: :math:`r`: rescalings :math:`\kappa \in [1/(1+r), 1+r]` are tried.
         n_rescales: rescalings tried, evenly spaced in :math:`\ln\kappa`.
+        slower_only: try only :math:`\kappa \in [1, 1+r]` (the run no faster than the
+            reference; ``n_rescales // 2 + 1`` of them).
 
     Returns:
         :class:`LossAlignment`.
@@ -125,7 +128,7 @@ def loss_alignment(
     log_ref = np.log(np.maximum(np.asarray(reference, dtype=np.float64), np.finfo(float).tiny))
     inside = steps <= window_end
     shifts = np.linspace(-max_shift, max_shift, n_shifts) if max_shift > 0 else np.zeros(1)
-    rescales = _rescale_grid(max_rescale, n_rescales)
+    rescales = _rescale_grid(max_rescale, n_rescales, slower_only)
     gaps = np.array(
         [
             [
@@ -146,13 +149,22 @@ def loss_alignment(
     )
 
 
-def _rescale_grid(max_rescale: float, n_rescales: int) -> np.ndarray:
+def _rescale_grid(max_rescale: float, n_rescales: int, slower_only: bool = False) -> np.ndarray:
     r"""Rescalings :math:`\kappa` evenly spaced in :math:`\ln\kappa` over
-    :math:`[1/(1+r), 1+r]`, with :math:`\kappa = 1` exactly on the grid (odd count)."""
+    :math:`[1/(1+r), 1+r]` (``slower_only``: over :math:`[1, 1+r]`), with :math:`\kappa = 1`
+    exactly on the grid.
+
+    Example:
+        >>> _rescale_grid(0.21, 5, slower_only=True).round(3).tolist()
+        [1.0, 1.1, 1.21]
+    """
     if max_rescale <= 0:
         return np.ones(1)
     half = max(n_rescales // 2, 1)
-    return np.exp(np.linspace(-1.0, 1.0, 2 * half + 1) * np.log1p(max_rescale))
+    low = 0.0 if slower_only else -1.0
+    return np.exp(
+        np.linspace(low, 1.0, half + 1 if slower_only else 2 * half + 1) * np.log1p(max_rescale)
+    )
 
 
 def paired_alignments(
@@ -163,6 +175,7 @@ def paired_alignments(
     max_shift: float = 0.0,
     max_rescale: float = 0.0,
     window_ends: np.ndarray | None = None,
+    slower_only: bool = False,
 ) -> np.ndarray:
     r"""Alignment of each run with its paired reference run (e.g. the ReLU and linear network
     of one seed), each over the reference's early window.
@@ -182,6 +195,7 @@ def paired_alignments(
         max_rescale: :math:`r` of :func:`loss_alignment` (0: no rescaling).
         window_ends: per pair the window's last step ``(n,)``, replacing the reference's early
             window (e.g. a window tied to the run's own first drop).
+        slower_only: rescalings :math:`\kappa \ge 1` only (:func:`loss_alignment`).
 
     Returns:
         ``(n, 4)``: per pair the gap, the best shift (steps), the unshifted gap and the best
@@ -210,6 +224,7 @@ def paired_alignments(
             float(window),
             max_shift * float(window),
             max_rescale=max_rescale,
+            slower_only=slower_only,
         )
         rows.append((result.gap, result.shift, result.unshifted, result.rescale))
     return np.array(rows, dtype=np.float64).reshape(-1, 4)

@@ -13,15 +13,18 @@ and Adam, every init × seed one batched computation; inits compared by the prob
 one's student ends better than another's, a student that diverged (one policy for every claim)
 ranked last.
 
-The package reads top to bottom: :mod:`.config` (settings with provenance tags, presets, the
-compared inits), :mod:`.networks` (the random networks measured at initialisation),
-:mod:`.units` (the unit names, :class:`~.units.Key`, the batched computations and each unit's
-declared view), :mod:`.theory` (the mean-field curves each measurement is compared with),
-:mod:`.readings` (readings shared by claims and figures: the one divergence policy, the
-probability of superiority), the claims of each section of the
-seed — :mod:`.claims_phases` (§2), :mod:`.claims_dead_nodes` (§3, Table 1),
-:mod:`.claims_training` (§4–5, appendix B), :mod:`.claims_overfitting` (§5's deeper students)
-— gathered in :mod:`.claims` (``CLAIMS``, metrics, ``analyse``), and :mod:`.figures`.
+The package reads top to bottom: :mod:`.config` (settings with provenance tags, presets),
+:mod:`.inits` (the compared inits, their bias-matched companions and output-matched twins,
+issue 45), :mod:`.networks` (the random networks measured at initialisation), :mod:`.training`
+(the teachers and the students' training), :mod:`.units` (the unit names,
+:class:`~.units.Key`, the batched computations and each unit's declared view), :mod:`.theory`
+(the mean-field curves each measurement is compared with), :mod:`.readings` (readings shared
+by claims and figures: the one divergence policy, the probability of superiority), the claims
+of each section of the seed — :mod:`.claims_phases` (§2), :mod:`.claims_asymmetric` (§3's
+RAI/RAAI phases, appendices D.1, E.1, E.2), :mod:`.claims_dead_nodes` (Table 1),
+:mod:`.claims_training` (§5–6), :mod:`.claims_appendix_b` (appendix B),
+:mod:`.claims_overfitting` (§5's deeper students) — gathered in :mod:`.claims` (``CLAIMS``,
+metrics, ``analyse``), and :mod:`.figures`.
 """
 
 from __future__ import annotations

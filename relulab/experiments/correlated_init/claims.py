@@ -5,8 +5,10 @@ shown, never counted: ``check=`` on their specs says why).
 
 The claims are declared per section of the seed, one measure function and one
 :class:`~relulab.experiments.claims.ClaimSpec` each: :mod:`.claims_phases` (§2, Figs. 1–3),
-:mod:`.claims_dead_nodes` (§3, Table 1, appendices C–E), :mod:`.claims_training` (§4–5,
-appendix B) and :mod:`.claims_overfitting` (§5's deeper students). Criteria come from the
+:mod:`.claims_asymmetric` (§3's RAI/RAAI phases, appendices D.1, E.1, E.2),
+:mod:`.claims_dead_nodes` (Table 1, appendices C–E), :mod:`.claims_training` (§4–6),
+:mod:`.claims_appendix_b` (appendix B) and :mod:`.claims_overfitting` (§5's deeper
+students). Criteria come from the
 seed's words (issues 31 and 42 tabled every change on the docs page); tolerances are [I] config
 fields. Every stochastic measurement is a :class:`relulab.analysis.Estimate` over independent
 networks (or seeds) and the verdict follows its interval — simultaneous over the points where a
@@ -20,10 +22,16 @@ from __future__ import annotations
 from relulab.analysis import where
 from relulab.experiments.base import Analysis, Results
 from relulab.experiments.claims import evaluate
+from relulab.experiments.correlated_init.claims_appendix_b import APPENDIX_B_CLAIMS, LATE_CLAIMS
+from relulab.experiments.correlated_init.claims_asymmetric import ASYMMETRIC_PHASE_CLAIMS
 from relulab.experiments.correlated_init.claims_dead_nodes import DEAD_NODE_CLAIMS
-from relulab.experiments.correlated_init.claims_overfitting import OVERFITTING_CLAIMS
+from relulab.experiments.correlated_init.claims_overfitting import OVERFITTING_CLAIMS, deeper_rises
 from relulab.experiments.correlated_init.claims_phases import PHASE_CLAIMS
-from relulab.experiments.correlated_init.claims_training import SPEED_CLAIMS, WINDOW_TRAINS_FASTEST
+from relulab.experiments.correlated_init.claims_training import (
+    RAAI_CLAIMS,
+    SECTION5_CLAIMS,
+    WINDOW_TRAINS_FASTEST,
+)
 from relulab.experiments.correlated_init.config import CorrelatedInitConfig
 from relulab.experiments.correlated_init.readings import (
     divergence,
@@ -32,6 +40,7 @@ from relulab.experiments.correlated_init.readings import (
     log_validation,
     overfitting,
     plane_phases,
+    row_correlation_change,
     training_scores,
 )
 from relulab.experiments.correlated_init.units import (
@@ -45,6 +54,7 @@ from relulab.experiments.correlated_init.units import (
 )
 
 __all__ = [
+    "ASYMMETRIC_PHASE_CLAIMS",
     "CLAIMS",
     "DEAD_NODE_CLAIMS",
     "PHASE_CLAIMS",
@@ -57,18 +67,20 @@ __all__ = [
     "training_scores",
 ]
 
+SPEED_CLAIMS = (*RAAI_CLAIMS, *APPENDIX_B_CLAIMS, *SECTION5_CLAIMS, *LATE_CLAIMS)
 TRAINING_CLAIMS = (*SPEED_CLAIMS, *OVERFITTING_CLAIMS, WINDOW_TRAINS_FASTEST)
-CLAIMS = (*PHASE_CLAIMS, *DEAD_NODE_CLAIMS, *TRAINING_CLAIMS)
+CLAIMS = (*PHASE_CLAIMS, *ASYMMETRIC_PHASE_CLAIMS, *DEAD_NODE_CLAIMS, *TRAINING_CLAIMS)
 
 
 def metrics(results: Results, config: CorrelatedInitConfig) -> dict[str, float]:
     """Per init the inactive probability (layers 2…L and layer 2) and the fraction of units
-    dead on every input; per teacher × optimiser × init the mean training score of the students
-    that did not diverge, the initial log10 validation loss and output variance (the speed
-    claims' starting point) and the students that diverged (the study's one policy); the deeper
-    students' rise above their minimum per optimiser (students that did not diverge) and their
-    divergence; the plane's scores; ACI's score and initial output variance per σ_b² of the
-    bias sweep."""
+    dead on every input; per teacher × optimiser × init (twins included) the mean training
+    score of the students that did not diverge, the initial log10 validation loss and output
+    variance (the speed claims' starting point), the students that diverged (the study's one
+    policy) and the mean change of their row correlation during training; the deeper students'
+    rise above their minimum per optimiser (students that did not diverge), their divergence
+    and P(a shallow student's rise < a deeper one's) per init; the plane's scores; ACI's score
+    and initial output variance per σ_b² of the bias sweep."""
     values: dict[str, float] = {}
     dead = DeadNodes.read(results[Key.DEAD_NODES], Key.DEAD_NODES)
     for name in dict.fromkeys(c["init"] for c in dead.conditions):
@@ -81,6 +93,9 @@ def metrics(results: Results, config: CorrelatedInitConfig) -> dict[str, float]:
             values.update(
                 _training_metrics(_students(results, trained_on(t, o)), config, f"{t}_{o}")
             )
+    for o, by_init in deeper_rises(results, config).items():
+        for name, estimate in by_init.items():
+            values[f"deeper_rises_more_{o}_{name}"] = estimate.value
     for o in config.deep_optimisers:
         suffix = "" if o == "adam" else f"_{o}"
         deep = _students(results, deep_key(o))
@@ -120,6 +135,8 @@ def _training_metrics(
     counts = divergence(students, config)
     for name, (count, _) in counts.items():
         values[f"diverged_{unit}_{name}"] = float(count)
+    for name, change in row_correlation_change(students, config).items():
+        values[f"row_correlation_change_{unit}_{name}"] = change
     values[f"diverged_{unit}"] = float(sum(count for count, _ in counts.values()))
     return values
 

@@ -1,5 +1,5 @@
-"""Settings of the correlated-init study (seed 003, Singh & Sreejith), its presets and the
-initialisations it compares.
+"""Settings of the correlated-init study (seed 003, Singh & Sreejith) and its presets (the
+initialisations it compares are :mod:`.inits`).
 
 Provenance tags: [S] stated by seed 003, [D] derived, [I] inferred (the seed lost the value; a
 configurable parameter); sizes, grids and beyond-the-seed settings are relulab's ``choice``.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from relulab.config import ConfigError, setting
 from relulab.theory.correlated import PARAMETERISATIONS, covariance_coefficients
@@ -20,8 +20,6 @@ __all__ = [
     "CorrelatedInitConfig",
     "aci_operating_sigma_b2",
     "scale",
-    "student_inits",
-    "table1_inits",
 ]
 
 SOURCE = "seed 003"
@@ -147,7 +145,46 @@ class CorrelatedInitConfig:
         (0.36, 1.0, 2.0, 3.0), "choice", positive=True, note="RAI's Gaussian part, σ_w² = std²"
     )
     raai_sweep_sigma_w2: tuple[float, ...] = setting(
-        (0.92, 1.2, 1.5, 2.0), "choice", positive=True, note="RAAI at train_aci_k"
+        (0.36, 0.92, 1.5, 2.0),
+        "choice",
+        positive=True,
+        note="RAAI at train_aci_k: the grid planned in issue 31 ({0.92, 1.5, 2}) and Table 1's "
+        "smallest σ_w² (0.36, RAI's) for the ordered phase; issue 45 dropped the post-hoc 1.2",
+    )
+    beta_alpha: float = setting(
+        2.0,
+        "inferred",
+        positive=True,
+        no_alternative="RAI's definition (ref. [18], Lu et al. 2020: the asymmetric entry is "
+        "Beta(2, 1)); the seed's appendix F code was lost, §3 says 'a beta distribution'",
+        note="the Beta(α, 1) entry of RAI and RAAI",
+    )
+    rai_length_approximation: float = setting(
+        0.57,
+        "stated",
+        positive=True,
+        note="appendix D.1's approximated bound of RAI's length (Table 2, RMS: 0.57, which "
+        "relulab.theory.asymmetric reproduces); simulated as one more RAI point",
+    )
+    raai_chaos_approximation: float = setting(
+        1.24,
+        "inferred",
+        positive=True,
+        alternatives=(1.1,),
+        note="appendix E.2's approximated order-to-chaos boundary of RAAI (the value was lost): "
+        "relulab's reconstruction of the RMS approximation under D.2's fixed-length assumption "
+        "at train_aci_k (approximate_boundaries: 1.24; alternative: 1.10, the same map without "
+        "that assumption); simulated as one more RAAI point",
+    )
+    raai_length_approximation: float = setting(
+        1.3,
+        "inferred",
+        positive=True,
+        alternatives=(1.75,),
+        note="appendix E.1's approximated bound of RAAI's length (the value was lost): relulab's "
+        "reconstruction of the RMS approximation at train_aci_k (approximate_boundaries: 1.30; "
+        "alternative: 1.75, Table 2's third RMS value read as E.1's bound); simulated as one "
+        "more RAAI point",
     )
     asymmetric_networks: int = setting(8, "choice", at_least=3, note="networks per point")
     # --- dead nodes (Table 1) ---
@@ -170,6 +207,17 @@ class CorrelatedInitConfig:
         judging=True,
         alternatives=(0.015, 0.06),
         note="RAI/RAAI vs Table 1's 0.36 (alternatives: half and twice)",
+    )
+    table1_first_layer: int = setting(
+        2,
+        "inferred",
+        at_least=1,
+        judging=True,
+        alternatives=(1,),
+        note="Table 1's dead-node probability is a property of the scheme, not of a layer: the "
+        "inactive probability of a node of the network, averaged over the hidden layers from "
+        "this one to the last (2: the layers fed by ReLU activations, the reading registered "
+        "before issue 31; alternative: 1, every hidden node, the first layer's too)",
     )
     # --- teacher–student training (§4–5, appendix B) ---
     train_aci_k: float = setting(
@@ -308,6 +356,17 @@ class CorrelatedInitConfig:
         note="TensorFlow's Adam default",
     )
     train_seeds: int = setting(10, "choice", at_least=3, note="students per init")
+    matched_output_variance: float = setting(
+        1.0,
+        "inferred",
+        positive=True,
+        alternatives=(0.1,),
+        note="issue 45: every compared student has a twin whose last layer is rescaled so its "
+        "output variance over the training inputs at initialisation is this value; the speed "
+        "claims are judged on both populations. 1: the standardised targets' variance, so every "
+        "twin starts at the target's scale (alternative: 0.1, a small output, the scale RAI and "
+        "RAAI start at)",
+    )
     deep_depth: int = setting(
         12,
         "inferred",
@@ -452,59 +511,3 @@ def aci_operating_sigma_b2(config: CorrelatedInitConfig, length: float = 2.0) ->
     a, b = covariance_coefficients(config.train_aci_k, config.parameterisation, config.train_width)
     slope = config.aci_train_sigma_w2 * (a / 2.0 + b / (2.0 * math.pi))
     return length * (1.0 - slope)
-
-
-def table1_inits(config: CorrelatedInitConfig) -> dict[str, tuple[str, dict[str, Any]]]:
-    """The schemes of seed 003's Table 1 (plus the positive control) as engine schemes with
-    their options: He, ACI (σ_w² = 2, anti-correlated, σ_b² = ``aci_train_sigma_b2``), RAI
-    (Lu et al.), RAAI (σ_w² = 0.92, anti-correlated rows [w, b] then RAI's Beta entry)."""
-    reading = config.parameterisation
-    return {
-        "he": ("kaiming_normal", {}),
-        "aci": (
-            "correlated",
-            {
-                "sigma_w2": config.aci_train_sigma_w2,
-                "k": config.train_aci_k,
-                "parameterisation": reading,
-                "sigma_b2": config.aci_train_sigma_b2,
-            },
-        ),
-        "rai": ("rai", {}),
-        "raai": (
-            "raai",
-            {
-                "sigma_w2": config.raai_sigma_w2,
-                "k": config.train_aci_k,
-                "parameterisation": reading,
-            },
-        ),
-        "positive": (
-            "correlated",
-            {
-                "sigma_w2": config.aci_train_sigma_w2,
-                "k": config.positive_train_k,
-                "parameterisation": reading,
-                "sigma_b2": config.aci_train_sigma_b2,
-            },
-        ),
-    }
-
-
-def student_inits(config: CorrelatedInitConfig) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Table 1's schemes plus appendix B's correlation-strength sweep at σ_w² = 2 (``k=…``),
-    every correlated student at ACI's σ_b² (only k differs)."""
-    inits = table1_inits(config)
-    known = {config.train_aci_k, config.positive_train_k, 0.0}
-    for k in config.correlation_sweep:
-        if not any(abs(k - other) < 1e-12 for other in known):
-            inits[f"k={k:g}"] = (
-                "correlated",
-                {
-                    "sigma_w2": config.aci_train_sigma_w2,
-                    "k": k,
-                    "parameterisation": config.parameterisation,
-                    "sigma_b2": config.aci_train_sigma_b2,
-                },
-            )
-    return inits

@@ -8,7 +8,17 @@ import numpy as np
 
 from relulab.analysis import where
 from relulab.experiments.base import Figure, Results
-from relulab.experiments.correlated_init.config import CorrelatedInitConfig, student_inits
+from relulab.experiments.correlated_init.config import CorrelatedInitConfig
+from relulab.experiments.correlated_init.inits import (
+    ACI_UNBIASED,
+    COMPARED,
+    HE_BIASED,
+    family,
+    is_matched,
+    matched,
+    student_inits,
+    unmatched,
+)
 from relulab.experiments.correlated_init.readings import (
     diverged,
     init_rows,
@@ -241,8 +251,9 @@ def _bands(ax, students: Students, config: CorrelatedInitConfig, names, colours)
         if not len(kept):
             continue
         mean, low, high = _band(curves[kept])
-        colour = colours.get(name)
-        style = "-" if name in COLOURS else ":"
+        colour = colours.get(name, colours.get(family(name)))
+        base = unmatched(name)
+        style = "-" if base in COLOURS else "--" if base in (HE_BIASED, ACI_UNBIASED) else ":"
         ax.plot(epochs, mean, style, color=colour, label=f"{name}{gone}")
         ax.fill_between(epochs, low, high, color=colour, alpha=0.15)
 
@@ -250,26 +261,32 @@ def _bands(ax, students: Students, config: CorrelatedInitConfig, names, colours)
 def _figure_training(
     results: Results, config: CorrelatedInitConfig, out_dir: Path, teacher: str
 ) -> Figure:
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-    for ax, optimiser in zip(axes, OPTIMISERS, strict=True):
-        key = trained_on(teacher, optimiser)
-        _bands(ax, Students.read(results[key], key), config, student_inits(config), COLOURS)
-        ax.set(xlabel="epoch", ylabel="log10 validation loss", title=f"{teacher}, {optimiser}")
-        ax.legend(fontsize=7)
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8.4), sharey="row")
+    populations = (list(student_inits(config)), [matched(name) for name in COMPARED])
+    for row, names in zip(axes, populations, strict=True):
+        for ax, optimiser in zip(row, OPTIMISERS, strict=True):
+            key = trained_on(teacher, optimiser)
+            _bands(ax, Students.read(results[key], key), config, names, COLOURS)
+            twins = "output-matched twins" if is_matched(names[0]) else "as initialised"
+            ax.set(xlabel="epoch", ylabel="log10 validation loss")
+            ax.set_title(f"{teacher}, {optimiser}: {twins}", fontsize=9)
+            ax.legend(fontsize=6)
     return save(
         fig,
         out_dir,
         f"training_{teacher}.png",
         f"{teacher.capitalize()} teacher (seed 003 §4–5, appendix B): validation loss of "
         f"{config.train_seeds} students per init, mean and 95 % band (normal approximation) "
-        "over the students that did not diverge; the legend counts those that did.",
+        "over the students that did not diverge; the legend counts those that did. Top: as "
+        "initialised (dashed: He at ACI's σ_b², ACI at σ_b² = 0); bottom: the twins whose "
+        f"initial output variance is {config.matched_output_variance:g} (issue 45).",
     )
 
 
 def _figure_deep(results: Results, config: CorrelatedInitConfig, out_dir: Path) -> Figure:
     students = Students.read(results[Key.DEEP], Key.DEEP)
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    names = dict.fromkeys(c["init"] for c in students.conditions)
+    names = [n for n in dict.fromkeys(c["init"] for c in students.conditions) if not is_matched(n)]
     _bands(ax, students, config, names, {**COLOURS, "weak-aci": "tab:pink"})
     ax.set(
         xlabel="epoch",
@@ -281,9 +298,10 @@ def _figure_deep(results: Results, config: CorrelatedInitConfig, out_dir: Path) 
         fig,
         out_dir,
         "training_deep.png",
-        "Deeper students (seed 003 §5's overfitting remark): ACI, ACI with a weaker "
-        f"correlation (k = {config.weak_aci_k:g}), RAAI and He; mean and 95 % band over the "
-        "students that did not diverge (the legend counts those that did).",
+        "Deeper students (seed 003 §5): ACI, ACI with a weaker correlation (k = "
+        f"{config.weak_aci_k:g}), RAAI, He, RAI and ACI at σ_b² = 0 (dashed), as initialised "
+        "(the output-matched twins are in the claims); mean and 95 % band over the students that "
+        "did not diverge (the legend counts those that did).",
     )
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "lowest",
     "overfitting",
     "plane_phases",
+    "row_correlation_change",
     "superiority",
     "training_scores",
 ]
@@ -218,6 +219,22 @@ def initial_state(students: Students) -> dict[str, tuple[float, float]]:
             float(curves[rows, 0].mean()),
             float(np.asarray(variance)[rows].mean()) if variance is not None else float("nan"),
         )
+        for name, rows in init_rows(students).items()
+    }
+
+
+def row_correlation_change(students: Students, config: CorrelatedInitConfig) -> dict[str, float]:
+    """Per init, the mean over the students that did not diverge of the change of their hidden
+    weights' row correlation during training (:func:`~.training.row_correlation`; ``nan`` in
+    stores made before issue 45)."""
+    if students.initial_row_correlation is None or students.final_row_correlation is None:
+        return {}
+    change = np.asarray(students.final_row_correlation) - np.asarray(
+        students.initial_row_correlation
+    )
+    flags = diverged(students, config)
+    return {
+        name: kept_mean(Group(change[rows], flags[rows]))
         for name, rows in init_rows(students).items()
     }
 

@@ -8,7 +8,8 @@ import functools
 import numpy as np
 
 from relulab.analysis import fit_log_slope
-from relulab.experiments.correlated_init.config import CorrelatedInitConfig, table1_inits
+from relulab.experiments.correlated_init.config import CorrelatedInitConfig
+from relulab.experiments.correlated_init.inits import table1_inits
 from relulab.theory import correlation_trajectory, get_kernel
 from relulab.theory.asymmetric import RAI_SIGMA_W2, RowScheme, layer_laws
 from relulab.theory.correlated import covariance_coefficients, relu_phase_boundaries
@@ -64,7 +65,7 @@ def point_theory(k: float, sigma_w2: float, config: CorrelatedInitConfig) -> Poi
 
 def row_scheme(name: str, config: CorrelatedInitConfig) -> RowScheme:
     """The mean field's view (:class:`~relulab.theory.asymmetric.RowScheme`) of one of
-    :func:`~relulab.experiments.correlated_init.config.table1_inits`."""
+    :func:`~relulab.experiments.correlated_init.inits.table1_inits`."""
     scheme, options = table1_inits(config)[name]
     if scheme == "kaiming_normal":
         return RowScheme(2.0)

@@ -32,11 +32,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from relulab.engine import BatchedAdam, BatchedMLP, BatchedSGD, MLPSpec, SupervisedProblem, train
 from relulab.experiments.base import Unit
 from relulab.experiments.context import RunContext
-from relulab.experiments.correlated_init.config import (
-    CorrelatedInitConfig,
+from relulab.experiments.correlated_init.config import CorrelatedInitConfig
+from relulab.experiments.correlated_init.inits import (
+    COMPARED,
+    DEEP_COMPARED,
+    bias_inits,
+    deep_inits,
+    plane_inits,
     student_inits,
     table1_inits,
 )
@@ -47,6 +51,7 @@ from relulab.experiments.correlated_init.networks import (
     scheme_layer,
     simulate_network,
 )
+from relulab.experiments.correlated_init.training import teacher_data, train_students
 from relulab.records import UnitResult, UnitView, array, curve
 
 __all__ = [
@@ -73,6 +78,9 @@ __all__ = [
     "propagation_unit",
     "scheme_layer",
     "simulate_network",
+    "student_inits",
+    "table1_inits",
+    "teacher_data",
     "train_students",
     "trained_on",
     "training_unit",
@@ -150,24 +158,40 @@ def propagation_unit(config: CorrelatedInitConfig, activation: Activation = torc
     return Unit(Key.PROPAGATION, run)
 
 
+def _sorted_union(values: tuple[float, ...]) -> list[float]:
+    unique: list[float] = []
+    for value in sorted(values):
+        if not any(math.isclose(value, other) for other in unique):
+            unique.append(value)
+    return unique
+
+
 def asymmetric_points(config: CorrelatedInitConfig) -> list[tuple[str, float]]:
-    """Every (scheme, σ_w²) the asymmetric-phases unit simulates: RAI (its Gaussian part's
-    variance σ_w² = std²) and RAAI (anti-correlated rows at ``train_aci_k``) over their sweeps."""
-    return [("rai", w2) for w2 in config.rai_sweep_sigma_w2] + [
-        ("raai", w2) for w2 in config.raai_sweep_sigma_w2
-    ]
+    """Every (scheme, σ_w²) the asymmetric-phases unit simulates, in increasing σ_w²: RAI (its
+    Gaussian part's variance σ_w² = std²) over its sweep and at appendix D.1's approximated
+    length bound; RAAI (anti-correlated rows at ``train_aci_k``) over its sweep, at Table 1's
+    σ_w² and at appendix E's approximated boundaries."""
+    rai = (*config.rai_sweep_sigma_w2, config.rai_length_approximation)
+    raai = (
+        *config.raai_sweep_sigma_w2,
+        config.raai_sigma_w2,
+        config.raai_chaos_approximation,
+        config.raai_length_approximation,
+    )
+    return [("rai", w2) for w2 in _sorted_union(rai)] + [("raai", w2) for w2 in _sorted_union(raai)]
 
 
 def asymmetric_layer(scheme: str, sigma_w2: float, config: CorrelatedInitConfig) -> Layer:
     """One layer of RAI (``std = √σ_w²``) or RAAI (σ_w², ``train_aci_k``) at the propagation
     nets' width."""
     if scheme == "rai":
-        options: dict[str, Any] = {"std": math.sqrt(sigma_w2)}
+        options: dict[str, Any] = {"std": math.sqrt(sigma_w2), "alpha": config.beta_alpha}
     else:
         options = {
             "sigma_w2": sigma_w2,
             "k": config.train_aci_k,
             "parameterisation": config.parameterisation,
+            "alpha": config.beta_alpha,
         }
     return scheme_layer(scheme, options, config.correlation_width)
 
@@ -231,111 +255,9 @@ def dead_nodes_unit(config: CorrelatedInitConfig) -> Unit:
     return Unit(Key.DEAD_NODES, run)
 
 
-def _teacher(
-    name: str, config: CorrelatedInitConfig, seed: int, dtype: torch.dtype, depth: int
-) -> BatchedMLP:
-    """The three teachers of seed 003 §4: a He ReLU net of the student's size, a single-layer
-    ReLU net with few nodes, a tanh net of the student's size in tanh's chaotic phase."""
-    hidden = (config.train_width,) * depth
-    if name == "standard":
-        return BatchedMLP(
-            MLPSpec((config.input_dim, *hidden, 1)), 1, "kaiming_normal", seeds=[seed], dtype=dtype
-        )
-    if name == "simple":
-        spec = MLPSpec((config.input_dim, config.simple_teacher_width, 1))
-        return BatchedMLP(spec, 1, "kaiming_normal", seeds=[seed], dtype=dtype)
-    spec = MLPSpec((config.input_dim, *hidden, 1), activation="tanh")
-    return BatchedMLP(
-        spec,
-        1,
-        "lecun_normal",
-        init_scale=math.sqrt(config.tanh_teacher_sigma_w2),
-        seeds=[seed],
-        dtype=dtype,
-    )
-
-
-def teacher_data(
-    teacher: str, config: CorrelatedInitConfig, context: RunContext, depth: int | None = None
-) -> tuple[torch.Tensor, ...]:
-    """Training and validation inputs :math:`x \\sim N(0, I)` and the outputs of a teacher of
-    ``depth`` hidden layers (default: the students'), standardised on the training set (zero
-    mean, unit variance) [I]."""
-    depth = config.train_depth if depth is None else depth
-    suffix = "" if depth == config.train_depth else f"-depth{depth}"
-    generator = context.generator(f"teacher-{teacher}{suffix}")
-    n = config.train_samples + config.validation_samples
-    x = torch.randn(n, config.input_dim, generator=generator, dtype=torch.float64)
-    seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
-    with torch.no_grad():
-        y = _teacher(teacher, config, seed, torch.float64, depth).forward(x)[0]
-    train_y = y[: config.train_samples]
-    y = (y - train_y.mean()) / train_y.std()
-    x, y = x.to(context.dtype), y.to(context.dtype)
-    cut = config.train_samples
-    return x[:cut], y[:cut], x[cut:], y[cut:]
-
-
-Inits = dict[str, tuple[str, dict[str, Any]]]
-
-
-def train_students(
-    context: RunContext,
-    config: CorrelatedInitConfig,
-    teacher: str,
-    optimiser: str,
-    inits: Inits,
-    seeds: int,
-    depth: int,
-    name: str,
-) -> UnitResult:
-    """Every init × seed as one :class:`~relulab.engine.BatchedMLP` of ``depth`` hidden layers
-    trained on one teacher with one optimiser (TensorFlow's defaults [I]); validation loss per
-    epoch, and each student's output variance on the validation inputs at initialisation
-    (``arrays["initial_output_variance"]``)."""
-    x, y, x_val, y_val = teacher_data(teacher, config, context, depth)
-    conditions = [
-        {"init": init, "seed": s, "teacher": teacher, "optimiser": optimiser, **inits[init][1]}
-        for init in inits
-        for s in range(seeds)
-    ]
-    order = list(inits)
-    device = context.device
-    model = BatchedMLP(
-        MLPSpec((config.input_dim, *(config.train_width,) * depth, 1)),
-        n_networks=len(conditions),
-        init=[inits[c["init"]][0] for c in conditions],
-        init_options=[inits[c["init"]][1] for c in conditions],
-        seeds=[1000 * order.index(c["init"]) + c["seed"] for c in conditions],
-        dtype=context.dtype,
-        device=device,
-    )
-    problem = SupervisedProblem(
-        model,
-        x.to(device),
-        y.to(device),
-        "mse",
-        config.batch_size,
-        context.generator(f"batches-{name}"),
-        validation=(x_val.to(device), y_val.to(device)),
-    )
-    with torch.no_grad():
-        initial_variance = model.forward(x_val.to(device))[..., 0].var(dim=1)
-    steps_per_epoch = config.train_samples // config.batch_size
-    if optimiser == "sgd":
-        epochs, step = config.sgd_epochs, BatchedSGD(problem.params, config.sgd_lr)
-    else:
-        epochs = config.adam_epochs
-        step = BatchedAdam(problem.params, config.adam_lr, eps=config.adam_eps)
-    steps = epochs * steps_per_epoch
-    with context.progress(steps, name) as advance:
-        result = train(problem, step, steps, steps_per_epoch, advance)
-    arrays = {"initial_output_variance": initial_variance.double().cpu().numpy()}
-    return UnitResult.from_training(result, conditions, arrays)
-
-
 def training_unit(config: CorrelatedInitConfig, teacher: str, optimiser: str) -> Unit:
-    """Every student init of :func:`~.config.student_inits` on one teacher and optimiser."""
+    """Every student init of :func:`~.inits.student_inits` on one teacher and optimiser, and the
+    output-matched twins of those a speed claim compares (:data:`~.inits.COMPARED`)."""
     name = trained_on(teacher, optimiser)
     return Unit(
         name,
@@ -348,30 +270,14 @@ def training_unit(config: CorrelatedInitConfig, teacher: str, optimiser: str) ->
             config.train_seeds,
             config.train_depth,
             name,
+            COMPARED,
         ),
     )
 
 
-def plane_inits(config: CorrelatedInitConfig) -> Inits:
-    """Correlated students on the (σ_w², k) grid of the beyond-the-seed plane, at
-    ``plane_sigma_b2`` > 0 (the mean-field phases need a bias, seed 003 §2)."""
-    return {
-        f"w2={w2:g},k={k:g}": (
-            "correlated",
-            {
-                "sigma_w2": w2,
-                "k": k,
-                "parameterisation": config.parameterisation,
-                "sigma_b2": config.plane_sigma_b2,
-            },
-        )
-        for w2 in config.plane_sigma_w2
-        for k in config.plane_k
-    }
-
-
 def plane_unit(config: CorrelatedInitConfig) -> Unit:
-    """The students of the (σ_w², k) plane (standard teacher, Adam)."""
+    """The students of the (σ_w², k) plane (standard teacher, Adam), each with its
+    output-matched twin."""
     return Unit(
         Key.PLANE,
         lambda context: train_students(
@@ -383,15 +289,9 @@ def plane_unit(config: CorrelatedInitConfig) -> Unit:
             config.plane_seeds,
             config.train_depth,
             Key.PLANE,
+            tuple(plane_inits(config)),
         ),
     )
-
-
-def deep_inits(config: CorrelatedInitConfig) -> Inits:
-    """He, ACI, ACI with the weaker ``weak_aci_k`` and RAAI for the deeper students (§5)."""
-    inits = table1_inits(config)
-    weak = ("correlated", {**inits["aci"][1], "k": config.weak_aci_k})
-    return {"he": inits["he"], "aci": inits["aci"], "weak-aci": weak, "raai": inits["raai"]}
 
 
 def deep_key(optimiser: str) -> str:
@@ -405,7 +305,8 @@ def deep_key(optimiser: str) -> str:
 
 
 def deep_unit(config: CorrelatedInitConfig, optimiser: str) -> Unit:
-    """The deeper students of §5 on the complex teacher with ``optimiser``."""
+    """The deeper students of §5 on the complex teacher with ``optimiser``, and the
+    output-matched twins of those §5's deeper comparison reads (:data:`~.inits.DEEP_COMPARED`)."""
     name = deep_key(optimiser)
     return Unit(
         name,
@@ -418,17 +319,9 @@ def deep_unit(config: CorrelatedInitConfig, optimiser: str) -> Unit:
             config.train_seeds,
             config.deep_depth,
             name,
+            DEEP_COMPARED,
         ),
     )
-
-
-def bias_inits(config: CorrelatedInitConfig) -> Inits:
-    """ACI (σ_w², k of Table 1) at every σ_b² of ``bias_sweep`` (``sb2=…``), and He."""
-    scheme, options = table1_inits(config)["aci"]
-    inits: Inits = {"he": table1_inits(config)["he"]}
-    for sigma_b2 in config.bias_sweep:
-        inits[f"sb2={sigma_b2:g}"] = (scheme, {**options, "sigma_b2": sigma_b2})
-    return inits
 
 
 def bias_unit(config: CorrelatedInitConfig) -> Unit:
@@ -494,11 +387,14 @@ class DeadNodes(UnitView):
 @dataclass(frozen=True)
 class Students(UnitView):
     """A training unit (:func:`train_students`): per student the validation loss per epoch
-    (epoch 0: before training) and its output variance on the validation inputs at
-    initialisation (absent in stores made before issue 31)."""
+    (epoch 0: before training), its output variance on the validation inputs at initialisation
+    (absent in stores made before issue 31) and its hidden weights' row correlation before and
+    after training (:func:`~.training.row_correlation`; absent before issue 45)."""
 
     validation_loss: np.ndarray = curve()  # (S, E + 1)
     initial_output_variance: np.ndarray | None = array(optional=True)  # (S,)
+    initial_row_correlation: np.ndarray | None = array(optional=True)  # (S,)
+    final_row_correlation: np.ndarray | None = array(optional=True)  # (S,)
 
 
 def unit_views(config: CorrelatedInitConfig) -> dict[str, type[UnitView]]:

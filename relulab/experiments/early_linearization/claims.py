@@ -45,6 +45,7 @@ CLAIMS = (
     mechanism.BIAS_MODE_FIRST,
     mechanism.LINEAR_THEORY,
     mechanism.BIAS_GROWS,
+    mechanism.BIAS_DRIFT_UP,
     mechanism.MOST_ALWAYS_ON,
     mechanism.DRIFT_BACK,
     mechanism.MEAN_TARGET,
@@ -60,17 +61,21 @@ CLAIMS = (
     consequences.WAITS_AT_LINEAR_LOSS,
     consequences.LOWER_RANK,
     consequences.SIMPLE_OVERREPRESENTED,
+    consequences.LESS_EXPLAINED_WITHOUT_BIAS,
     consequences.SIMPLE_OVER_COMPLEX,
     bias_magnitude.ALIGNED_FOR_EVERY_C,
     bias_magnitude.LINEAR_UNITS_RISE,
+    bias_magnitude.GATING_SMALL,
 )
 
 Config = EarlyLinearizationConfig
 
 
 def _alignment_metrics(results: Results, config: Config) -> dict[str, float]:
-    """Per alignment pair: the claims' gap (best rescaling) and κ, and the additive-shift gap
-    (one shift for all modes, no rescaling) with its shift — the old measure, a metric."""
+    """Per alignment pair: the claims' gap (best rescaling) and the fitted κ beside eq. 14's κ
+    for the variant (:func:`.measure.eq14_rescale`, its own measurement), and the
+    additive-shift gap (one shift for all modes, no rescaling) with its shift — the old
+    measure, a metric."""
     c, d = config.constant, config.margin_delta
     pairs = {
         "hierarchy_bias": (Family.HIERARCHY, {"c": c}),
@@ -83,6 +88,7 @@ def _alignment_metrics(results: Results, config: Config) -> dict[str, float]:
         "xor_both": (Family.XOR_BOTH, {}),
         "xor_linear": (Family.XOR_PLUS_LINEAR, {"c": c, "delta": d}),
         "xor_linear_uncentred": (Family.XOR_PLUS_LINEAR_UNCENTRED, {"c": c}),
+        "parallel_bias": (Family.PARALLEL, {"c": c}),
     }
     values = {}
     for name, (family, match) in pairs.items():
@@ -90,6 +96,9 @@ def _alignment_metrics(results: Results, config: Config) -> dict[str, float]:
         shifted = alignment_rows(results, config, family, additive=True, **match)
         values[f"alignment_gap_{name}"] = float(np.mean(rows[:, 0]))
         values[f"alignment_rescale_{name}"] = float(np.mean(rows[:, 3]))
+        if match.get("c", c) > 0:
+            relu = pair(results, family)[0]
+            values[f"eq14_rescale_{name}"] = measure.eq14_rescale(relu, config, **match)  # NaN: n/a
         values[f"alignment_shift_gap_{name}"] = float(np.mean(shifted[:, 0]))
         values[f"alignment_shift_{name}"] = float(np.mean(shifted[:, 1]))
     return values
@@ -126,11 +135,14 @@ def _mechanism_metrics(results: Results, config: Config) -> dict[str, float]:
         "t_star_mean": float(np.mean(mech.t_star)),
         "peak_always_on_mean": float(np.mean(mech.peak_on)),
         "raw_peak_always_on_mean": float(np.mean(mech.raw_peak_on)),
+        "gated_window_gap_mean": float(np.nanmean(mech.gated_window_gap)),
         "gated_gap_mean": float(np.nanmean(mech.gated_gap)),
         "gated_linear_gap_mean": float(np.nanmean(mech.gated_linear_gap)),
         "delay_ratio_f_on_mean": float(np.nanmean(on_ratio)),
         "dead_at_init_mean": float(np.mean(dead0)),
         "dead_at_t_star_mean": float(np.mean(mech.dead_at_t_star)),
+        "negative_bias_rising_mean": float(np.nanmean(mech.negative_bias_rising)),
+        "bias_rise_gap_mean": float(np.nanmean(mech.bias_rise_gap)),
         "drift_after_plateau_mean": float(np.mean(mech.drift)),
         "plateau_minus_end_mean": float(np.mean(mech.peak_on - mech.final_on)),
         "negative_kinks_all_units_mean": float(np.mean(mech.all_negative_kinks)),
@@ -154,10 +166,12 @@ def _parallel_metrics(results: Results, config: Config) -> dict[str, float]:
 def _c_sweep_metrics(results: Results, config: Config) -> dict[str, float]:
     """Gap and peak always-on share per c; beyond the seed, eq. 14's delay ratio per c > 0."""
     gaps, peaks = measure.c_sweep(*pair(results, Family.HIERARCHY), config)
+    gating = measure.gating_at_peak(results[Key.HIERARCHY_RELU], config)
     values = {}
     for c_value, g in gaps.items():
         values[f"c_sweep_gap_c{c_value:g}"] = float(np.mean(g))
         values[f"c_sweep_peak_on_c{c_value:g}"] = float(np.mean(peaks[c_value]))
+        values[f"c_sweep_gating_c{c_value:g}"] = float(np.mean(gating[c_value]))
     for c_value in config.all_constants:
         if c_value > 0:
             mech = measure.hierarchy_mechanism(results, config, c=c_value)
@@ -167,6 +181,10 @@ def _c_sweep_metrics(results: Results, config: Config) -> dict[str, float]:
             if np.isfinite(ratio).any():
                 values[f"c_sweep_delay_ratio_c{c_value:g}"] = float(np.nanmean(ratio))
             values[f"c_sweep_dead_at_t_star_c{c_value:g}"] = float(np.mean(mech.dead_at_t_star))
+            relu = results[Key.HIERARCHY_RELU]
+            values[f"c_sweep_eq14_rescale_c{c_value:g}"] = measure.eq14_rescale(
+                relu, config, c=c_value
+            )
     return values
 
 

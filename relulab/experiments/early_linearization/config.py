@@ -143,6 +143,16 @@ class EarlyLinearizationConfig:
     window_fraction: float = seed004.window_fraction()  # [I]
     max_shift: float = seed004.max_shift()  # [I] (the additive-shift gap, a metric)
     max_rescale: float = seed004.max_rescale()  # [I] (the claims' alignment)
+    rescale_bound: Literal["max_rescale", "eq14"] = setting(
+        "max_rescale",
+        "inferred",
+        judging=True,
+        alternatives=("eq14",),
+        note="how slow the ReLU curve may run in the alignment: up to κ = 1 + max_rescale, or "
+        "up to eq. 14's own slow-down of the variant (alternative: the 'slight time shift' "
+        "taken at the size §5.4 derives, κ ≈ 1.06 on the hierarchy and 1.02–1.03 on XOR, XOR + "
+        "linear and the parallel task at the preset; metrics eq14_rescale_*)",
+    )  # [I]
     majority: float = setting(0.5, "derived", note="'most units': a share above one half")  # [D]
     vast_majority: float = setting(
         0.8,
@@ -183,9 +193,10 @@ class EarlyLinearizationConfig:
         1e-3,
         "inferred",
         judging=True,
-        alternatives=(1e-4, 1e-2),
-        note="gated-model comparison stops below this share of L(0) (alternatives: a decade "
-        "lower and higher)",
+        no_alternative="a metric since issue 45: the gated model is judged over its early "
+        "window (the alignment claims' convention), the log gap down to the floor decides no "
+        "claim",
+        note="the metric gated_gap_mean reads the log gap down to this share of L(0)",
     )  # [I]
     delay_factor: float = setting(
         2.0,

@@ -6,7 +6,8 @@ Everything here reads the units through their views (:mod:`.units`) and calls th
 :mod:`relulab.theory.deep_linear` for the modes and closed forms, :mod:`relulab.analysis` for
 the alignment measure — and returns NumPy arrays; the claims are built in :mod:`.claims`.
 The readings of what the networks learned (§6: reliance on x3, the parallel task's
-representations) live in :mod:`.readouts` and are re-exported here. The small pure functions
+representations) live in :mod:`.readouts`, the alignment rows and eq. 14's slow-down in
+:mod:`.rescaling`; both are re-exported here. The small pure functions
 (:func:`bias_mode_ratio`, :func:`delay_ratio`, :func:`plateau_step`,
 :func:`mean_target_deviation`, :func:`alignment_table`, :func:`decline_after_plateau`) are what
 the claims judge, so the controls in ``tests/test_early_linearization.py`` can feed them
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from relulab.analysis import interpolated_crossing, paired_alignments, running_mean, where
+from relulab.analysis import early_window, interpolated_crossing, running_mean, where
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig
 from relulab.experiments.early_linearization.readouts import (
     Parallel,
@@ -30,6 +31,14 @@ from relulab.experiments.early_linearization.readouts import (
     linear_task_loss,
     parallel,
     xor_x3_ratio,
+)
+from relulab.experiments.early_linearization.rescaling import (
+    alignment_gaps,
+    alignment_table,
+    alignments,
+    eq14_rescale,
+    linear_windows,
+    rescale_bound,
 )
 from relulab.experiments.early_linearization.scoring import diverged
 from relulab.experiments.early_linearization.units import (
@@ -67,10 +76,13 @@ __all__ = [
     "decline_after_plateau",
     "delay_ratio",
     "delta_gaps",
+    "eq14_rescale",
     "exact_alignments",
     "forward",
+    "gating_at_peak",
     "linear_feature_reliance",
     "linear_task_loss",
+    "linear_windows",
     "linearization_index",
     "hierarchy_mechanism",
     "hierarchy_modes",
@@ -81,57 +93,10 @@ __all__ = [
     "parallel",
     "peak_always_on",
     "plateau_step",
+    "rescale_bound",
     "width_gaps",
     "xor_x3_ratio",
 ]
-
-
-def alignment_table(
-    steps: np.ndarray,
-    losses: np.ndarray,
-    references: np.ndarray,
-    config: EarlyLinearizationConfig,
-    additive: bool = False,
-) -> np.ndarray:
-    """Per pair ``(gap, shift, unshifted gap, κ)`` of :func:`relulab.analysis.paired_alignments`
-    for ReLU ``losses`` against linear ``references`` ``(n, T)``, each over the linear net's
-    early window.
-
-    The claims' measure rescales time, :math:`t \\to \\kappa t` with
-    :math:`|\\ln\\kappa| \\le \\ln(1 + \\text{max\\_rescale})` and no additive shift — the
-    seed's "small, mode-wise time shift" (§5; eq. 14's delay scales with each mode's
-    :math:`1/s_\\alpha`). With ``additive`` it is the one additive shift for all modes
-    (:math:`|\\delta| \\le` ``max_shift`` of the window, no rescaling), kept as a metric."""
-    shift, rescale = (config.max_shift, 0.0) if additive else (0.0, config.max_rescale)
-    return paired_alignments(steps, losses, references, config.window_fraction, shift, rescale)
-
-
-def alignments(
-    relu: UnitResult,
-    linear: UnitResult,
-    config: EarlyLinearizationConfig,
-    *,
-    additive: bool = False,
-    **match,
-) -> np.ndarray:
-    """:func:`alignment_table` of the ReLU loss against the linear loss of the same seed and
-    variant, for the networks matching ``match``, ``(n, 4)``."""
-    relu, linear = as_view(relu, Training), as_view(linear, Training)
-    index = list(where(relu.conditions, **match))
-    loss, reference = relu.loss[index], linear.loss[index]
-    return alignment_table(relu.steps, loss, reference, config, additive)
-
-
-def alignment_gaps(
-    relu: UnitResult,
-    linear: UnitResult,
-    config: EarlyLinearizationConfig,
-    *,
-    additive: bool = False,
-    **match,
-) -> np.ndarray:
-    """The gaps of :func:`alignments`, one per matched network."""
-    return alignments(relu, linear, config, additive=additive, **match)[:, 0]
 
 
 def hierarchy_modes(config: EarlyLinearizationConfig, c: float) -> tuple[np.ndarray, LinearModes]:
@@ -180,7 +145,8 @@ def exact_alignments(
     exact = np.stack(
         [mode_loss(modes, theory_trajectory(relu, i, modes, relu.steps, tau)) for i in index]
     )
-    return alignment_table(relu.steps, relu.loss[index], exact, config)
+    bound = rescale_bound(relu, config, c=c)
+    return alignment_table(relu.steps, relu.loss[index], exact, config, max_rescale=bound)
 
 
 def bias_mode_index(modes: LinearModes) -> int:
@@ -278,9 +244,16 @@ class Mechanism:
         dead_at_t_star: share of units dead (inactive on every input) at t*.
         mean_function_gap: max over inputs of ‖ŷ_i − ȳ‖/‖ȳ‖ on the bias-mode plateau
             (:func:`plateau_step`).
-        gated_gap: largest |Δ ln L| between the gated linear model from t* and the simulation
-            (a metric).
-        gated_linear_gap: largest |L_gated − L_sim| / L(0) from t* on (the seed's fig. 4 scale).
+        gated_window_gap: largest |Δ ln L| between the gated linear model from t* and the
+            simulation over the gated model's early window (until it has made
+            ``window_fraction`` of its drop from t*): the alignment claims' log scale and window.
+        gated_gap: the same down to ``loss_floor``·L(0) instead (a metric).
+        gated_linear_gap: largest |L_gated − L_sim| / L(0) from t* on (fig. 4's plotting scale,
+            a metric).
+        negative_bias_rising: among the units alive at init with a negative initial bias, the
+            share whose bias rose by t* (appendix F.2's upward drift).
+        bias_rise_gap: mean rise of the bias up to t* of those units minus that of the live
+            units with a positive initial bias (F.2: they drift upward "slower").
         item_spread: on the plateau, max_i ‖ŷ_i − mean_j ŷ_j‖/‖ȳ‖.
         plateau_step: the recorded step of the bias-mode plateau (:func:`plateau_step`).
         half_times_relu, half_times_linear: per mode (T½ of :func:`mode_half_times`).
@@ -300,8 +273,11 @@ class Mechanism:
     all_negative_kinks: np.ndarray
     dead_at_t_star: np.ndarray
     mean_function_gap: np.ndarray
+    gated_window_gap: np.ndarray
     gated_gap: np.ndarray
     gated_linear_gap: np.ndarray
+    negative_bias_rising: np.ndarray
+    bias_rise_gap: np.ndarray
     item_spread: np.ndarray
     plateau_step: np.ndarray
     half_times_relu: np.ndarray
@@ -314,20 +290,41 @@ class Mechanism:
     bias_mode: int
 
 
-def _gated_gaps(relu: Trajectory, i, j, X, modes, tau, config) -> tuple[float, float]:
+def _gated_gaps(relu: Trajectory, i, j, X, modes, tau, config) -> tuple[float, float, float]:
     """The gated linear model from recording ``j`` against network ``i``: the largest log gap
-    down to the loss floor, and the largest gap on the linear scale over L(0)."""
+    over the model's early window (the claim), down to the loss floor, and on the linear scale
+    over L(0) (metrics)."""
     W1, W2 = relu.param_0[i, j], relu.param_1[i, j]
     gate = np.all(W1.astype(np.float64) @ X.T > 0, axis=1)
     times = relu.steps[j:] - relu.steps[j]
     prediction = gated_linear_prediction(W2, W1, gate, modes, times, tau, method="unbalanced")
     simulated = relu.loss[i, j:]
     linear_gap = float(np.max(np.abs(prediction.loss - simulated)) / relu.loss[i, 0])
+    log_gap = np.abs(np.log(np.maximum(prediction.loss, 1e-300)) - np.log(simulated))
+    inside = times <= early_window(times, prediction.loss, config.window_fraction)
+    window_gap = float(np.max(log_gap[inside]))
     keep = simulated > config.loss_floor * relu.loss[i, 0]
-    if not keep.any():
-        return float("nan"), linear_gap
-    gap = np.abs(np.log(np.maximum(prediction.loss[keep], 1e-300)) - np.log(simulated[keep]))
-    return float(np.max(gap)), linear_gap
+    floor_gap = float(np.max(log_gap[keep])) if keep.any() else float("nan")
+    return window_gap, floor_gap, linear_gap
+
+
+def _bias_drift(bias: np.ndarray, alive: np.ndarray, j: int) -> tuple[float, float]:
+    """F.2's upward drift from the hidden biases ``(T, N)``: among the units ``alive`` at init
+    with a negative initial bias, the share whose bias rose by recording ``j``; and their mean
+    rise minus that of the live units with a positive initial bias.
+
+    Example:
+        >>> b = np.array([[-0.1, -0.2, 0.1, 0.2], [-0.05, -0.3, 0.3, 0.4]])
+        >>> rising, gap = _bias_drift(b, np.ones(4, bool), 1)
+        >>> rising, round(gap, 3)
+        (0.5, -0.225)
+    """
+    rise = bias[j] - bias[0]
+    negative, positive = alive & (bias[0] < 0), alive & (bias[0] > 0)
+    if not (negative.any() and positive.any()):
+        return float("nan"), float("nan")
+    gap = float(np.mean(rise[negative]) - np.mean(rise[positive]))
+    return float(np.mean(rise[negative] > 0)), gap
 
 
 def _unit_row(relu: Trajectory, i: int, c: float, j: int, k: int, X: np.ndarray, Y) -> dict:
@@ -339,6 +336,7 @@ def _unit_row(relu: Trajectory, i: int, c: float, j: int, k: int, X: np.ndarray,
     growth_w = np.linalg.norm(weights[j]) / np.linalg.norm(weights[0])
     kinks = -bias[j] / np.linalg.norm(weights[j], axis=1)
     live = np.any(W1[j] @ X.T > 0, axis=1)
+    rising, rise_gap = _bias_drift(bias, np.any(W1[0] @ X.T > 0, axis=1), j)
     _, outputs = forward(W1[k], relu.param_1[i, k], X, relu=True)
     mean_target = Y.mean(axis=0)
     spread = outputs.T - outputs.mean(axis=1)
@@ -349,6 +347,8 @@ def _unit_row(relu: Trajectory, i: int, c: float, j: int, k: int, X: np.ndarray,
         "dead_at_t_star": float(np.mean(~live)),
         "mean_function_gap": mean_target_deviation(outputs, Y),
         "item_spread": float(np.max(np.linalg.norm(spread, axis=1)) / np.linalg.norm(mean_target)),
+        "negative_bias_rising": rising,
+        "bias_rise_gap": rise_gap,
     }
 
 
@@ -398,7 +398,8 @@ def _network_row(relu: Trajectory, linear: Trajectory, i, c, config, setting) ->
     k = plateau_step(relu.steps, relu.loss[i], half[bias], np.nanmin(others))
     row |= _unit_row(relu, i, c, j, k, X, Y)
     row["plateau_step"] = relu.steps[k]
-    row["gated_gap"], row["gated_linear_gap"] = _gated_gaps(relu, i, j, X, modes, tau, config)
+    gaps = _gated_gaps(relu, i, j, X, modes, tau, config)
+    row["gated_window_gap"], row["gated_gap"], row["gated_linear_gap"] = gaps
     return row
 
 
@@ -453,6 +454,23 @@ def peak_always_on(relu: UnitResult, config: EarlyLinearizationConfig) -> dict[f
         c: np.array([running_mean(relu.steps, on[i], config.smooth_steps).max() for i in index])
         for c in config.all_constants
         for index in [where(relu.conditions, c=c)]
+    }
+
+
+def gating_at_peak(relu: UnitResult, config: EarlyLinearizationConfig) -> dict[float, np.ndarray]:
+    """Per c of the sweep, the share of units that gate (active on some inputs, not on all) at
+    each ReLU network's t* — where the running mean of its always-on share peaks — read off the
+    running means of the always-on and dead shares (seed 004 Fig. 10, right-centre)."""
+    relu = as_view(relu, Training)
+
+    def at_peak(i: int) -> float:
+        on = running_mean(relu.steps, relu.always_on_fraction[i], config.smooth_steps)
+        dead = running_mean(relu.steps, relu.dead_fraction[i], config.smooth_steps)
+        j = int(np.argmax(on))
+        return float(1.0 - on[j] - dead[j])
+
+    return {
+        c: np.array([at_peak(i) for i in where(relu.conditions, c=c)]) for c in config.all_constants
     }
 
 

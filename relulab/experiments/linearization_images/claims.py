@@ -3,17 +3,15 @@
 over seeds, the scale it was measured at, and the setting of the simulated networks under which
 it fails (``counterexample``, realised by its negative control).
 
-The alignment claims share their criterion and settings with the toy-task study
-(:mod:`relulab.experiments.seed004`: :func:`relulab.analysis.paired_alignments` on the
-full-data training loss, ReLU against the linear network of the same seed and variant, best
-time shift and rescaling, Student-t interval of the mean gap); their window is the images' own
-"early in training": it ends when the ReLU network has made ``window_fraction`` of its drop over
-the first ``early_steps`` SGD steps (:func:`early_windows`), not when the linear network has made
-that share of its whole drop (on images that spans its slow creep over the whole horizon). That
-window and the rescaling were chosen after results had been seen (issue 30): each is declared
-(:class:`~relulab.experiments.claims.PostHoc`), and every alignment claim also records its verdict
-without it. The rank and test-error claims compare ReLU networks with and without the constant
-pixel at the point each stopped (mean difference with Welch's interval).
+The alignment claims (:mod:`.alignment`) share their criterion and settings with the toy-task
+study — both seed-004 studies' one convention (:mod:`relulab.experiments.seed004`): the log gap
+of the full-data training loss, ReLU against the linear network of the same seed and variant,
+after the best time rescaling 1 ≤ κ ≤ 1 + ``max_rescale`` and no shift, Student-t interval of
+the mean gap; "without bias they part" as the paired contrast over the bias pair's window. Their
+window is the images' own "early in training" (:func:`early_windows`). The rank and test-error
+claims compare ReLU networks with and without the constant pixel at the point each stopped (mean
+difference with Welch's interval); the rank claim requires the centred Gram matrix to show it
+too (issue 45: the constant pixel's common offset alone lowers the uncentred rank).
 
 **Divergence** (one policy, :data:`~relulab.experiments.linearization_images.readings.DIVERGENCE`):
 a network diverged when the engine froze it on a non-finite value or any recorded training loss
@@ -45,7 +43,16 @@ from relulab.analysis import (
 )
 from relulab.experiments.base import Analysis, Results
 from relulab.experiments.claims import ClaimSpec, PostHoc, Reading, evaluate
-from relulab.experiments.criteria import Below
+from relulab.experiments.criteria import AllOf, Below
+from relulab.experiments.linearization_images.alignment import (
+    CIFAR_ALIGNED,
+    CIFAR_STANDARD_ALIGNED,
+    CIFAR_STANDARD_PARTS,
+    MNIST_ALIGNED,
+    MNIST_PARTS,
+    MNIST_STANDARD_ALIGNED,
+    MNIST_STANDARD_ALIGNED_FREE,
+)
 from relulab.experiments.linearization_images.config import LinearizationImagesConfig, scale
 from relulab.experiments.linearization_images.readings import (
     DIVERGENCE,
@@ -56,11 +63,9 @@ from relulab.experiments.linearization_images.readings import (
     early_windows,
     parting_steps,
     shift_only_alignments,
-    whole_run_alignments,
-    whole_run_windows,
 )
 from relulab.experiments.linearization_images.units import ACTIVATIONS, Training, pair, unit
-from relulab.experiments.seed004 import SEED, alignment_reading, alignment_spec
+from relulab.experiments.seed004 import SEED
 
 __all__ = [
     "CLAIMS",
@@ -78,193 +83,9 @@ __all__ = [
 
 Config = LinearizationImagesConfig
 Measure = Callable[[Results, Config], Reading]
-EARLY = (
-    "early in training ('aligned in early training', §3): until the ReLU network has made "
-    "window_fraction of its drop over the first early_steps SGD steps (the seed's first epoch)"
-)
 STOP_NOTE = (
     "at each network's own stop (mean per-sample loss first ≤ stop_loss; a substitute "
     "stop loss where the run sets one, said in the scale)"
-)
-# ---------------------------------------------------------------------------------------------
-PerPair = Callable[[Training, Training, Config], np.ndarray]
-
-
-def _early_windows_of_pair(relu: Training, linear: Training, config: Config) -> np.ndarray:
-    return early_windows(relu, config)
-
-
-def _alignment_with(
-    rows_of: PerPair, norm: str, bias: bool, windows_of: PerPair = _early_windows_of_pair
-) -> Measure:
-    """The alignment measure of one variant from ``rows_of`` (the claim's own
-    :func:`alignments`, or a version without a post-hoc choice) over the windows
-    ``windows_of`` gives (shown in the detail), under :data:`DIVERGENCE`: a pair with a
-    diverged network is left out and counted."""
-
-    def measure(results: Results, config: Config) -> Reading:
-        relu, linear = pair(results, norm, bias)
-        out = diverged(relu) | diverged(linear)
-        counts = divergence_by_group({"ReLU": relu, "linear": linear})
-        tail = f"{divergence_text(counts)} (pairs left out: {int(out.sum())}/{out.size})"
-        if out.all():
-            return Reading(
-                Estimate(math.nan, -math.inf, math.inf, 0),
-                detail=tail,
-                scale=scale(config),
-                untested="every pair has a diverged network: no alignment to measure",
-                diverged=counts,
-            )
-        kept = ~out
-        reading = alignment_reading(rows_of(relu, linear, config)[kept], scale(config))
-        windows = np.round(windows_of(relu, linear, config)[kept]).tolist()
-        return dataclasses.replace(
-            reading,
-            detail=f"{reading.detail}; windows (steps) {windows}; {tail}",
-            diverged=counts,
-        )
-
-    return measure
-
-
-def _alignment(norm: str, bias: bool) -> Measure:
-    return _alignment_with(alignments, norm, bias)
-
-
-WINDOW_WHY = (
-    "chosen in 64738af (issue 30) after the quick run (g = 0.98 with bias, 1.64 without, "
-    "standard 1.68 and 1.71) and the Fashion-MNIST paper run had been judged over the linear "
-    "network's 95 % drop over the whole run (the toy tasks' window); the seed gives no window "
-    "('in early training', §3) and the 781 steps are its first epoch, but window and length "
-    "were fixed with those results in view (at quick, mnist-aligned-with-bias holds at 390)"
-)
-RESCALE_WHY = (
-    "the time rescaling t → κt (|ln κ| ≤ ln(1 + max_rescale), the seed's 'mode-wise time "
-    "shift', §5) was added to the image alignment in 64738af (issue 30), after the same "
-    "results had been seen; before, one additive shift was searched"
-)
-
-
-def _alignment_post_hoc(norm: str, bias: bool) -> tuple[PostHoc, ...]:
-    """The two choices of issue 30 every alignment claim declares, each with its measure
-    without it."""
-    return (
-        PostHoc(
-            "the early window: until the ReLU network has made window_fraction of its drop "
-            "over its first early_steps = 781 SGD steps",
-            WINDOW_WHY,
-            measure=_alignment_with(whole_run_alignments, norm, bias, whole_run_windows),
-        ),
-        PostHoc(
-            "the time rescaling κ in the alignment fit",
-            RESCALE_WHY,
-            measure=_alignment_with(shift_only_alignments, norm, bias),
-        ),
-    )
-
-
-def _alignment_claim(
-    claim_id: str,
-    statement: str,
-    source: str,
-    norm: str,
-    bias: bool,
-    counterexample: str,
-    *,
-    part: bool = False,
-) -> ClaimSpec:
-    spec = alignment_spec(
-        claim_id,
-        statement,
-        source,
-        _alignment(norm, bias),
-        figure="alignment.png",
-        part=part,
-        scope=EARLY,
-    )
-    return dataclasses.replace(
-        spec, counterexample=counterexample, post_hoc=_alignment_post_hoc(norm, bias)
-    )
-
-
-NO_BIAS = (
-    "the same networks without the constant pixel (c = 0, the seed's own contrast in fig. 1A): "
-    "the ReLU units gate from the start and its loss parts from the linear network's "
-    "(quick: g = 0.61 on the same seeds)"
-)
-LARGE_INIT = (
-    "outside the seed's small initialisation ('from small initial weights', §3): at "
-    "σ² = 0.05 instead of 2·10⁻⁴ (lr lowered so that the linear network does not diverge) "
-    "the ReLU and linear networks compute different functions from the first step and their "
-    "losses part at once (g ≈ 0.3–0.4 at a tiny size, above the tolerance)"
-)
-NO_GATING = (
-    "a hidden non-linearity that is linear around zero (tanh in place of the ReLU): from the "
-    "seed's small initialisation its units stay in their linear range and its loss follows "
-    "the linear network's (g ≈ 0.001–0.01 at a tiny size, below the tolerance)"
-)
-
-MNIST_ALIGNED = _alignment_claim(
-    "mnist-aligned-with-bias",
-    "On MNIST with bias terms, loss curves of linear and ReLU networks are aligned in early "
-    "training.",
-    f"{SEED} §3, Fig. 1A",
-    "pixel_mean",
-    True,
-    NO_BIAS,
-)
-MNIST_PARTS = _alignment_claim(
-    "mnist-part-without-bias",
-    "On MNIST without bias terms, the loss curves of ReLU and linear networks diverge quickly.",
-    f"{SEED} §3, Fig. 1A",
-    "pixel_mean",
-    False,
-    NO_GATING,
-    part=True,
-)
-MNIST_STANDARD_ALIGNED = _alignment_claim(
-    "mnist-standard-aligned-with-bias",
-    "With standard preprocessing, early dynamics of linear and ReLU networks align (with bias).",
-    f"{SEED} appendix C.1, Fig. 7",
-    "standard",
-    True,
-    LARGE_INIT,
-)
-MNIST_STANDARD_ALIGNED_FREE = _alignment_claim(
-    "mnist-standard-aligned-without-bias",
-    "With standard preprocessing, early dynamics align independently of bias terms (without bias).",
-    f"{SEED} appendix C.1, Fig. 7",
-    "standard",
-    False,
-    LARGE_INIT,
-)
-CIFAR_ALIGNED = _alignment_claim(
-    "cifar-aligned-with-bias",
-    "On CIFAR-10 with pixel-wise mean subtraction, loss curves are closely aligned early when "
-    "the hidden layer has bias terms.",
-    f"{SEED} appendix C.2, Fig. 8A",
-    "pixel_mean",
-    True,
-    NO_BIAS.replace(" (quick: g = 0.61 on the same seeds)", ""),
-)
-CIFAR_STANDARD_ALIGNED = _alignment_claim(
-    "cifar-standard-aligned-with-bias",
-    "On CIFAR-10 with standard preprocessing, ReLU and linear networks with bias terms align "
-    "early.",
-    f"{SEED} appendix C.2, Fig. 8B",
-    "standard",
-    True,
-    LARGE_INIT,
-)
-CIFAR_STANDARD_PARTS = _alignment_claim(
-    "cifar-standard-part-without-bias",
-    "On CIFAR-10 with standard preprocessing, biases still drive early alignment: without them "
-    "the curves part.",
-    f"{SEED} appendix C.2, Fig. 8B",
-    "standard",
-    False,
-    NO_GATING,
-    part=True,
 )
 
 
@@ -319,13 +140,29 @@ def _stopdivergence_by_group(bias: Training, free: Training) -> dict[str, tuple[
     return divergence_by_group({"ReLU with bias": bias, "ReLU without bias": free})
 
 
+RANKS = {"HᵀH (eq. 1)": "rank_at_stop", "centred": "centred_rank_at_stop"}
+
+
 def _rank(results: Results, config: Config) -> Reading:
+    """Both ranks at the stop, with minus without the constant pixel: the uncentred Gram
+    matrix's (eq. 1) and the centred one's (the pixel's common offset removed)."""
     bias, free = _relu_groups(results)
-    return lower_with_bias(
-        at_stop(bias, bias.rank_at_stop),
-        at_stop(free, free.rank_at_stop),
-        scale(config),
-        _stopdivergence_by_group(bias, free),
+    counts = _stopdivergence_by_group(bias, free)
+    readings = {
+        name: lower_with_bias(
+            at_stop(bias, getattr(bias, field)),
+            at_stop(free, getattr(free, field)),
+            scale(config),
+            counts,
+        )
+        for name, field in RANKS.items()
+    }
+    first = readings["HᵀH (eq. 1)"]
+    centred = readings["centred"].detail.split("; stopped")[0]
+    return dataclasses.replace(
+        first,
+        measured={name: reading.measured for name, reading in readings.items()},
+        detail=f"{first.detail}; centred: {centred}",
     )
 
 
@@ -339,12 +176,14 @@ def _test_error(results: Results, config: Config) -> Reading:
     )
 
 
-def _at_the_seeds_stop(results: Results, config: Config) -> Reading:
+def _at_the_seeds_stop(results: Results, config: Config, parts: tuple[str, ...] = ()) -> Reading:
     """The stop claims under the seed's protocol on a run that stopped at a substitute loss:
-    its networks were frozen there, above the seed's 0.025, so nothing is known at 0.025."""
+    its networks were frozen there, above the seed's 0.025, so nothing is known at 0.025
+    (``parts``: the names of a compound criterion's measurements)."""
     bias, free = _relu_groups(results)
+    nothing = Estimate(math.nan, -math.inf, math.inf, 0)
     return Reading(
-        Estimate(math.nan, -math.inf, math.inf, 0),
+        {name: nothing for name in parts} if parts else nothing,
         scale=scale(config),
         untested=(
             f"the networks were stopped at the substitute loss {config.stop_level:g}, above the "
@@ -354,12 +193,17 @@ def _at_the_seeds_stop(results: Results, config: Config) -> Reading:
     )
 
 
-SUBSTITUTE_STOP = PostHoc(
-    "the substitute stop loss (substitute_stop_loss > 0 instead of the seed's 0.025)",
+SUBSTITUTE_WHAT = "the substitute stop loss (substitute_stop_loss > 0 instead of the seed's 0.025)"
+SUBSTITUTE_WHY = (
     "chosen after the Fashion-MNIST paper run (24 Nov) had shown no network reaching 0.025 in "
     "30 epochs (ReLU ending near 0.08); 0.1 was picked from those curves, a level both ReLU "
-    "variants pass (64738af, issue 30)",
-    measure=_at_the_seeds_stop,
+    "variants pass (64738af, issue 30)"
+)
+SUBSTITUTE_STOP = PostHoc(SUBSTITUTE_WHAT, SUBSTITUTE_WHY, measure=_at_the_seeds_stop)
+SUBSTITUTE_STOP_RANK = PostHoc(
+    SUBSTITUTE_WHAT,
+    SUBSTITUTE_WHY,
+    measure=lambda results, config: _at_the_seeds_stop(results, config, tuple(RANKS)),
 )
 
 
@@ -372,15 +216,26 @@ STANDARD_STOP = (
     "in place of the pixel-wise mean: the constant pixel no longer {what} (quick: {value}; "
     "no difference to detect, so the claim does not hold)"
 )
+RANK_NOTE = (
+    "both ranks required (issue 45): eq. 1's HᵀH is uncentred, so the constant pixel's common "
+    "offset lowers it from initialisation on; 'these networks represent the task in a lower "
+    "dimensional fashion' (§3) is about the representation, which the centred Gram matrix shows"
+)
 MNIST_LOWER_RANK = ClaimSpec(
     "mnist-lower-rank-with-bias",
     "At loss 0.025, ReLU networks with bias (early linear phase) have a lower effective rank "
-    "of HᵀH than without.",
-    source=f"{SEED} §3, Fig. 1B",
-    criterion=_difference("effective rank of HᵀH (held-out images)"),
+    "of HᵀH than without, and represent the task in a lower dimensional fashion (centred).",
+    source=f"{SEED} §3, Fig. 1B; eq. 1 ('Fig. 1C shows how these networks represent the task in "
+    "a lower dimensional fashion')",
+    criterion=AllOf(
+        {
+            "HᵀH (eq. 1)": _difference("effective rank of HᵀH (held-out images)"),
+            "centred": _difference("effective rank of the centred Gram matrix (held-out images)"),
+        }
+    ),
     measure=_rank,
     scope="at each network's stop: its mean per-sample training loss first ≤ 0.025",
-    note=STOP_NOTE,
+    note=f"{STOP_NOTE}; {RANK_NOTE}",
     figure="rank_error.png",
     counterexample=STANDARD_STOP.format(
         what="lowers the effective rank of HᵀH at the stop", value="−0.12 [−1.08, 0.83]"
@@ -422,7 +277,8 @@ class Claims(tuple):
             if family == "mnist":
                 spec = dataclasses.replace(spec, id=config.dataset + spec.id.removeprefix("mnist"))
             if config.substitute_stop_loss and spec.measure in (_rank, _test_error):
-                spec = dataclasses.replace(spec, post_hoc=(*spec.post_hoc, SUBSTITUTE_STOP))
+                stop = SUBSTITUTE_STOP_RANK if spec.measure is _rank else SUBSTITUTE_STOP
+                spec = dataclasses.replace(spec, post_hoc=(*spec.post_hoc, stop))
             specs.append(spec)
         return tuple(specs)
 
@@ -462,16 +318,18 @@ def _unit_metrics(view: Training, key: str) -> dict[str, float]:
         f"stopped_share_{key}": float(np.mean(stopped)),
         f"stop_step_{key}": _mean(np.where(stopped, view.stopped_step, np.nan)),
         f"rank_at_stop_{key}": _mean(at_stop(view, view.rank_at_stop)),
+        f"centred_rank_at_stop_{key}": _mean(at_stop(view, view.centred_rank_at_stop)),
         f"test_error_at_stop_{key}": _mean(at_stop(view, view.validation_error)),
         f"test_error_end_{key}": _mean(np.where(diverged(view), np.nan, view.validation_error)),
     }
 
 
 def metrics(results: Results, config: Config) -> dict[str, float]:
-    """Per preprocessing and bias variant: the alignment gap with its best rescaling and the
-    early window it was measured over, the (unshifted) parting step, and per activation the
-    diverged and stopped shares, stop step, rank and test error (finite values only; a
-    diverged network or pair is left out, as in the claims)."""
+    """Per preprocessing and bias variant: the alignment gap with its best rescaling, the
+    one-shift gap (a metric) and the early window it was measured over, the (unshifted)
+    parting step, and per activation the diverged and stopped shares, stop step, both ranks and
+    test error (finite values only; a diverged network or pair is left out, as in the
+    claims)."""
     values: dict[str, float] = {}
     for norm in config.normalizations:
         for bias in (True, False):
@@ -479,8 +337,10 @@ def metrics(results: Results, config: Config) -> dict[str, float]:
             relu, linear = pair(results, norm, bias)
             kept = ~(diverged(relu) | diverged(linear))
             rows = alignments(relu, linear, config)[kept]
+            shifted = shift_only_alignments(relu, linear, config)[kept]
             values[f"alignment_gap_{variant}"] = _mean(rows[:, 0])
             values[f"alignment_rescale_{variant}"] = _mean(rows[:, 3])
+            values[f"alignment_shift_gap_{variant}"] = _mean(shifted[:, 0])
             values[f"early_window_{variant}"] = _mean(early_windows(relu, config)[kept])
             parting = parting_steps(relu, linear, config.alignment_tolerance)[kept]
             values[f"parting_step_{variant}"] = _mean(parting)

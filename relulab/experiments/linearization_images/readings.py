@@ -11,15 +11,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from relulab.analysis import (
-    DivergencePolicy,
-    divergence_counts,
-    early_window,
-    first_below,
-    paired_alignments,
-)
+from relulab.analysis import DivergencePolicy, divergence_counts, early_window, first_below
 from relulab.experiments.linearization_images.config import LinearizationImagesConfig
 from relulab.experiments.linearization_images.units import Training
+from relulab.experiments.seed004 import rescaled_alignments, shifted_alignments
 
 __all__ = [
     "DIVERGENCE",
@@ -97,21 +92,16 @@ def early_windows(relu: Training, config: Config) -> np.ndarray:
     )
 
 
-def alignments(relu: Training, linear: Training, config: Config) -> np.ndarray:
-    """Per seed ``(gap, shift, unshifted gap, rescaling κ)`` of
-    :func:`relulab.analysis.paired_alignments`: the ReLU network's full-data loss against the
-    linear network's of the same seed over the ReLU network's early window
-    (:func:`early_windows`), after the best shift (up to ``max_shift`` of the window) and time
-    rescaling (up to ``max_rescale``: the seed's "mode-wise time shift", §5), ``(seeds, 4)``."""
-    return paired_alignments(
-        linear.steps,
-        relu.full_loss,
-        linear.full_loss,
-        config.window_fraction,
-        config.max_shift,
-        max_rescale=config.max_rescale,
-        window_ends=early_windows(relu, config),
-    )
+def alignments(
+    relu: Training, linear: Training, config: Config, windows: np.ndarray | None = None
+) -> np.ndarray:
+    """Per seed ``(gap, 0, unshifted gap, rescaling κ)``: the ReLU network's full-data loss
+    against the linear network's of the same seed over the ReLU network's early window
+    (:func:`early_windows`, or ``windows``), after the best time rescaling
+    :math:`1 \\le \\kappa \\le 1 +` ``max_rescale`` and no shift — both seed-004 studies' one
+    measure (:func:`relulab.experiments.seed004.rescaled_alignments`), ``(seeds, 4)``."""
+    windows = early_windows(relu, config) if windows is None else windows
+    return rescaled_alignments(linear.steps, relu.full_loss, linear.full_loss, config, windows)
 
 
 def whole_run_windows(relu: Training, linear: Training, config: Config) -> np.ndarray:
@@ -122,30 +112,22 @@ def whole_run_windows(relu: Training, linear: Training, config: Config) -> np.nd
     )
 
 
-def whole_run_alignments(relu: Training, linear: Training, config: Config) -> np.ndarray:
+def whole_run_alignments(
+    relu: Training, linear: Training, config: Config, windows: np.ndarray | None = None
+) -> np.ndarray:
     """:func:`alignments` without the images' early window: over the linear network's own
-    early window (:func:`_whole_run_windows`, the toy tasks' window)."""
-    return paired_alignments(
-        linear.steps,
-        relu.full_loss,
-        linear.full_loss,
-        config.window_fraction,
-        config.max_shift,
-        max_rescale=config.max_rescale,
-        window_ends=whole_run_windows(relu, linear, config),
-    )
+    early window (:func:`whole_run_windows`, the toy tasks' window), or ``windows``."""
+    windows = whole_run_windows(relu, linear, config) if windows is None else windows
+    return rescaled_alignments(linear.steps, relu.full_loss, linear.full_loss, config, windows)
 
 
-def shift_only_alignments(relu: Training, linear: Training, config: Config) -> np.ndarray:
-    """:func:`alignments` without the time rescaling: the best additive shift alone."""
-    return paired_alignments(
-        linear.steps,
-        relu.full_loss,
-        linear.full_loss,
-        config.window_fraction,
-        config.max_shift,
-        window_ends=early_windows(relu, config),
-    )
+def shift_only_alignments(
+    relu: Training, linear: Training, config: Config, windows: np.ndarray | None = None
+) -> np.ndarray:
+    """:func:`alignments` without the time rescaling: the best additive shift alone (up to
+    ``max_shift`` of the window; the measure before issue 30, a metric since issue 45)."""
+    windows = early_windows(relu, config) if windows is None else windows
+    return shifted_alignments(linear.steps, relu.full_loss, linear.full_loss, config, windows)
 
 
 def parting_steps(relu: Training, linear: Training, tolerance: float) -> np.ndarray:

@@ -10,10 +10,11 @@ and variant start from the same weights and see the same batches, while differen
 independent samples. Each network stops on its own when its mean per-sample training loss (on a
 fixed subset of ``loss_images`` training images) first reaches its stopping loss at a recording
 (``stop_loss``, or ``substitute_stop_loss`` where set; frozen from then on, its step is kept);
-the effective rank of the Gram matrix of its hidden representations of the held-out images is
-taken from its parameters at that point. Recordings come every ``early_record_every`` steps
-over the first ``early_steps`` (the early phase the alignment claims judge), every
-``record_every`` after (:func:`relulab.engine.dense_then_sparse`, one ``train`` call).
+the effective rank of the Gram matrix of its hidden representations of the held-out images
+(uncentred, as eq. 1, and centred) is taken from its parameters at that point. Recordings come
+every ``early_record_every`` steps over the first ``early_steps`` (the early phase the alignment
+claims judge), every ``record_every`` after (:func:`relulab.engine.dense_then_sparse`, one
+``train`` call).
 
 Unit names are declared here once: :func:`unit_name` (one unit per preprocessing, bias variant
 and activation), :func:`unit_keys` and :func:`pair`; every reader reaches a unit through them, as
@@ -99,12 +100,16 @@ class Training(UnitView):
         rank_at_stop: ``(S,)`` the effective rank of the Gram matrix of its hidden
             representations of the held-out images, from its final parameters (at its stop for
             a network that stopped).
+        centred_rank_at_stop: ``(S,)`` the same with the representations centred over the
+            held-out images first (each unit's mean removed: the constant pixel's common offset
+            no longer counts as a dimension).
     """
 
     full_loss: np.ndarray = curve()
     validation_error: np.ndarray = final()
     stopped_step: np.ndarray = array()
     rank_at_stop: np.ndarray = array()
+    centred_rank_at_stop: np.ndarray = array()
 
     @property
     def stopped(self) -> np.ndarray:
@@ -145,6 +150,19 @@ def schedule(config: LinearizationImagesConfig) -> tuple[int, int, int]:
 
 def _network_seed(config: LinearizationImagesConfig, k: int) -> int:
     return config.seed * 1000 + k
+
+
+def _ranks(model: BatchedMLP, x_eval: torch.Tensor) -> dict[str, np.ndarray]:
+    """Per network, the effective rank of the Gram matrix of its hidden representations of the
+    held-out images (eq. 1, uncentred) and of the same representations centred over the images
+    (each unit's mean removed), ``(S,)`` each."""
+    with torch.no_grad():
+        hidden = model.trace(x_eval).activations[0]  # (S, eval_images, width)
+        centred = hidden - hidden.mean(dim=-2, keepdim=True)
+        return {
+            "rank_at_stop": effective_ranks(hidden @ hidden.transpose(-1, -2)).numpy(),
+            "centred_rank_at_stop": effective_ranks(centred @ centred.transpose(-1, -2)).numpy(),
+        }
 
 
 def _train_unit(config: LinearizationImagesConfig, norm: str, bias: bool, activation: str) -> Unit:
@@ -201,13 +219,8 @@ def _train_unit(config: LinearizationImagesConfig, norm: str, bias: bool, activa
                 progress,
                 reached,
             )
-        with torch.no_grad():
-            hidden = model.trace(x_eval).activations[0]  # (S, eval_images, width)
-            ranks = effective_ranks(hidden @ hidden.transpose(-1, -2))
-        arrays = {
-            "stopped_step": result.stopped_step.astype(np.int64),
-            "rank_at_stop": ranks.numpy(),
-        }
+        arrays = {"stopped_step": result.stopped_step.astype(np.int64)}
+        arrays |= _ranks(model, x_eval)
         return UnitResult.from_training(result, conditions, arrays)
 
     return Unit(name, run)

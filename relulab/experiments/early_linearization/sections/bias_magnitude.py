@@ -1,7 +1,8 @@
 """Seed 004 appendix C.4, Fig. 10: the bias magnitude c. Linear-aligned, stage-like learning for
-every c > 0 (left) and always-on units shooting up whenever c > 0 (left-centre), on the
-hierarchy's c sweep. Every c's networks are counted under the study's divergence policy
-(:mod:`..scoring`): a diverged network ranks last, so its c cannot hold."""
+every c > 0 (left), always-on units shooting up whenever c > 0 (left-centre) and few units
+gating unless c = 0 (right-centre), on the hierarchy's c sweep. Every c's networks are counted
+under the study's divergence policy (:mod:`..scoring`): a diverged network ranks last, so its c
+cannot hold."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 from relulab.analysis import Estimate, simultaneous_level
 from relulab.experiments.base import Results
 from relulab.experiments.claims import ClaimSpec, Reading
-from relulab.experiments.criteria import Above, Below, Every
+from relulab.experiments.criteria import Above, AllOf, Below, Every
 from relulab.experiments.early_linearization import measure
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig, scale
 from relulab.experiments.early_linearization.scoring import counts_text, group_counts, scored_ci
@@ -20,7 +21,7 @@ from relulab.experiments.early_linearization.sections.alignment import NOTE, RES
 from relulab.experiments.early_linearization.units import Family, Key, pair
 from relulab.experiments.seed004 import SEED
 
-__all__ = ["ALIGNED_FOR_EVERY_C", "LINEAR_UNITS_RISE", "c_label"]
+__all__ = ["ALIGNED_FOR_EVERY_C", "GATING_SMALL", "LINEAR_UNITS_RISE", "c_label"]
 
 Config = EarlyLinearizationConfig
 SOURCE = f"{SEED} appendix C.4, Fig. 10"
@@ -118,4 +119,45 @@ LINEAR_UNITS_RISE = ClaimSpec(
     figure="c_sweep.png",
     counterexample="a sweep that reaches a small c (c = 0.01): hardly any unit is driven always-on "
     "there (peak ≈ 0.06, as at c = 0); at the preset's c = 0.1 it is ≈ 0.09",
+)
+
+
+# --- c-sweep-gating-small-unless-c-0 -----------------------------------------------------------
+def _gating_criterion(config: Config) -> AllOf:
+    return AllOf(
+        {
+            "c > 0": Every(
+                Below("share of units that gate at t* (running means)", config.small_subset),
+                points_name="c > 0 of the sweep",
+            ),
+            "c = 0": Above("share of units that gate at t*, no bias", config.small_subset),
+        }
+    )
+
+
+def _gating_small(results: Results, config: Config) -> Reading:
+    relu = results[Key.HIERARCHY_RELU]
+    gating = measure.gating_at_peak(relu, config)
+    counts, masks = _divergence({"ReLU": relu}, config)
+    level = simultaneous_level(len(gating))  # every c > 0 and c = 0, judged together
+    scored = {c: scored_ci(v, masks[c], level=level) for c, v in gating.items()}
+    notes = "; ".join(f"{c_label(c)}: {note}" for c, (_, note) in scored.items() if note)
+    positive = {c_label(c): estimate for c, (estimate, _) in scored.items() if c > 0}
+    measured = {"c > 0": positive, "c = 0": scored[0.0][0]}
+    detail = "; ".join(filter(None, [notes, counts_text(counts)]))
+    return Reading(measured, detail=detail, scale=scale(config), diverged=counts)
+
+
+GATING_SMALL = ClaimSpec(
+    "c-sweep-gating-small-unless-c-0",
+    "The number of units that perform gating is small unless c = 0.",
+    source=f"{SOURCE} (right-centre: 'the number of neurons which perform gating is small "
+    "unless c = 0')",
+    criterion=_gating_criterion,
+    measure=_gating_small,
+    scope="early in training (at each network's t*, where its always-on share peaks), for "
+    "every c of the sweep",
+    note="'small' = at most small_subset, as §5.3's 'small subset' [I]; running means [I]",
+    figure="c_sweep.png",
+    counterexample="a sweep that reaches a small c (c = 0.01): most units gate there, as at c = 0",
 )
