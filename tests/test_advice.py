@@ -235,3 +235,19 @@ def test_every_remedy_has_code_and_a_source_and_the_frame_has_one_row_each(dead)
     frame = advice.to_frame()
     assert list(frame.columns) == list(ADVICE_COLUMNS) and len(frame) == len(advice)
     assert frame["measured"].str.contains("dead_fraction ≥ 0.1").any()
+
+
+def test_the_remedies_are_filtered_by_family_in_one_place():
+    """advise() and the monitor's one-line advice share remedies_for (issue 46: the monitor
+    told a BERT pooler's Tanh to replace each ReLU by ReLU − b)."""
+    from relulab.probe.advice import one_line, remedies_for
+
+    assert [r.how for r in remedies_for("high_delta", {"smooth"})] == ["scale_bias"]
+    assert [r.how for r in remedies_for("high_delta", {"rectifier", "smooth"})] == [
+        "relu_minus_b",
+        "scale_bias",
+    ]
+    assert remedies_for("high_delta") == REMEDIES["high_delta"]
+    assert remedies_for("high_delta", set()) == ()
+    assert "ReLUMinusB" not in one_line("high_delta", {"smooth"})
+    assert "ReLUMinusB" in one_line("high_delta", {"rectifier"}) == one_line("high_delta")

@@ -177,6 +177,14 @@ def _diagnose_the_package(tmp_path, capsys, args, path_before):
     assert "never_positive_fraction" in html, "the GELU call gets sign states, not dead units"
     assert cli.main([*args, "--init", "rai", "--out", "e"]) == 2
     assert "no init applies" in capsys.readouterr().err
+    # issue 46: the bias-free ResNet-style block gets the inits that set biases, as asked
+    inits = ["--compare-inits", "rai,raai,scale_bias", "--format", "csv"]
+    assert cli.main([*args, *inits, "--bias-free", "scale", "--out", "f"]) == 0
+    assert set(pd.read_csv(tmp_path / "f" / "probe.csv")["init"]) == {"rai", "raai", "scale_bias"}
+    err = capsys.readouterr().err
+    assert "note: bias-free layers (init: layers) rai 2, raai 2, scale_bias 2" in err
+    assert "--bias-free scale" in err and "skipped" not in err
+    assert cli.main([*args, "--init", "rai", "--bias-free", "add", "--out", "g"]) == 0
     assert cli.main([*args, "--mode", "eval", "--out", "d"]) == 0
     assert set(pd.read_csv(tmp_path / "d" / "probe.csv")["mode"]) == {"eval"}
 
@@ -397,3 +405,38 @@ def test_progress_lines_wait_for_the_first_probe(capsys):
     now[0] = 40.0
     slow.stage("model built")  # a slow stage is reported at once
     assert capsys.readouterr().err == "relulab: diagnose m:f: model built, 39.0 s elapsed\n"
+
+
+def test_a_note_that_holds_for_several_inits_is_given_once():
+    """Issue 46: the sample-cap note was repeated once per init."""
+    import torch
+
+    from relulab.nn.examples import deep_mlp
+    from relulab.probe.diagnose import diagnose
+
+    inits = ["default", "kaiming_normal", "lecun_normal"]
+    found = diagnose(lambda: deep_mlp(depth=2, width=64), torch.randn(8, 64), inits)
+    capped = [note for note in found.notes if "sample cap" in note]
+    assert len(capped) == 1 and capped[0].startswith("every init: the centred effective rank")
+
+
+def test_bias_free_models_are_offered_rai_raai_and_scale_bias_or_told_how():
+    import torch
+    from torch import nn
+
+    from relulab.probe.diagnose import diagnose
+
+    def bias_free() -> nn.Module:  # Llama- or T5-style: no bias anywhere
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Linear(8, 16, bias=False), nn.ReLU(), nn.Linear(16, 1, bias=False))
+
+    x, inits = torch.randn(32, 8), ["default", "rai", "raai", "scale_bias"]
+    refused = diagnose(bias_free, x, inits)
+    assert refused.inits == ["default"] and set(refused.skipped) == {"rai", "raai", "scale_bias"}
+    (note,) = [note for note in refused.notes if "bias" in note]
+    assert "--bias-free add" in note and "--bias-free scale" in note
+    for how in ("add", "scale"):
+        found = diagnose(bias_free, x, inits, bias_free=how)
+        assert found.inits == inits and not found.skipped
+        (note,) = [note for note in found.notes if "bias-free" in note]
+        assert note.startswith("bias-free layers (init: layers) rai 2, raai 2, scale_bias 2")

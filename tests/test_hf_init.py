@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 import torch
@@ -38,6 +38,7 @@ class Case:
     layers: list[str]  # every block set by default, module order
     untouched: dict[str, str]  # parameter name -> owner class
     has_biases: bool = True
+    tied: dict[str, str] = field(default_factory=dict)  # parameter name -> its other names
 
 
 def _ids(n: int = 4, t: int = 6, seed: int = 0) -> torch.Tensor:
@@ -120,6 +121,7 @@ def t5() -> Case:
         "layer.1.DenseReluDense.wi", "layer.1.DenseReluDense.wo"]]  # fmt: skip
     untouched = {
         "shared.weight": "Embedding",
+        "encoder.embed_tokens.weight": "Embedding",  # the same tensor: listed under both names
         "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight": "Embedding",
     }
     for i in range(LAYERS):
@@ -132,6 +134,10 @@ def t5() -> Case:
         layers,
         untouched,
         has_biases=False,
+        tied={
+            "shared.weight": "encoder.embed_tokens.weight",
+            "encoder.embed_tokens.weight": "shared.weight",
+        },
     )
 
 
@@ -222,11 +228,16 @@ def _fresh(case: Case, seed: int = 0) -> nn.Module:
 
 
 def _expected_untouched(case: Case) -> list[tuple[str, str]]:
-    return sorted((name, NOT_A_LAYER.format(kind)) for name, kind in case.untouched.items())
+    def reason(name: str, kind: str) -> str:
+        tie = f"; tied to {case.tied[name]}" if name in case.tied else ""
+        return NOT_A_LAYER.format(kind) + tie
+
+    return sorted((name, reason(name, kind)) for name, kind in case.untouched.items())
 
 
 def _state(model: nn.Module) -> dict[str, torch.Tensor]:
-    return {name: p.detach().clone() for name, p in model.named_parameters()}
+    """Every parameter by each of its names (a tied one under all of them)."""
+    return {name: p.detach().clone() for name, p in model.named_parameters(remove_duplicate=False)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,7 +260,7 @@ def test_every_scheme_sets_every_layer_and_lists_every_other_weight(name, scheme
     assert sorted((w.name, w.reason) for w in report.untouched) == _expected_untouched(case)
     for weight in report.untouched:
         assert tuple(before[weight.name].shape) == weight.shape
-    after = dict(model.named_parameters())
+    after = dict(model.named_parameters(remove_duplicate=False))
     for param in case.untouched:  # left exactly as they were
         assert torch.equal(before[param], after[param]), param
     for block in model_blocks(model):  # every layer weight written
@@ -581,7 +592,22 @@ def test_a_head_tied_to_an_embedding_is_left_to_it():
         reasons["lm_head.weight"]
         == "tied to transformer.wte.weight (Embedding): left to that module"
     )
-    assert "transformer.wte.weight" not in reasons
+    # issue 46: the embedding itself was in neither list; now listed, its tie stated
+    assert reasons["transformer.wte.weight"] == (
+        "not a layer the initialisers set (Embedding); tied to lm_head.weight"
+    )
+    assert [w.name for w in report.untouched].count("transformer.wte.weight") == 1
+    assert "transformer.wte.weight" in str(report)
+
+
+def test_a_weight_shared_by_two_layers_is_set_once_and_says_so():
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4))
+    model[2].weight = model[0].weight
+    report = init.init_model_(model, "kaiming_normal", torch.Generator().manual_seed(0))
+    assert [row.layer for row in report] == ["0"]
+    assert report[0].note == "weight tied to 2.weight (Linear): set once, here"
+    (bias,) = report.untouched  # the second layer's own bias: left, and why
+    assert bias.name == "2.bias" and "tied to another layer's and set there" in bias.reason
 
 
 def test_forward_layouts_compute_what_the_layers_compute():

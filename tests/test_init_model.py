@@ -199,3 +199,27 @@ def test_progress_bar_only_when_asked_or_on_a_terminal(capsys):
     init.scale_(_mlp(), _data())  # stderr is not a terminal under pytest: no bar
     init.lsuv_(_mlp(), _data(), progress=False)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("scheme", ["rai", "raai"])
+def test_rai_and_raai_on_bias_free_models_by_bias_free(scheme):
+    """As scale_bias_: an error naming the options by default, a zero bias added and drawn
+    with "add", the weights drawn alone with "scale" (issue 46)."""
+    with pytest.raises(init.InitNotApplicableError, match="bias_free='add'.*bias_free='scale'"):
+        init.init_model_(_mlp(bias=False), scheme)
+    added = _mlp(bias=False)
+    report = init.init_model_(added, scheme, torch.Generator().manual_seed(0), bias_free="add")
+    assert [r.note for r in report] == ["bias added"] * 3
+    assert all(layer.bias is not None for layer in added if isinstance(layer, nn.Linear))
+    assert any(bool(layer.bias.detach().any()) for layer in added if isinstance(layer, nn.Linear))
+    scaled = _mlp(bias=False)
+    report = init.init_model_(scaled, scheme, torch.Generator().manual_seed(0), bias_free="scale")
+    assert [r.note for r in report] == ["no bias: weights drawn alone"] * 3
+    for layer in scaled:
+        if isinstance(layer, nn.Linear):
+            assert layer.bias is None and bool((layer.weight > 0).any(dim=1).all())
+    mixed = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2, bias=False))
+    report = init.apply_init_(mixed, scheme, bias_free="scale")  # noted where it applied only
+    assert [r.note for r in report] == [None, "no bias: weights drawn alone"]
+    with pytest.raises(ValueError, match="bias_free must be one of"):
+        init.init_model_(_mlp(), "kaiming_normal", bias_free="centre")

@@ -250,3 +250,32 @@ def test_relulab_only_fills_follow_torchs_zero_element_and_mode_rules():
     torch.testing.assert_close(upper, lower, rtol=0, atol=0)
     with pytest.raises(ValueError, match="mode must be"):
         init.kaiming_uniform_(torch.empty(6, 4), mode="fan_avg", gain=1.0)
+
+
+@pytest.mark.parametrize("fill", [init.rai_, init.raai_])
+def test_rai_and_raai_on_a_bias_free_layer_follow_bias_free(fill):
+    """Issue 46: RAI/RAAI, the advice for dead units, refused bias-free layers outright."""
+    conv = nn.Conv2d(3, 16, 3, bias=False)  # a ResNet convolution
+    with pytest.raises(init.InitNotApplicableError, match="bias_free='scale'"):
+        fill(conv.weight, None)
+    with pytest.raises(ValueError, match="cannot add a bias to a tensor.*init_model_"):
+        fill(conv.weight, None, bias_free="add")
+    with pytest.raises(ValueError, match="bias_free must be one of error, add, scale"):
+        fill(conv.weight, None, bias_free="centre")
+    fill(conv.weight, None, generator=_gen(), bias_free="scale")
+    rows = conv.weight.detach().reshape(16, -1)
+    assert bool((rows > 0).any(dim=1).all())  # every unit has its Beta(2, 1) entry
+    beta = rows.max(dim=1).values
+    assert bool((beta <= 1).all())
+    layer, again = nn.Linear(6, 4), nn.Linear(6, 4)  # with a bias, bias_free changes nothing
+    fill(layer.weight, layer.bias, generator=_gen(1))
+    fill(again.weight, again.bias, generator=_gen(1), bias_free="scale")
+    assert torch.equal(layer.weight, again.weight) and torch.equal(layer.bias, again.bias)
+
+
+def test_weights_alone_keep_rais_variance():
+    weight = torch.empty(2000, 50, dtype=F64)
+    init.rai_(weight, None, generator=_gen(), bias_free="scale")
+    gaussian = weight[weight != weight.max(dim=1, keepdim=True).values]  # the Beta entries out
+    # ≈ 98 000 Gaussian draws of variance 0.6007²/50: relative s.e. ≈ 0.5 %, 3 % is 6 sigma
+    assert gaussian.var().item() == pytest.approx(0.6007**2 / 50, rel=0.03)

@@ -1,8 +1,9 @@
 """relulab.probe.Monitor: the probe's numbers on a fixed batch, cheaply, every N steps; the model,
 its grads, buffers, flags, hooks and the random state untouched bit for bit; a tidy history;
-TensorBoard and W&B; one warning per layer and threshold with its advice. Callbacks:
-tests/test_monitor_callbacks.py. The overhead is measured by `relulab bench --workloads
-monitor`, never here."""
+TensorBoard and W&B (scalars, and histograms when asked); padding left out as the probe leaves
+it out; the model's errors worded as the probe words them. The warnings:
+tests/test_monitor_alerts.py; callbacks: tests/test_monitor_callbacks.py. The overhead is
+measured by `relulab bench --workloads monitor`, never here."""
 
 import math
 import sys
@@ -14,11 +15,12 @@ import torch.nn.functional as F  # noqa: N812
 from torch import nn
 from zoo import gelu_block, resnet18, transformer
 
-from relulab.probe import probe
+from relulab.probe import ModelRunError, probe
 from relulab.probe.monitor import (
     ADVICE,
     HISTORY_COLUMNS,
     Monitor,
+    MonitorConfig,
     MonitorWarning,
     Thresholds,
 )
@@ -93,7 +95,7 @@ def test_monitor_measures_what_probe_measures(factory, mode):
     assert all("effective_rank_centred" in metrics for metrics in got.values())
 
 
-def test_gpt2_composite_gelu_is_one_layer_as_in_the_probe():
+def _gpt2() -> nn.Module:
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
     config = transformers.GPT2Config(
@@ -105,12 +107,71 @@ def test_gpt2_composite_gelu_is_one_layer_as_in_the_probe():
         bos_token_id=0,
         eos_token_id=0,
     )
-    model = transformers.GPT2Model(config)
+    return transformers.GPT2Model(config)
+
+
+def test_gpt2_composite_gelu_is_one_layer_as_in_the_probe():
+    model = _gpt2()
     ids = torch.randint(0, 50, (4, 12), generator=torch.Generator().manual_seed(1))
     got = Monitor(model, {"input_ids": ids}, thresholds=None).measure(0)
     ref = {layer.name: layer.metrics for layer in probe(model, ids).layers}
     assert list(got) == list(ref) == ["h.0.mlp.act#0", "h.1.mlp.act#0"]  # not its inner tanh
     _close(got, ref)
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_padding_is_left_out_as_the_probe_leaves_it_out(mode):
+    """Issue 46: on a padded batch the monitor counted the padded tokens (r 0.216 where the
+    probe gave 0.255 on this model); now every statistic equals the probe's."""
+    model = _gpt2()
+    ids = torch.randint(0, 50, (4, 12), generator=torch.Generator().manual_seed(1))
+    mask = torch.ones_like(ids)
+    mask[0, 6:], mask[1, 9:], mask[2, 3:] = 0, 0, 0  # right padding, three lengths
+    batch = {"input_ids": ids, "attention_mask": mask}
+    monitor = Monitor(model, batch, mode=mode, effective_rank=True, thresholds=None)
+    got = monitor.measure(0)
+    ref = {layer.name: layer.metrics for layer in probe(model, batch, mode=mode).layers}
+    assert list(got) == list(ref) == ["h.0.mlp.act#0", "h.1.mlp.act#0"]
+    _close(got, ref)
+    assert all("effective_rank_centred" in stats for stats in got.values())
+    unpadded = Monitor(model, {"input_ids": ids}, mode=mode, thresholds=None).measure(0)
+    first = "h.0.mlp.act#0"
+    assert got[first]["sample_mean_variance_ratio"] != pytest.approx(
+        unpadded[first]["sample_mean_variance_ratio"], rel=1e-3
+    )  # the padding did matter
+
+
+def test_batches_the_monitor_cannot_measure_are_refused_clearly():
+    model = _gpt2()
+    ids = torch.randint(0, 50, (4, 12), generator=torch.Generator().manual_seed(1))
+    short = {"input_ids": ids, "attention_mask": torch.ones(4, 10, dtype=torch.long)}
+    with pytest.raises(ValueError, match=r"attention_mask has shape \(4, 10\) but input_ids"):
+        Monitor(model, short)  # before: accepted, padding silently counted
+    with pytest.raises(ValueError, match="no samples"):
+        Monitor(nn.Sequential(nn.Linear(3, 2), nn.ReLU()), torch.randn(0, 3))  # was IndexError
+    pair = (torch.randn(8, 6), torch.randint(0, 3, (8,)))
+    with pytest.raises(ModelRunError, match=r"not an \(inputs, targets\) pair") as raised:
+        Monitor(_dropout_bn()[0], pair).measure(0)  # before: a bare TypeError
+    assert "positional arguments (8, 6) (float32), (8,) (int64)" in str(raised.value)
+    with pytest.raises(ModelRunError, match=r"data of shape \(8, 5\).*expects \(N, 6\)"):
+        Monitor(_dropout_bn()[0], torch.randn(8, 5)).measure(0)  # the probe's wording
+
+
+def test_a_config_or_the_old_keyword_arguments():
+    model, x = _dropout_bn()
+    config = MonitorConfig(every=3, mode="eval", thresholds=None, statistics=["delta"])
+    by_config = Monitor(model, x, config=config)
+    by_keywords = Monitor(model, x, 3, mode="eval", thresholds=None, statistics=["delta"])
+    assert by_config.config == by_keywords.config
+    assert by_keywords.every == 3 and by_keywords.mode == "eval"
+    assert by_keywords.statistics == frozenset({"delta"})
+    assert by_config.measure(0) == by_keywords.measure(0)
+    overridden = Monitor(model, x, every=7, config=config)  # keywords win over the config
+    assert overridden.every == 7 and overridden.config.mode == "eval"
+    with pytest.raises(TypeError, match="log_dirr"):
+        Monitor(model, x, log_dirr="runs")
+    with pytest.raises(ValueError, match="every"):
+        MonitorConfig(every=0)
 
 
 def test_sequence_unit_axis_follows_the_linear_layer():
@@ -150,7 +211,8 @@ DEVICES = [
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("mode", ["train", "eval"])
-def test_training_with_a_monitor_gives_the_same_weights_bit_for_bit(device, mode):
+@pytest.mark.parametrize("options", [{}, {"histograms": True, "effective_rank": True}])
+def test_training_with_a_monitor_gives_the_same_weights_bit_for_bit(device, mode, options):
     """On a GPU the dropout masks come from the CUDA generator, whose state the monitor puts
     back too; the batch it measures stays on the CPU and is moved to the model."""
 
@@ -158,7 +220,8 @@ def test_training_with_a_monitor_gives_the_same_weights_bit_for_bit(device, mode
         model, x = _dropout_bn()
         model, x = model.to(device), x.to(device)
         optimiser = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        monitor = Monitor(model, torch.randn(16, 6), every=3, mode=mode, thresholds=None)
+        batch = torch.randn(16, 6)
+        monitor = Monitor(model, batch, every=3, mode=mode, thresholds=None, **options)
         torch.manual_seed(1)  # every device's generator
         for step in range(10):
             if with_monitor:
@@ -240,6 +303,27 @@ def test_tensorboard_from_a_log_dir_and_a_given_writer(tmp_path):
     assert "mine/delta/act#0" in tags and "after/close" in tags
 
 
+def test_histograms_go_to_tensorboard_only_when_asked(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    model, x = _dropout_bn()
+    with Monitor(model, x, log_dir=tmp_path / "on", thresholds=None, histograms=True) as on:
+        on.measure(0)
+        on.measure(5)
+    events = EventAccumulator(str(tmp_path / "on"), size_guidance={"histograms": 0}).Reload()
+    tag = "relulab/pre_activation/act#0"
+    assert tag in events.Tags()["histograms"]
+    first = events.Histograms(tag)[0]
+    z = model.bn(model.fc1(x)).detach()  # train mode: batch statistics, as measured
+    assert first.step == 0 and first.histogram_value.num == z.numel()
+    assert sum(first.histogram_value.bucket) == z.numel()
+    assert first.histogram_value.min == pytest.approx(float(z.min()), rel=1e-5)
+    assert [e.step for e in events.Histograms(tag)] == [0, 5]
+    with Monitor(model, x, log_dir=tmp_path / "off", thresholds=None) as off:
+        off.measure(0)
+    assert not EventAccumulator(str(tmp_path / "off")).Reload().Tags()["histograms"]
+
+
 class _FakeRun:
     def __init__(self) -> None:
         self.logged: list[dict] = []
@@ -272,6 +356,11 @@ def test_wandb_logs_to_a_run_and_skips_cleanly_without_wandb(monkeypatch):
     sys.modules["wandb"].run = active  # an imported wandb with an active run: "auto" logs
     Monitor(model, x, thresholds=None).measure(1)
     assert active.logged and active.logged[0]["relulab/step"] == 1
+    sys.modules["wandb"].Histogram = lambda np_histogram: np_histogram  # wandb.Histogram
+    Monitor(model, x, thresholds=None, histograms=True).measure(2)
+    counts, edges = active.logged[-1]["relulab/pre_activation/act#0"]
+    assert counts.sum() == 32 * 16 and len(edges) == len(counts) + 1
+    assert not any("pre_activation" in key for key in active.logged[0])  # off by default
 
 
 def _biased(bias: float, spread: bool = False) -> tuple[nn.Module, torch.Tensor]:

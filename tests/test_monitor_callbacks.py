@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 from torch import nn
 
-from relulab.probe.monitor import Monitor
+from relulab.probe.monitor import Monitor, MonitorConfig
 
 
 def test_importing_relulab_probe_imports_no_framework():
@@ -35,6 +35,35 @@ def test_callbacks_take_a_batch_or_a_monitor_not_both():
     with pytest.raises(ValueError, match="already made"):
         _MonitorHolder(monitor=ready, log_dir="runs")
     assert _MonitorHolder(monitor=ready)._ensure(nn.Identity()) is ready
+
+
+class _Writer:
+    """A trainer's TensorBoard writer, as the callbacks hand it to the monitor."""
+
+    def __init__(self) -> None:
+        self.scalars: list[str] = []
+        self.histograms: list[tuple[str, int]] = []
+
+    def add_scalar(self, tag: str, value: float, step: int) -> None:
+        self.scalars.append(tag)
+
+    def add_histogram_raw(self, tag: str, global_step: int, **values: object) -> None:
+        self.histograms.append((tag, global_step))
+
+
+def test_callbacks_pass_the_histogram_option_to_the_trainer_writer():
+    from relulab.probe.callbacks import _MonitorHolder
+
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    writer, quiet = _Writer(), _Writer()
+    options = {"every": 1, "thresholds": None}
+    _MonitorHolder(torch.randn(8, 2), histograms=True, **options)._ensure(model, writer).step(0)
+    _MonitorHolder(torch.randn(8, 2), **options)._ensure(model, quiet).step(0)
+    assert writer.histograms == [("relulab/pre_activation/1#0", 0)]
+    assert quiet.scalars and not quiet.histograms  # off by default
+    config = MonitorConfig(every=7, thresholds=None)
+    assert _MonitorHolder(torch.randn(8, 2), config=config)._ensure(model).every == 7
+    assert _MonitorHolder(torch.randn(8, 2))._ensure(model).every == 50  # Monitor's default
 
 
 # ---------------------------------------------------------------------------------------------

@@ -350,3 +350,16 @@ def test_mapping_inputs_leave_padding_out_and_outputs_give_their_logits():
         probe(model, {"input_ids": ids, "attention_mask": mask[:4]})
     with pytest.raises(ValueError, match=r"could not run on data input_ids \(6, 5\) \(int64\)"):
         probe(model, {"input_ids": ids})  # no attention_mask argument
+
+
+def test_a_mask_of_the_wrong_length_and_data_without_samples_are_refused():
+    """Issue 46: a mask one token short was accepted (it silently masked nothing), and no
+    samples gave a raw error from deep inside."""
+    model = _TokenModel()
+    ids = torch.randint(0, 20, (6, 5))
+    with pytest.raises(ValueError, match=r"attention_mask has shape \(6, 4\) but input_ids"):
+        probe(model, {"input_ids": ids, "attention_mask": torch.ones(6, 4, dtype=torch.long)})
+    with pytest.raises(ValueError, match="every position is padding"):
+        probe(model, {"input_ids": ids, "attention_mask": torch.zeros_like(ids)})
+    with pytest.raises(ValueError, match=r"data of shape \(0, 1\) \(float32\) hold no samples"):
+        probe(_hand_built(), torch.randn(0, 1))

@@ -132,6 +132,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "that cannot apply to the model is skipped with a note",
     )
     diagnose.add_argument(
+        "--bias-free",
+        choices=("add", "scale"),
+        default=None,
+        help="what the inits that set every bias (rai, raai, scale_bias) do with layers "
+        "without one (ResNet, Llama, T5): add (a zero bias parameter first) or scale (none: "
+        "RAI/RAAI draw the weights alone, scale_bias scales uncentred); default: skip those "
+        "inits with a note",
+    )
+    diagnose.add_argument(
         "--mode",
         choices=("train", "eval"),
         default="train",
@@ -381,6 +390,7 @@ def _probe(
                 activation_types=activation_types,
                 batch_size=args.batch_size,
                 progress=lines.init_done,
+                bias_free=args.bias_free or "error",
             )
     except _UserCodeStoppedError as error:
         raise UsageError(f"probing {args.model} failed ({error})") from None

@@ -33,6 +33,7 @@ from relulab.init.model import (
     scale_,
     scale_bias_,
 )
+from relulab.init.rai import raai_, rai_, rai_matrix
 from relulab.init.relu_shift import analytic_relu_shift, calibrate_relu_shift_
 from relulab.init.schemes import (
     FAN_IN_VARIANCE,
@@ -48,6 +49,7 @@ from relulab.init.schemes import (
 # torch's deprecated aliases and private _calculate_fan_in_and_fan_out are imported for code
 # written for torch.nn.init but left out of __all__
 from relulab.init.tensor import (  # noqa: F401
+    BIAS_FREE,
     DEPRECATED_ALIASES,
     DRAWS,
     TORCH_FUNCTIONS,
@@ -71,9 +73,6 @@ from relulab.init.tensor import (  # noqa: F401
     ones_,
     orthogonal,
     orthogonal_,
-    raai_,
-    rai_,
-    rai_matrix,
     sparse,
     sparse_,
     torch_default_,
@@ -88,6 +87,7 @@ from relulab.init.tensor import (  # noqa: F401
 )
 
 __all__ = [
+    "BIAS_FREE",
     "ConstantInputWarning",
     "Selector",
     "UntouchedWeight",

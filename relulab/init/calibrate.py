@@ -30,8 +30,8 @@ from relulab.init.data import (
     progress_bar,
     run_until_stopped,
 )
-from relulab.init.layers import Selector, WeightBlock, select_blocks, untouched_weights
-from relulab.init.report import InitReport, block_report
+from relulab.init.layers import Selector, WeightBlock, select_blocks
+from relulab.init.report import InitReport, block_report, complete_report
 
 __all__ = [
     "CONSTANT_TOL",
@@ -316,5 +316,4 @@ def calibrate(
     left |= {block: NOT_CALLED for block in blocks if block not in session.done}
     left |= session.left
     set_blocks = [block for block in blocks if block not in left]
-    session.report.untouched = untouched_weights(model, left, set_blocks)
-    return session.report
+    return complete_report(session.report, model, left, set_blocks)

@@ -52,7 +52,9 @@ __all__ = [
     "is_layer",
     "model_blocks",
     "not_a_layer",
+    "parameter_names",
     "select_blocks",
+    "tie_notes",
     "untouched_weights",
 ]
 
@@ -377,21 +379,11 @@ def _describe(selector: Selector) -> str:
     return "[" + ", ".join(_describe(s) for s in selector) + "]"
 
 
-def _owners(model: nn.Module) -> dict[int, list[tuple[str, nn.Module]]]:
-    """Every (module name, module) that holds each parameter, by parameter id."""
-    owners: dict[int, list[tuple[str, nn.Module]]] = {}
-    for name, module in model.named_modules(remove_duplicate=False):
-        for param in module.parameters(recurse=False):
-            owners.setdefault(id(param), []).append((name, module))
-    return owners
-
-
 def _tied_reason(block: WeightBlock, owners: dict[int, list[tuple[str, nn.Module]]]) -> str:
-    """Why a layer's weight is left to another module ("" if it is not tied to one)."""
-    for name, module in owners.get(id(block.parameter), []):
+    """Why a layer's weight is left to another module ("" if it is not tied to one);
+    ``owners`` is :func:`parameter_names`."""
+    for label, module in owners.get(id(block.parameter), []):
         if module is not block.module and not is_layer(module):
-            held = {id(p): n for n, p in module.named_parameters(recurse=False)}
-            label = _dotted(name, held[id(block.parameter)])
             return f"tied to {label} ({type(module).__name__}): left to that module"
     return ""
 
@@ -429,7 +421,7 @@ def select_blocks(
             "no nn.Linear, nn.Conv, nn.ConvTranspose, HuggingFace Conv1D or "
             "nn.MultiheadAttention layer found in the model"
         )
-    owners = _owners(model)
+    owners = parameter_names(model)
     selected, left, seen = [], {}, set()
     for block in blocks:
         reason = _leave_reason(block, include, exclude, owners)
@@ -458,10 +450,77 @@ def _leave_reason(
     return _tied_reason(block, owners)
 
 
+#: Why a layer's own parameter is left when its weight, shared with a layer set before it, was
+#: set there (a weight shared by two layers is set once).
+_SHARED_LAYER = "its layer's weight is tied to another layer's and set there: left as it was"
+
+
+def parameter_names(model: nn.Module) -> dict[int, list[tuple[str, nn.Module]]]:
+    """Every name of each parameter, with the module that holds it under that name, by
+    parameter id in module order: a tied parameter (GPT-2's ``lm_head.weight`` is its
+    ``transformer.wte.weight``; T5's ``shared.weight`` its ``encoder.embed_tokens.weight``)
+    under each of its names.
+
+    Example:
+        >>> model = nn.Sequential(nn.Embedding(5, 3), nn.Linear(3, 5, bias=False))
+        >>> model[1].weight = model[0].weight  # an output head tied to its embedding
+        >>> [name for name, _ in parameter_names(model)[id(model[0].weight)]]
+        ['0.weight', '1.weight']
+    """
+    names: dict[int, list[tuple[str, nn.Module]]] = {}
+    for module_name, module in model.named_modules(remove_duplicate=False):
+        for name, param in module.named_parameters(recurse=False):
+            entries = names.setdefault(id(param), [])
+            full = _dotted(module_name, name)
+            if all(full != known for known, _ in entries):
+                entries.append((full, module))
+    return names
+
+
+def _tied_entries(
+    aliases: list[tuple[str, nn.Module]], listed: set[str], shape: tuple[int, ...]
+) -> list[UntouchedWeight]:
+    """The names of a tied parameter not yet ``listed``, each saying what it is tied to."""
+    entries = []
+    for name, module in aliases:
+        if name in listed:
+            continue
+        others = ", ".join(other for other, _ in aliases if other != name)
+        kind = type(module).__name__
+        what = "a layer's weight left with its tie" if is_layer(module) else not_a_layer(kind)
+        entries.append(UntouchedWeight(name, kind, shape, f"{what}; tied to {others}"))
+    return entries
+
+
+def tie_notes(model: nn.Module, blocks: Iterable[WeightBlock]) -> dict[str, str]:
+    """For each block set whose weight is tied under other names, by block name: the note
+    saying so (the weight is set once, through this block, for every name).
+
+    Example:
+        >>> model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 3))
+        >>> model[2].weight = model[0].weight
+        >>> tie_notes(model, select_blocks(model)[0])
+        {'0': 'weight tied to 2.weight (Linear): set once, here'}
+    """
+    names = parameter_names(model)
+    notes = {}
+    for block in blocks:
+        others = [
+            f"{name} ({type(module).__name__})"
+            for name, module in names.get(id(block.parameter), [])
+            if name != block.weight_name.split("[")[0]
+        ]
+        if others:
+            notes[block.name] = f"weight tied to {', '.join(others)}: set once, here"
+    return notes
+
+
 def untouched_weights(
     model: nn.Module, left: dict[WeightBlock, str], touched: Iterable[WeightBlock]
 ) -> list[UntouchedWeight]:
-    """Every parameter of ``model`` an initialiser did not write, in parameter order.
+    """Every parameter of ``model`` an initialiser did not write, in parameter order; a tied
+    parameter under each of its names, each naming the others (GPT-2's head left to its
+    embedding: ``lm_head.weight`` and ``transformer.wte.weight``).
 
     Args:
         model: the model.
@@ -469,7 +528,7 @@ def untouched_weights(
         touched: the blocks set.
 
     Returns:
-        One :class:`UntouchedWeight` per parameter (per attention third for ``in_proj``).
+        One :class:`UntouchedWeight` per parameter name (per attention third for ``in_proj``).
 
     Example:
         >>> model = nn.Sequential(nn.Linear(2, 3), nn.LayerNorm(3))
@@ -486,12 +545,21 @@ def untouched_weights(
         if bias is not None:
             bias_entry = UntouchedWeight(block.bias_name, block.kind, tuple(bias.shape), reason)
             by_param.setdefault(id(getattr(block.module, block._bias_param)), []).append(bias_entry)
-    owners = _owners(model)
+    names = parameter_names(model)
     result: list[UntouchedWeight] = []
-    for name, param in model.named_parameters():
+    for _, param in model.named_parameters():
+        aliases, shape = names[id(param)], tuple(param.shape)
         if id(param) in by_param:
-            result += by_param.pop(id(param))
+            entries = by_param.pop(id(param))
+            result += entries
+            if len(aliases) > 1:
+                result += _tied_entries(aliases, {entry.name for entry in entries}, shape)
         elif id(param) not in covered:
-            kind = type(owners[id(param)][0][1]).__name__
-            result.append(UntouchedWeight(name, kind, tuple(param.shape), not_a_layer(kind)))
+            if len(aliases) > 1:
+                result += _tied_entries(aliases, set(), shape)
+                continue
+            name, module = aliases[0]
+            kind = type(module).__name__
+            reason = _SHARED_LAYER if is_layer(module) else not_a_layer(kind)
+            result.append(UntouchedWeight(name, kind, shape, reason))
     return result

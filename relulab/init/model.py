@@ -44,7 +44,7 @@ all schemes live in :mod:`relulab.init.schemes`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -59,7 +59,7 @@ from relulab.init.calibrate import (
 from relulab.init.data import Batch, Data, StopForward, gather_batches, run_until_stopped
 from relulab.init.layers import Selector, WeightBlock, is_hf_conv1d, is_layer
 from relulab.init.report import InitReport, LayerReport, block_report, layer_report
-from relulab.init.tensor import InitNotApplicableError, orthogonal_
+from relulab.init.tensor import BIAS_FREE, BiasFree, InitNotApplicableError, orthogonal_
 from relulab.nn.statistics import module_sample_dims
 
 __all__ = [
@@ -74,6 +74,7 @@ __all__ = [
     "layer_report",
     "lsuv_",
     "parameter_layers",
+    "prepare_bias_free",
     "rescale_layer_",
     "scale_",
     "scale_bias_",
@@ -368,9 +369,6 @@ def scale_(
     return calibrate(model, data, rule, generator, options)
 
 
-BiasFree = Literal["error", "add", "scale"]
-BIAS_FREE: tuple[str, ...] = ("error", "add", "scale")
-
 BIAS_FREE_HINT = (
     ". Pass bias_free='add' to give them a zero bias parameter first (the model gains "
     "parameters: build the optimiser afterwards), bias_free='scale' to scale them without "
@@ -380,21 +378,46 @@ BIAS_FREE_HINT = (
 )
 
 
-def _bias_free_preparation(
+def prepare_bias_free(
     bias_free: str,
+    scheme: str = "scale_bias",
+    hint: str = BIAS_FREE_HINT,
+    scaled: str = "no bias: scaled, not centred",
 ) -> Callable[[list[WeightBlock]], dict[WeightBlock, str]]:
+    """What a scheme that sets every bias does with the bias-free blocks, by ``bias_free``
+    (:data:`~relulab.init.tensor.BIAS_FREE`), before it changes anything: ``"error"`` raises
+    :class:`~relulab.init.InitNotApplicableError` naming them (with ``hint``), ``"add"`` gives
+    each a zero bias parameter, ``"scale"`` leaves them without. The one rule of
+    :func:`scale_bias_` and of RAI / RAAI (:func:`~relulab.init.init_model_`).
+
+    Args:
+        bias_free: ``"error"``, ``"add"`` or ``"scale"`` (checked here).
+        scheme: the scheme's name, for the error.
+        hint: what the error says to do instead.
+        scaled: the report's note of a block left without a bias.
+
+    Returns:
+        ``prepare(blocks)``: does the above and returns the report's note of each bias-free
+        block (``"bias added"`` or ``scaled``).
+
+    Example:
+        >>> from relulab.init.layers import select_blocks
+        >>> blocks = select_blocks(nn.Linear(3, 2, bias=False))[0]
+        >>> list(prepare_bias_free("add")(blocks).values()), blocks[0].bias.shape
+        (['bias added'], torch.Size([2]))
+    """
     if bias_free not in BIAS_FREE:
         raise ValueError(f"bias_free must be one of {', '.join(BIAS_FREE)}, got {bias_free!r}")
 
     def prepare(blocks: list[WeightBlock]) -> dict[WeightBlock, str]:
         if bias_free == "error":
-            check_biases("scale_bias", blocks, BIAS_FREE_HINT)
+            check_biases(scheme, blocks, hint)
         bias_free_blocks = [block for block in blocks if block.bias is None]
         if bias_free == "scale":
-            return {block: "no bias: scaled, not centred" for block in bias_free_blocks}
+            return dict.fromkeys(bias_free_blocks, scaled)
         for block in bias_free_blocks:
             block.add_bias()
-        return {block: "bias added" for block in bias_free_blocks}
+        return dict.fromkeys(bias_free_blocks, "bias added")
 
     return prepare
 
@@ -446,7 +469,7 @@ def scale_bias_(
         [True, True]
     """
     scheme = "scale_bias_per_feature" if per_feature else "scale_bias"
-    prepare = _bias_free_preparation(bias_free)
+    prepare = prepare_bias_free(bias_free)
     rule = _scale_rule(scheme, True, per_feature, eps)
     options = CalibrationOptions(include, exclude, max_batches, get_input, progress, constant_tol)
     return calibrate(model, data, rule, generator, options, prepare)

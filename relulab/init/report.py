@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 
 import pandas as pd
 from torch import Tensor, nn
 
-from relulab.init.layers import UntouchedWeight, WeightBlock
+from relulab.init.layers import UntouchedWeight, WeightBlock, tie_notes, untouched_weights
 
-__all__ = ["InitReport", "LayerReport", "block_report", "layer_report"]
+__all__ = ["InitReport", "LayerReport", "block_report", "complete_report", "layer_report"]
 
 
 @dataclass(frozen=True)
@@ -172,3 +172,41 @@ def block_report(
         block.stored_shape,
         note,
     )
+
+
+def complete_report(
+    report: InitReport,
+    model: nn.Module,
+    left: dict[WeightBlock, str],
+    touched: Iterable[WeightBlock],
+) -> InitReport:
+    """Fill in what a model-level initialiser's ``report`` says about the rest of ``model``:
+    :attr:`InitReport.untouched` (:func:`~relulab.init.layers.untouched_weights`), and on
+    each set row whose weight is tied under other names, a note naming them.
+
+    Args:
+        report: the rows of the layers set.
+        model: the model.
+        left: the blocks left, with why.
+        touched: the blocks set.
+
+    Returns:
+        ``report``, completed in place.
+
+    Example:
+        >>> from relulab.init.layers import select_blocks
+        >>> model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 3))
+        >>> model[2].weight = model[0].weight
+        >>> blocks, left = select_blocks(model)
+        >>> report = InitReport([block_report(b, "normal") for b in blocks], scheme="normal")
+        >>> complete_report(report, model, left, blocks)[0].note
+        'weight tied to 2.weight (Linear): set once, here'
+    """
+    touched = list(touched)
+    report.untouched = untouched_weights(model, left, touched)
+    notes = tie_notes(model, touched)
+    for index, row in enumerate(report):
+        tie = notes.get(row.layer)
+        if tie:
+            report[index] = replace(row, note=f"{row.note}; {tie}" if row.note else tie)
+    return report

@@ -44,23 +44,23 @@ from torch import Tensor, nn
 
 from relulab.init.correlated import correlated_
 from relulab.init.data import Data
-from relulab.init.layers import Selector, select_blocks, untouched_weights
+from relulab.init.layers import Selector, select_blocks
 from relulab.init.model import (
     InitReport,
-    block_report,
-    check_biases,
     lsuv_,
+    prepare_bias_free,
     scale_,
     scale_bias_,
 )
+from relulab.init.rai import raai_, rai_
+from relulab.init.report import block_report, complete_report
 from relulab.init.tensor import (
+    BiasFree,
     kaiming_normal_,
     kaiming_uniform_,
     lecun_normal_,
     normal_,
     orthogonal_,
-    raai_,
-    rai_,
     torch_default_,
 )
 
@@ -69,6 +69,7 @@ __all__ = [
     "INIT_SCHEMES",
     "MODEL_INITS",
     "SCHEMES",
+    "RAI_BIAS_FREE_HINT",
     "Scheme",
     "apply_init_",
     "get_scheme",
@@ -269,6 +270,15 @@ def get_scheme(name: str) -> Scheme:
         raise ValueError(f"unknown init {name!r}; choose from {', '.join(SCHEMES)}") from None
 
 
+#: What :func:`init_model_` says of RAI / RAAI on bias-free layers, and what to do instead.
+RAI_BIAS_FREE_HINT = (
+    ". Pass bias_free='add' to give them a zero bias parameter first, drawn with the weights "
+    "(the model gains parameters: build the optimiser afterwards), bias_free='scale' to draw "
+    "their weights alone (the Beta entry among the weights), or exclude= to leave them as they "
+    "are"
+)
+
+
 @torch.no_grad()
 def init_model_(
     model: nn.Module,
@@ -277,6 +287,7 @@ def init_model_(
     *,
     include: Selector | None = None,
     exclude: Selector | None = None,
+    bias_free: BiasFree = "error",
     **kwargs: float,
 ) -> InitReport:
     """Apply a per-tensor scheme of :data:`SCHEMES` to every layer of ``model``.
@@ -290,7 +301,16 @@ def init_model_(
     in ``model.named_modules()`` order, all from the one ``generator``, in float64 (the
     registry's draw, the engine's too); pass ``draw="torch"`` for torch's own draws. Every
     other parameter (embeddings, normalisation layers, …) is left as it is and listed in
-    ``report.untouched``.
+    ``report.untouched``, a tied one under each of its names.
+
+    ``rai`` and ``raai`` draw every layer's bias with its weights. A layer without a bias
+    (ResNet's convolutions, the linear layers of Llama or T5) is handled by ``bias_free``, as
+    :func:`~relulab.init.scale_bias_` handles it: ``"error"`` (default: raise
+    :class:`~relulab.init.InitNotApplicableError` naming them and these options, before
+    anything is changed), ``"add"`` (give each a zero bias parameter, then draw it with the
+    weights: the model gains parameters, so build the optimiser afterwards) or ``"scale"`` (draw
+    their weights alone, the Beta entry among the weights; the others as usual). Other schemes
+    set no bias they need, and ignore it.
 
     Args:
         model: any ``nn.Module`` with such layers.
@@ -300,35 +320,43 @@ def init_model_(
         include: the layers to set (:data:`relulab.init.layers.Selector`); default all.
         exclude: the layers to leave (e.g. ``exclude="classifier"``); default none. A layer
             whose weight is tied to an embedding is always left to it.
+        bias_free: ``"error"``, ``"add"`` or ``"scale"``: RAI / RAAI on bias-free layers.
         **kwargs: options passed to the per-tensor initialiser (e.g. ``mode``, ``gain`` of
             :func:`~relulab.init.kaiming_normal_`).
 
     Returns:
-        An :class:`~relulab.init.InitReport`, one row per layer, with the untouched weights.
+        An :class:`~relulab.init.InitReport`, one row per layer (``note``: ``bias added`` or
+        ``no bias: weights drawn alone``), with the untouched weights.
 
     Raises:
-        InitNotApplicableError: ``rai`` / ``raai`` on a model with bias-free layers (named).
+        InitNotApplicableError: ``rai`` / ``raai`` on a model with bias-free layers (named),
+            with ``bias_free="error"``.
 
     Example:
         >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
         >>> report = init_model_(model, "kaiming_normal", torch.Generator().manual_seed(0))
         >>> [row.layer for row in report]
         ['0', '2']
+        >>> resnet_like = nn.Sequential(nn.Conv2d(3, 8, 3, bias=False), nn.ReLU())
+        >>> [row.note for row in init_model_(resnet_like, "rai", bias_free="add")]
+        ['bias added']
     """
     chosen = get_scheme(scheme)
     if chosen.data_dependent:
         raise ValueError(f"{scheme!r} is data-dependent: use apply_init_(model, {scheme!r}, data)")
+    prepare = prepare_bias_free(
+        bias_free, scheme, RAI_BIAS_FREE_HINT, "no bias: weights drawn alone"
+    )
     blocks, left = select_blocks(model, include, exclude)
-    if chosen.requires_bias:
-        check_biases(scheme, blocks)
+    notes = prepare(blocks) if chosen.requires_bias else {}
     report = InitReport(scheme=scheme)
     for block in blocks:
         weight = block.read()
-        chosen.fill(weight, block.bias, generator, **kwargs)
+        options = {"bias_free": "scale"} if block in notes and block.bias is None else {}
+        chosen.fill(weight, block.bias, generator, **kwargs, **options)
         block.store(weight)
-        report.append(block_report(block, scheme))
-    report.untouched = untouched_weights(model, left, blocks)
-    return report
+        report.append(block_report(block, scheme, note=notes.get(block)))
+    return complete_report(report, model, left, blocks)
 
 
 def apply_init_(
@@ -339,6 +367,7 @@ def apply_init_(
     *,
     include: Selector | None = None,
     exclude: Selector | None = None,
+    bias_free: BiasFree = "error",
 ) -> InitReport:
     """Apply any scheme of :data:`SCHEMES` by name: per-tensor ones by :func:`init_model_`,
     data-dependent ones (``scale``, ``scale_bias``, ``lsuv``) on ``data``.
@@ -351,6 +380,10 @@ def apply_init_(
         generator: the random generator.
         include: the layers to set; default all.
         exclude: the layers to leave; default none.
+        bias_free: for the schemes that set every bias (``rai``, ``raai``, ``scale_bias``:
+            :attr:`Scheme.requires_bias`), what to do with a layer that has none —
+            ``"error"``, ``"add"`` or ``"scale"`` (:func:`init_model_`,
+            :func:`~relulab.init.scale_bias_`); the other schemes ignore it.
 
     Returns:
         An :class:`~relulab.init.InitReport`.
@@ -363,7 +396,12 @@ def apply_init_(
     """
     chosen = get_scheme(scheme)
     if not chosen.data_dependent:
-        return init_model_(model, scheme, generator, include=include, exclude=exclude)
+        return init_model_(
+            model, scheme, generator, include=include, exclude=exclude, bias_free=bias_free
+        )
     if data is None:
         raise ValueError(f"{scheme!r} is data-dependent: give the data to measure")
-    return chosen.apply(model, data, generator=generator, include=include, exclude=exclude)
+    options = {"bias_free": bias_free} if chosen.requires_bias else {}
+    return chosen.apply(
+        model, data, generator=generator, include=include, exclude=exclude, **options
+    )

@@ -11,17 +11,8 @@ a ``generator`` argument, the tensor returned. Weights are ``(fan_out, fan_in, *
 * ``lecun_normal_``: std :math:`1/\sqrt{n_{in}}` (LeCun et al. 1998).
 * ``orthogonal_``: rows (or columns) orthonormal, times ``gain`` (Saxe et al. 2014), from the
   QR decomposition of a Gaussian matrix with the sign fix of Mezzadri (2007).
-* ``rai_``: random asymmetric initialisation (Lu et al. 2020, *Dying ReLU and initialization*;
-  used by seed ``003_…`` §3 and appendix C). Per layer
-  :math:`V \in \mathbb R^{n_{out}\times(n_{in}+1)}`, i.i.d. :math:`N(0, 0.6007^2/n_{in})`; in every
-  row one entry, uniformly among the :math:`n_{in}+1` (the last is the bias), is replaced by
-  :math:`\xi \sim \mathrm{Beta}(2, 1)`; :math:`W = V_{:, :-1}`, :math:`b = V_{:, -1}`.
-* ``raai_``: random asymmetric *anti-correlated* initialisation (seed ``003_…``): the rows of
-  :math:`V` (weights and bias into a node) drawn anti-correlated as in :func:`correlated_`, then
-  RAI's Beta replacement. Its constants are inferred [I] (Table 1 of the seed lost its headers).
-
-Beta(α, 1) is sampled exactly by inversion, :math:`\xi = U^{1/\alpha}`, so every draw comes from
-the given generator.
+* RAI and RAAI (``rai_``, ``raai_``, seed ``003_…``'s inits against dead units): in
+  :mod:`relulab.init.rai`.
 
 **A drop-in for torch.nn.init.** ``from relulab import init as nn_init`` runs code written for
 ``torch.nn.init``: every name of ``torch.nn.init.__all__`` is here. Where relulab adds nothing
@@ -42,9 +33,9 @@ casts instead, so float32 and float64 tensors get the same numbers from the same
 engine's batched networks and :func:`~relulab.init.init_model_`, draws that way. ``kaiming_*``
 also take ``gain=`` (keyword only) to give the gain directly; with the gain torch would compute
 the draws are still torch's. Schemes of weight *and* bias — :func:`torch_default_`,
-:func:`rai_`, :func:`raai_` and :func:`~relulab.init.correlated_` — share one convention:
-``(weight, bias, *, scheme parameters…, generator=None)``. RAI, RAAI and the correlated rows are
-always drawn in float64.
+:func:`~relulab.init.rai_`, :func:`~relulab.init.raai_` and :func:`~relulab.init.correlated_` —
+share one convention: ``(weight, bias, *, scheme parameters…, generator=None)``. RAI, RAAI and
+the correlated rows are always drawn in float64.
 """
 
 from __future__ import annotations
@@ -86,12 +77,12 @@ from torch.nn.init import (  # noqa: F401
     zeros_,
 )
 
-from relulab.init.correlated import correlated_
-
 __all__ = [
+    "BIAS_FREE",
     "DEPRECATED_ALIASES",
     "DRAWS",
     "TORCH_FUNCTIONS",
+    "BiasFree",
     "InitNotApplicableError",
     "calculate_gain",
     "constant_",
@@ -104,9 +95,6 @@ __all__ = [
     "normal_",
     "ones_",
     "orthogonal_",
-    "raai_",
-    "rai_",
-    "rai_matrix",
     "sparse_",
     "torch_default_",
     "trunc_normal_",
@@ -147,8 +135,6 @@ DEPRECATED_ALIASES: tuple[str, ...] = (
     "xavier_uniform",
 )
 
-RAI_STD = 0.6007  # Lu et al. 2020
-
 Draw = Literal["torch", "float64"]
 
 #: How a per-tensor initialiser draws: like ``torch.nn.init`` in the tensor's dtype, or in
@@ -159,6 +145,16 @@ DRAWS: tuple[str, ...] = ("torch", "float64")
 class InitNotApplicableError(ValueError):
     """An initialiser that cannot apply to this layer or model (e.g. it sets biases and the
     layer has none). ``relulab diagnose`` skips such an init with a note."""
+
+
+BiasFree = Literal["error", "add", "scale"]
+
+#: What an initialiser that sets biases (``scale_bias_``, ``rai_``, ``raai_``) does with a
+#: layer that has none: ``"error"`` (raise :class:`InitNotApplicableError`, the default),
+#: ``"add"`` (give it a zero bias parameter first: model-level initialisers only) or
+#: ``"scale"`` (set what it can without a bias: scale+bias scales uncentred, RAI / RAAI draw
+#: the weights alone).
+BIAS_FREE: tuple[str, ...] = ("error", "add", "scale")
 
 
 def _check_draw(draw: str) -> None:
@@ -485,149 +481,3 @@ def orthogonal_(
     if rows < cols:
         q = q.T
     return tensor.copy_((gain * q).reshape(tensor.shape).to(tensor.dtype))
-
-
-def rai_matrix(
-    fan_out: int,
-    fan_in: int,
-    gaussian: Tensor,
-    generator: torch.Generator | None,
-    alpha: float = 2.0,
-) -> tuple[Tensor, Tensor]:
-    r"""RAI's asymmetric entry (Lu et al. 2020): in every row of ``gaussian``
-    ``(fan_out, fan_in + 1)`` replace one entry, uniformly chosen, by :math:`\xi \sim
-    \mathrm{Beta}(\alpha, 1)` drawn as :math:`U^{1/\alpha}`.
-
-    Args:
-        fan_out: rows.
-        fan_in: columns minus one (the last column is the bias).
-        gaussian: the matrix before replacement (not modified).
-        generator: the random generator.
-        alpha: :math:`\alpha`.
-
-    Returns:
-        The new matrix and the replaced column of every row.
-
-    Example:
-        >>> m, cols = rai_matrix(4, 3, torch.zeros(4, 4, dtype=torch.float64), None)
-        >>> bool((m[torch.arange(4), cols] > 0).all())
-        True
-    """
-    positions = torch.randint(0, fan_in + 1, (fan_out,), generator=generator)
-    beta = torch.rand(fan_out, generator=generator, dtype=torch.float64) ** (1.0 / alpha)
-    matrix = gaussian.clone()
-    matrix[torch.arange(fan_out), positions] = beta
-    return matrix, positions
-
-
-def _check_weight_and_bias(scheme: str, weight: Tensor, bias: Tensor | None) -> None:
-    if not isinstance(weight, Tensor) or weight.dim() < 2:
-        shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
-        raise ValueError(f"{scheme} needs a weight of ≥ 2 dimensions (out, in, …), got {shape}")
-    if bias is None:
-        raise InitNotApplicableError(
-            f"{scheme} draws the weights and the bias together: the layer needs a bias (bias=True)"
-        )
-    if not isinstance(bias, Tensor) or tuple(bias.shape) != (weight.shape[0],):
-        shape = tuple(bias.shape) if isinstance(bias, Tensor) else type(bias).__name__
-        raise ValueError(
-            f"{scheme}: the bias must have shape ({weight.shape[0]},) to match the weight "
-            f"{tuple(weight.shape)}, got {shape}"
-        )
-
-
-@torch.no_grad()
-def _assign_rai(weight: Tensor, bias: Tensor, matrix: Tensor) -> None:
-    weight.copy_(matrix[:, :-1].reshape(weight.shape).to(weight.dtype))
-    bias.copy_(matrix[:, -1].to(bias.dtype))
-
-
-def rai_(
-    weight: Tensor,
-    bias: Tensor | None,
-    *,
-    std: float = RAI_STD,
-    alpha: float = 2.0,
-    generator: torch.Generator | None = None,
-) -> Tensor:
-    r"""Random asymmetric initialisation (Lu et al. 2020) of one layer's weight and bias:
-    :math:`V \sim N(0, \text{std}^2/n_{in})` of shape :math:`n_{out} \times (n_{in}+1)`, one
-    entry per row replaced by :math:`\mathrm{Beta}(\alpha, 1)` (:func:`rai_matrix`);
-    :math:`W = V_{:, :-1}`, :math:`b = V_{:, -1}`. No torch namesake; drawn in float64.
-
-    Args:
-        weight: the weight ``(out, in, *kernel)``, filled in place.
-        bias: the bias ``(out,)``, filled in place (required).
-        std: 0.6007, Lu et al.'s constant.
-        alpha: the Beta parameter (2).
-        generator: the random generator.
-
-    Returns:
-        ``weight``.
-
-    Example:
-        >>> layer = torch.nn.Linear(10, 4)
-        >>> _ = rai_(layer.weight, layer.bias, generator=torch.Generator().manual_seed(0))
-        >>> bool((torch.cat([layer.weight, layer.bias[:, None]], 1) > 0.0).any(dim=1).all())
-        True
-    """
-    _check_weight_and_bias("rai_", weight, bias)
-    fan_in, _ = fans(weight)
-    fan_out = weight.shape[0]
-    gaussian = torch.randn(fan_out, fan_in + 1, generator=generator, dtype=torch.float64)
-    matrix, _ = rai_matrix(fan_out, fan_in, gaussian * (std / math.sqrt(fan_in)), generator, alpha)
-    _assign_rai(weight, bias, matrix)
-    return weight
-
-
-def raai_(
-    weight: Tensor,
-    bias: Tensor | None,
-    *,
-    sigma_w2: float = 0.92,
-    k: float = -1.0,
-    alpha: float = 2.0,
-    parameterisation: str = "additive",
-    generator: torch.Generator | None = None,
-) -> Tensor:
-    r"""Random asymmetric anti-correlated initialisation (seed ``003_…`` §3): the rows
-    ``[w, b]`` into every node drawn anti-correlated by :func:`~relulab.init.correlated_`
-    (:math:`\sigma_w^2`, ``k``), then RAI's Beta replacement (:func:`rai_matrix`). No torch
-    namesake; drawn in float64.
-
-    Defaults [I]: :math:`\sigma_w^2 = 0.92`, the seed's Table 1 read with columns σ_w², σ_b²,
-    chaotic phase, dead-node probability (its headers were lost); ``k = −1`` under the
-    ``"additive"`` reading (rows summing to zero before the replacement; ``k = 100`` under
-    ``"precision"`` is the Table 1 value and nearly the same rows).
-
-    Args:
-        weight: the weight ``(out, in, *kernel)``, filled in place.
-        bias: the bias ``(out,)``, filled in place (required).
-        sigma_w2: :math:`\sigma_w^2`.
-        k: the correlation strength, read by ``parameterisation``.
-        alpha: the Beta parameter.
-        parameterisation: the reading of ``k`` (see :mod:`relulab.theory.correlated`).
-        generator: the random generator.
-
-    Returns:
-        ``weight``.
-
-    Example:
-        >>> layer = torch.nn.Linear(10, 4)
-        >>> _ = raai_(layer.weight, layer.bias, generator=torch.Generator().manual_seed(0))
-        >>> layer.weight.shape
-        torch.Size([4, 10])
-    """
-    _check_weight_and_bias("raai_", weight, bias)
-    fan_in, _ = fans(weight)
-    fan_out = weight.shape[0]
-    rows = correlated_(
-        torch.empty(fan_out, fan_in + 1, dtype=torch.float64),
-        sigma_w2=sigma_w2,
-        k=k,
-        parameterisation=parameterisation,
-        generator=generator,
-    )
-    matrix, _ = rai_matrix(fan_out, fan_in, rows, generator, alpha)
-    _assign_rai(weight, bias, matrix)
-    return weight

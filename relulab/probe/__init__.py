@@ -32,7 +32,7 @@ from relulab.probe.core import (
     rank_at_sample_cap,
     unit_states_by_batch_norm,
 )
-from relulab.probe.monitor import Monitor, MonitorWarning, Thresholds
+from relulab.probe.monitor import Monitor, MonitorConfig, MonitorWarning, Thresholds
 
 __all__ = [
     "ACTIVATION_FUNCTIONS",
@@ -47,6 +47,7 @@ __all__ = [
     "LayerProbe",
     "ModelRunError",
     "Monitor",
+    "MonitorConfig",
     "MonitorWarning",
     "ProbeData",
     "ProbeResult",

@@ -36,7 +36,7 @@ API, the measurement re-probed.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,7 @@ __all__ = [
     "STATISTIC_FINDINGS",
     "Thresholds",
     "one_line",
+    "remedies_for",
     "ADVICE_COLUMNS",
     "FINDINGS",
     "REMEDIES",
@@ -92,6 +93,8 @@ SNIPPETS: dict[str, str] = {
         "import torch\n"
         "from relulab import init\n\n"
         "init.init_model_(model, 'raai', torch.Generator().manual_seed(0))  # or 'rai'\n"
+        "# bias-free layers (ResNet, Llama, T5): bias_free='add' (a zero bias, then drawn)\n"
+        "# or bias_free='scale' (their weights drawn alone)\n"
         "# one layer: init.raai_(layer.weight, layer.bias)  (or init.rai_)"
     ),
     "positive_bias": (
@@ -152,7 +155,8 @@ REMEDIES: dict[str, tuple[Remedy, ...]] = {
     "dead_units": (
         Remedy(
             "initialise with RAI or RAAI: one weight (or the bias) into each unit drawn from "
-            "Beta(2, 1) > 0, so every unit fires on some inputs (layers need biases)",
+            "Beta(2, 1) > 0, so every unit fires on some inputs (bias-free layers: "
+            "bias_free='add' or 'scale')",
             "rai",
             "seed 003 §3 and Table 1 (RAI, Lu et al. 2020: a lower dead-node probability "
             "than the 1/2 of symmetric inits; RAAI adds anti-correlated rows)",
@@ -249,11 +253,39 @@ API: dict[str, str] = {
 }
 
 
-def one_line(finding: str) -> str:
-    """A finding's remedies in one line, each with its API and source (the monitor's warnings).
+def remedies_for(finding: str, families: Iterable[str] | None = None) -> tuple[Remedy, ...]:
+    """The remedies of ``finding`` that fit activations of ``families``: one of them is in
+    the remedy's :attr:`Remedy.families` (ReLU − b only where a rectifier was flagged). The one
+    filter of :func:`advise` and of the monitor's warnings.
 
     Args:
         finding: a key of :data:`REMEDIES`.
+        families: the families of the flagged calls (``"rectifier"``, ``"leaky"``,
+            ``"smooth"``, ``"other"``); ``None`` for every remedy.
+
+    Returns:
+        The fitting remedies, in the order of :data:`REMEDIES` (empty when none fits).
+
+    Example:
+        >>> [r.how for r in remedies_for("high_delta", {"smooth"})]  # a Tanh: no ReLU − b
+        ['scale_bias']
+        >>> [r.how for r in remedies_for("high_delta")]
+        ['relu_minus_b', 'scale_bias']
+    """
+    remedies = REMEDIES[finding]
+    if families is None:
+        return remedies
+    wanted = set(families)
+    return tuple(remedy for remedy in remedies if wanted & set(remedy.families))
+
+
+def one_line(finding: str, families: Iterable[str] | None = None) -> str:
+    """A finding's remedies in one line, each with its API and source (the monitor's warnings),
+    those that fit ``families`` only (:func:`remedies_for`).
+
+    Args:
+        finding: a key of :data:`REMEDIES`.
+        families: the families of the flagged calls; ``None`` for every remedy.
 
     Returns:
         ``"remedy (api) [source]; or …"``.
@@ -261,8 +293,12 @@ def one_line(finding: str) -> str:
     Example:
         >>> "relulab.init.scale_bias_" in one_line("always_on_units")
         True
+        >>> "ReLUMinusB" in one_line("high_delta", {"smooth"})
+        False
     """
-    return "; or ".join(f"{r.text} ({API[r.how]}) [{r.source}]" for r in REMEDIES[finding])
+    return "; or ".join(
+        f"{r.text} ({API[r.how]}) [{r.source}]" for r in remedies_for(finding, families)
+    )
 
 
 _MONITOR = Thresholds()
@@ -463,8 +499,7 @@ def _advice_for(finding: str, layers: list[LayerProbe], threshold: float) -> lis
             remedy.how,
             remedy.source,
         )
-        for remedy in REMEDIES[finding]
-        if families & set(remedy.families)
+        for remedy in remedies_for(finding, families)
     ]
 
 

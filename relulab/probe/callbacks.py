@@ -9,7 +9,10 @@ Each is built the first time it is named (a module ``__getattr__``), so importin
 Both measure at the start of training (the global step, 0 for a fresh run) and after every
 optimiser step whose global step is a multiple of ``every``; both measure on the main process
 only. Give either the batch and the :class:`~relulab.probe.Monitor` options (the model is the
-one being trained), or a ready ``monitor=``. ``callback.monitor`` holds the monitor (its
+one being trained) — keywords such as ``thresholds=``, or ``config=`` a
+:class:`~relulab.probe.MonitorConfig` — or a ready ``monitor=``. ``histograms=True`` adds
+pre-activation histograms to the same TensorBoard writer (the trainer's logger, or
+``log_dir=``) and W&B run as the scalars. ``callback.monitor`` holds the monitor (its
 ``history``, ``alerts``) once training has started.
 
 Example:
@@ -38,7 +41,12 @@ class _MonitorHolder:
     """What both callbacks share: the monitor, made on first use from the trained model."""
 
     def __init__(
-        self, batch: Any = None, every: int = 50, *, monitor: Monitor | None = None, **options: Any
+        self,
+        batch: Any = None,
+        every: int | None = None,
+        *,
+        monitor: Monitor | None = None,
+        **options: Any,
     ) -> None:
         if (batch is None) == (monitor is None):
             raise ValueError("give the batch to monitor (with Monitor options), or monitor=")
@@ -88,7 +96,8 @@ def _lightning_callback() -> type:
         Args:
             batch: the fixed inputs, passed to the module as :class:`~relulab.probe.Monitor`
                 does (a tensor as the one argument, a tuple unpacked, a mapping as keywords).
-            every: measure every ``every`` optimiser steps.
+            every: measure every ``every`` optimiser steps (default: the ``config=``'s, else
+                50).
             monitor: or a ready monitor (then no other option).
             use_logger: write to ``trainer.logger.experiment`` if it has ``add_scalar``.
             **options: :class:`~relulab.probe.Monitor`'s keyword options.
@@ -102,7 +111,7 @@ def _lightning_callback() -> type:
         def __init__(
             self,
             batch: Any = None,
-            every: int = 50,
+            every: int | None = None,
             *,
             monitor: Monitor | None = None,
             use_logger: bool = True,
@@ -151,7 +160,8 @@ def _trainer_callback() -> type:
 
         Args:
             batch: the fixed inputs.
-            every: measure every ``every`` optimiser steps.
+            every: measure every ``every`` optimiser steps (default: the ``config=``'s, else
+                50).
             monitor: or a ready monitor (then no other option).
             **options: :class:`~relulab.probe.Monitor`'s keyword options (``log_dir=``,
                 ``writer=``, ``mode=``, ``thresholds=``, …).
@@ -165,7 +175,7 @@ def _trainer_callback() -> type:
         def __init__(
             self,
             batch: Any = None,
-            every: int = 50,
+            every: int | None = None,
             *,
             monitor: Monitor | None = None,
             **options: Any,

@@ -40,14 +40,15 @@ order (:func:`resolve_unit_axis`):
    :func:`relulab.probe.probe` warns (:class:`UnitAxisWarning`).
 
 **Padding.** With a token mask ``(N, T)`` (the ``attention_mask`` of a language model's
-inputs, 0 at padding), the positions of an activation ``(N, T, …)`` whose mask is 0 are left
-out of every statistic (:func:`unit_rows`).
+inputs, 0 at padding; :func:`token_mask` reads and checks it), the positions of an activation
+``(N, T, …)`` whose mask is 0 are left out of every statistic (:func:`unit_rows`). The probe and
+the monitor share this rule.
 """
 
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -74,7 +75,9 @@ __all__ = [
     "activation_family",
     "family_of",
     "resolve_unit_axis",
+    "token_mask",
     "unit_rows",
+    "zero_padding",
 ]
 
 Family = Literal["rectifier", "leaky", "smooth", "other"]
@@ -354,6 +357,53 @@ def _token_axis(tensor: Tensor, unit_axis: int, mask: Tensor | None) -> int | No
     return axis
 
 
+def token_mask(batch: Any) -> Tensor | None:
+    """The token mask of a batch of model arguments: its ``attention_mask`` when that is a
+    2-D ``(N, T)`` tensor (1 = a token, 0 = padding), checked against the tokens it masks.
+
+    Args:
+        batch: a tensor, a sequence, or a mapping of model arguments (``input_ids``,
+            ``attention_mask``, …); only a mapping carries a mask.
+
+    Returns:
+        The mask, or ``None`` when the batch carries none.
+
+    Raises:
+        ValueError: the mask's shape is not that of ``input_ids`` (or of ``inputs_embeds``'
+            first two axes), or it keeps no token at all.
+
+    Example:
+        >>> ids = torch.zeros(2, 5, dtype=torch.long)
+        >>> token_mask({"input_ids": ids, "attention_mask": torch.ones(2, 5)}).shape
+        torch.Size([2, 5])
+        >>> short = {"input_ids": ids, "attention_mask": torch.ones(2, 4)}  # one token short
+        >>> token_mask(short)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+            ...
+        ValueError: attention_mask has shape (2, 4) but input_ids (2, 5): ...
+    """
+    if not isinstance(batch, Mapping):
+        return None
+    mask = batch.get("attention_mask")
+    if not isinstance(mask, Tensor) or mask.dim() != 2:
+        return None
+    for name, axes in (("input_ids", 2), ("inputs_embeds", 3)):
+        tokens = batch.get(name)
+        if isinstance(tokens, Tensor) and tokens.dim() == axes:
+            if tuple(tokens.shape[:2]) != tuple(mask.shape):
+                raise ValueError(
+                    f"attention_mask has shape {tuple(mask.shape)} but {name} "
+                    f"{tuple(tokens.shape)}: the mask needs one entry per token, (N, T) as {name}"
+                )
+            break
+    if mask.numel() and not bool(mask.detach().bool().any()):
+        raise ValueError(
+            f"attention_mask {tuple(mask.shape)} is 0 everywhere: every position is padding, "
+            "nothing is left to measure"
+        )
+    return mask
+
+
 def unit_rows(tensor: Tensor, unit_axis: int, mask: Tensor | None = None) -> Tensor:
     """Every position of every sample as one row, the units as columns: ``(rows, units)``;
     with a token mask ``(N, T)`` (1 = a token, 0 = padding) only the positions it keeps.
@@ -381,8 +431,15 @@ def unit_rows(tensor: Tensor, unit_axis: int, mask: Tensor | None = None) -> Ten
     return moved[mask.to(device=tensor.device, dtype=torch.bool)].reshape(-1, units)
 
 
-def _zero_padding(tensor: Tensor, unit_axis: int, mask: Tensor | None) -> Tensor:
-    """``tensor`` with its padded positions set to 0 (for the per-sample rank rows)."""
+def zero_padding(tensor: Tensor, unit_axis: int, mask: Tensor | None) -> Tensor:
+    """``tensor`` with its padded positions set to 0 (for the per-sample rank rows): the
+    positions :func:`unit_rows` leaves out; ``tensor`` itself when the mask does not apply.
+
+    Example:
+        >>> h = torch.ones(2, 3, 2)  # N=2 sequences of T=3 tokens, 2 units
+        >>> zero_padding(h, 2, torch.tensor([[1, 1, 0], [1, 0, 0]]))[:, :, 0].tolist()
+        [[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+    """
     token_axis = _token_axis(tensor, unit_axis, mask)
     if token_axis is None:
         return tensor
@@ -475,7 +532,7 @@ class LayerAccumulator:
         self.h_sq_sum = square if self.h_sq_sum is None else self.h_sq_sum + square
         wanted = keep_rows - self.kept_rows
         if self.rows_aligned and wanted > 0:
-            flat = _zero_padding(h64[:wanted], self.unit_axis, _head(mask, wanted))
+            flat = zero_padding(h64[:wanted], self.unit_axis, _head(mask, wanted))
             flat = flat.reshape(min(h.shape[0], wanted), -1).cpu().clone()
             self.kept.append(flat)
             self.kept_rows += flat.shape[0]

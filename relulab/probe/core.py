@@ -107,6 +107,7 @@ from relulab.probe.calls import (
     CallRecorder,
     LayerAccumulator,
     ProbeError,
+    token_mask,
 )
 
 if TYPE_CHECKING:
@@ -119,11 +120,13 @@ __all__ = [
     "MODES",
     "RANK_CAP_FRACTION",
     "LayerProbe",
+    "MODEL_ERRORS",
     "ModelRunError",
     "ProbeData",
     "ProbeResult",
     "UnitAxisWarning",
     "preserved",
+    "model_run_error",
     "probe",
     "rank_at_sample_cap",
     "unit_states_by_batch_norm",
@@ -524,22 +527,20 @@ def _batch(data: ProbeData, start: int, stop: int) -> ProbeData:
     }
 
 
-def _token_mask(batch: ProbeData) -> Tensor | None:
-    """The batch's ``attention_mask`` ``(N, T)`` (0 at padding), if the data carry one."""
-    if not isinstance(batch, Mapping):
-        return None
-    mask = batch.get("attention_mask")
-    return mask if isinstance(mask, Tensor) and mask.dim() == 2 else None
-
-
-def _describe(data: ProbeData) -> str:
-    """``of shape (4, 7) (float32)``, or ``input_ids (4, 16) int64, …`` for a mapping."""
+def _describe(data: Any) -> str:
+    """``of shape (4, 7) (float32)``; ``input_ids (4, 16) int64, …`` for a mapping; ``of
+    positional arguments (4, 7) (float32), (4,) (int64)`` for a tuple or list."""
 
     def one(tensor: Tensor) -> str:
         return f"{tuple(tensor.shape)} ({str(tensor.dtype).removeprefix('torch.')})"
 
     if isinstance(data, Tensor):
         return f"of shape {one(data)}"
+    if isinstance(data, tuple | list):
+        shown = ", ".join(one(value) for value in data if isinstance(value, Tensor))
+        return f"of positional arguments {shown}"
+    if not isinstance(data, Mapping):
+        return f"of type {type(data).__name__}"
     return ", ".join(
         f"{name} {one(value)}" for name, value in data.items() if isinstance(value, Tensor)
     )
@@ -555,6 +556,51 @@ def _expected(model: nn.Module) -> str:
     return expected_input(model)
 
 
+#: The errors of a model failing on its data, which :func:`model_run_error` rewords.
+MODEL_ERRORS: tuple[type[Exception], ...] = (RuntimeError, ValueError, TypeError, IndexError)
+
+
+def model_run_error(
+    model: nn.Module, data: Any, error: Exception, description: str | None = None
+) -> ModelRunError:
+    """The :class:`ModelRunError` saying that ``model`` failed on ``data`` with ``error``: the
+    data's shapes, what the model's first layer takes, and the model's own message in one line
+    (the probe's wording, which the monitor shares). A tuple of tensors is the model's
+    positional arguments: the message then says to pass inputs only, not ``(inputs, targets)``.
+
+    Args:
+        model: the model that failed.
+        data: what it was called on: a tensor, a mapping (keywords) or a tuple (positions).
+        error: what it raised.
+        description: the data as the message shows them (default: from ``data``).
+
+    Returns:
+        The error to raise (``from None``).
+
+    Example:
+        >>> model = nn.Linear(3, 2)
+        >>> try:
+        ...     model(torch.zeros(4, 5))
+        ... except RuntimeError as error:
+        ...     print(model_run_error(model, torch.zeros(4, 5), error).data)
+        of shape (4, 5) (float32)
+    """
+    description = description if description is not None else _describe(data)
+    reason = " ".join(str(error).split()) or type(error).__name__
+    hint = ""
+    if isinstance(data, tuple | list) and len(data) > 1:
+        hint = (
+            f"; a {type(data).__name__} is passed as positional arguments, model(*batch): "
+            "give the inputs only, not an (inputs, targets) pair"
+        )
+    return ModelRunError(
+        f"the model could not run on data {description} (its first layer expects "
+        f"{_expected(model)}): {reason}{hint}",
+        description,
+        reason,
+    )
+
+
 def _call_model(model: nn.Module, batch: ProbeData, description: str) -> Any:
     """``model(batch)``, or ``model(**batch)`` for a mapping; the model's own failure on the
     data becomes a :class:`ModelRunError` naming the data and what the model takes."""
@@ -562,14 +608,8 @@ def _call_model(model: nn.Module, batch: ProbeData, description: str) -> Any:
         return model(**batch) if isinstance(batch, Mapping) else model(batch)
     except ProbeError:
         raise
-    except (RuntimeError, ValueError, TypeError, IndexError) as error:
-        reason = " ".join(str(error).split()) or type(error).__name__
-        raise ModelRunError(
-            f"the model could not run on data {description} (its first layer expects "
-            f"{_expected(model)}): {reason}",
-            description,
-            reason,
-        ) from None
+    except MODEL_ERRORS as error:
+        raise model_run_error(model, batch, error, description) from None
 
 
 def _output_tensor(output: Any) -> Any:
@@ -682,7 +722,7 @@ def _run_batches(
     device = model_device(model)  # data elsewhere (on the CPU) go to the model, batch by batch
     for start in range(0, total, step):
         batch = to_device(_batch(data, start, start + step), device)
-        size, mask = min(step, total - start), _token_mask(batch)
+        size, mask = min(step, total - start), token_mask(batch)
         if loss_fn is None:
             with torch.no_grad(), recorder.recording(size, mask=mask):
                 _call_model(model, batch, description)
@@ -713,6 +753,9 @@ def _check_request(
     if mode not in MODES:
         raise ValueError(f"mode must be 'train' or 'eval', got {mode!r}")
     samples = _num_samples(data)
+    if samples == 0:
+        raise ValueError(f"the data {_describe(data)} hold no samples; probe at least one")
+    token_mask(data)  # a mask of the wrong shape is refused before anything runs
     if isinstance(loss_fn, str):
         if loss_fn != "model":
             raise ValueError(f'loss_fn must be a callable or "model", got {loss_fn!r}')

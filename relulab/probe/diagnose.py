@@ -10,7 +10,8 @@ samples shaped for a Linear or convolution (``--input-shape`` for convolutions; 
 default [I]), random token ids for an embedding (sequences of 32 by default). Each init is
 applied to a fresh model and probed in the given mode (``train`` by default: what the first
 training steps see); an init that cannot apply to the model (e.g. ``scale_bias`` or ``rai`` on
-bias-free layers) is skipped with a one-line note.
+bias-free layers) is skipped with a one-line note — unless ``bias_free`` (``--bias-free add`` or
+``scale``) says what to do with such layers. A note that holds for several inits is given once.
 
 Whatever the user hands over may be broken; each such case is a ``ValueError`` with one clear
 message: a module that fails to import (syntax error, an exception at import time), a factory
@@ -439,8 +440,9 @@ def _probe_quietly(
     return result, [str(w.message) for w in caught if issubclass(w.category, UnitAxisWarning)]
 
 
-def _rank_note(init_name: str, result: ProbeResult) -> str | None:
-    """One line naming the calls whose centred per-sample rank sits at its N − 1 cap."""
+def _rank_note(result: ProbeResult) -> str | None:
+    """What the rank note says of one init's probe (the calls whose centred per-sample rank
+    sits at its N − 1 cap), without the init: the inits it holds for are named once."""
     capped = [layer for layer in result.layers if layer.rank_at_sample_cap]
     if not capped:
         return None
@@ -448,11 +450,37 @@ def _rank_note(init_name: str, result: ProbeResult) -> str | None:
     shown = ", ".join(layer.name for layer in capped[:6])
     more = f" and {len(capped) - 6} more" if len(capped) > 6 else ""
     return (
-        f"init {init_name}: the centred effective rank of {len(capped)} of {len(result.layers)} "
+        f"the centred effective rank of {len(capped)} of {len(result.layers)} "
         f"call(s) sits at its sample cap N − 1 = {cap} ({shown}{more}): each sample's "
         "activation is one flattened row, so the number of samples bounds it; read "
         "effective_rank_token_centred (one row per token) or probe more samples"
     )
+
+
+def _once(by_text: dict[str, list[str]], total: int) -> list[str]:
+    """One line per distinct note, naming the inits it holds for (``every init`` when all)."""
+    lines = []
+    for text, names in by_text.items():
+        which = "every init" if len(names) == total > 1 else "init " + ", ".join(names)
+        lines.append(f"{which}: {text}")
+    return lines
+
+
+def _bias_free_note(bias_free: str, handled: dict[str, list[str]], skipped: list[str]) -> str:
+    """One line on what the inits that set biases did with the bias-free layers."""
+    if skipped:
+        return (
+            f"init {', '.join(skipped)} set every layer's bias and the model has bias-free "
+            "layers: skipped; --bias-free add (a zero bias first) or --bias-free scale (without "
+            "one: RAI / RAAI draw the weights alone, scale_bias scales uncentred) probes them"
+        )
+    how = {
+        "add": "each got a zero bias parameter first, then was set with the others",
+        "scale": "left without a bias: RAI / RAAI drew their weights alone, scale_bias scaled "
+        "them uncentred",
+    }[bias_free]
+    counts = ", ".join(f"{name} {len(layers)}" for name, layers in handled.items())
+    return f"bias-free layers (init: layers) {counts}, --bias-free {bias_free}: {how}"
 
 
 def _batch_norm_note(table: pd.DataFrame) -> str | None:
@@ -475,6 +503,9 @@ def _batch_norm_note(table: pd.DataFrame) -> str | None:
 
 _FLAG_COLUMNS = ["layer", "rank_at_sample_cap", "unit_states_by_batch_norm"]
 
+#: The report notes of a bias-free layer an init handled (``bias_free="add"`` / ``"scale"``).
+_BIAS_FREE_NOTES = ("bias added", "no bias: scaled, not centred", "no bias: weights drawn alone")
+
 
 def diagnose(
     factory: Callable[[], nn.Module],
@@ -487,9 +518,11 @@ def diagnose(
     activation_types: Sequence[type[nn.Module]] = (),
     batch_size: int | None = None,
     progress: Callable[[str, str], None] | None = None,
+    bias_free: init.BiasFree = "error",
 ) -> Diagnosis:
     """Probe a fresh model per init (in ``mode``); an init that cannot apply to the model
-    (:class:`~relulab.init.InitNotApplicableError`) is skipped and noted.
+    (:class:`~relulab.init.InitNotApplicableError`) is skipped and noted. A note that holds
+    for several inits is given once, naming them.
 
     Args:
         factory: builds a fresh model.
@@ -502,6 +535,10 @@ def diagnose(
         batch_size: probe in batches of this size.
         progress: called as ``progress(init, outcome)`` after each init, the outcome
             ``"probed"`` or ``"skipped"`` (progress lines).
+        bias_free: what the inits that set every bias (``rai``, ``raai``, ``scale_bias``) do
+            with a bias-free layer: ``"error"`` (skip the init, noted), ``"add"`` (a zero bias
+            first) or ``"scale"`` (without one: weights drawn alone, or scaled uncentred);
+            :func:`~relulab.init.init_model_`, :func:`~relulab.init.scale_bias_`.
 
     Returns:
         A :class:`Diagnosis`.
@@ -522,12 +559,18 @@ def diagnose(
         "batch_size": batch_size,
     }
     frames, flags, skipped, names, notes, advice = [], [], {}, {}, [], {}
+    ranks: dict[str, list[str]] = {}
+    bias_free_layers: dict[str, list[str]] = {}
     calls = pd.DataFrame(columns=_CALL_COLUMNS)
     for name in inits:
         model = factory()
         try:
             if name != "default":
-                init.apply_init_(model, name, data, torch.Generator().manual_seed(seed))
+                generator = torch.Generator().manual_seed(seed)
+                report = init.apply_init_(model, name, data, generator, bias_free=bias_free)
+                handled = [row.layer for row in report if row.note in _BIAS_FREE_NOTES]
+                if handled:
+                    bias_free_layers[name] = handled
         except init.InitNotApplicableError as error:
             skipped[name] = str(error)
             if progress is not None:
@@ -538,7 +581,9 @@ def diagnose(
         if not frames:
             calls = table[_CALL_COLUMNS]
             notes.extend([*axis_notes, *filter(None, [_batch_norm_note(table)])])
-        notes.extend(note for note in [_rank_note(name, result)] if note)
+        rank = _rank_note(result)
+        if rank:
+            ranks.setdefault(rank, []).append(name)
         names.update({layer.index: f"{layer.name} ({layer.kind})" for layer in result.layers})
         advice[name] = result.advice()
         frame = result.frame
@@ -552,6 +597,10 @@ def diagnose(
             "no init applies to this model: "
             + "; ".join(f"{name}: {why}" for name, why in skipped.items())
         )
+    notes.extend(_once(ranks, len(frames)))
+    unbiased = [name for name in skipped if init.get_scheme(name).requires_bias]
+    if bias_free_layers or unbiased:
+        notes.append(_bias_free_note(bias_free, bias_free_layers, unbiased))
     frame = pd.concat(frames, ignore_index=True)
     flag_frame = pd.concat(flags, ignore_index=True)[["init", *_FLAG_COLUMNS]]
     return Diagnosis(frame, mode, names, skipped, calls, notes, flag_frame, advice)
