@@ -61,7 +61,14 @@ Definitions, over the probed data:
   least-squares fit (with intercept) from :math:`h` to each feature column, averaged over
   columns.
 
-**Advice.** :meth:`ProbeResult.advice` maps the measurements to the seeds' remedies
+**Non-finite values.** A call whose input or output holds NaN or :math:`\pm\infty` (a NaN
+weight upstream, a diverged step) is *non-finite*: every statistic of it is NaN — never the
+"0 dead, 100 % balanced" that comparisons with NaN would give, nor an SVD error —
+:attr:`LayerProbe.non_finite` is set, and one :class:`NonFiniteWarning` names those calls and the
+parameters holding such values (:attr:`ProbeResult.non_finite_parameters`), as the monitor does.
+
+**Advice.** :meth:`ProbeResult.advice` maps the measurements to remedies, the inputs
+(:attr:`ProbeResult.inputs`, :mod:`relulab.probe.upstream`) and non-finite values first
 (:mod:`relulab.probe.advice`).
 
 **Modes.** ``mode="train"`` (the default) runs the forward pass a training step runs:
@@ -77,7 +84,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -109,6 +116,7 @@ from relulab.probe.calls import (
     ProbeError,
     token_mask,
 )
+from relulab.probe.upstream import InputScale, non_finite_parameters, summarise_inputs
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -122,6 +130,7 @@ __all__ = [
     "LayerProbe",
     "MODEL_ERRORS",
     "ModelRunError",
+    "NonFiniteWarning",
     "ProbeData",
     "ProbeResult",
     "UnitAxisWarning",
@@ -153,6 +162,11 @@ SIGN_STATES = ("never_positive_fraction", "always_positive_fraction", "mixed_sig
 class UnitAxisWarning(UserWarning):
     """Some activation calls got their unit axis by the default rule (axis 1): no producing
     layer explained it, so their ``units`` may be positions rather than features."""
+
+
+class NonFiniteWarning(UserWarning):
+    """Some activation calls saw NaN or infinite values: their statistics are NaN; the warning
+    names them and the parameters holding such values."""
 
 
 class ModelRunError(ValueError):
@@ -242,6 +256,7 @@ class LayerProbe:
         after_batch_norm: the input is exactly a BatchNorm's output (``F.batch_norm``, so
             ``nn.BatchNorm*d``), unmodified; in train mode its unit states are then set by
             construction (:func:`unit_states_by_batch_norm`).
+        non_finite: the call's input or output held NaN or ±inf: every statistic is NaN.
 
     Example:
         >>> layer = probe(nn.Sequential(nn.Linear(2, 3), nn.ReLU()), torch.randn(20, 2)).layers[0]
@@ -262,6 +277,7 @@ class LayerProbe:
     unit_axis_rule: str = "default"
     producer: str | None = None
     after_batch_norm: bool = False
+    non_finite: bool = False
 
     @property
     def rank_at_sample_cap(self) -> bool:
@@ -275,6 +291,14 @@ class ProbeResult:
     """The :class:`LayerProbe` of every activation call, the mode they were measured in, tidy
     and wide tables and a figure.
 
+    Attributes:
+        layers: one :class:`LayerProbe` per activation call, in first-call order.
+        mode: ``"train"`` or ``"eval"``.
+        inputs: the location and scale of each floating-point input
+            (:class:`relulab.probe.upstream.InputScale`; empty for token ids).
+        non_finite_parameters: the parameters and buffers holding NaN or ±inf, name →
+            (non-finite values, size).
+
     Example:
         >>> result = probe(nn.Sequential(nn.Linear(2, 3), nn.ReLU()), torch.randn(20, 2))
         >>> list(result.frame.columns[4:])
@@ -285,6 +309,8 @@ class ProbeResult:
 
     layers: list[LayerProbe]
     mode: str = "train"
+    inputs: list[InputScale] = field(default_factory=list)
+    non_finite_parameters: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -301,8 +327,8 @@ class ProbeResult:
     def table(self) -> pd.DataFrame:
         """Wide: one row per call (``layer``, ``name``, ``kind``, ``units``, ``unit_axis``,
         ``unit_axis_rule``, ``producer``, ``rank_at_sample_cap``,
-        ``unit_states_by_batch_norm``), one column per metric (NaN where a metric does not
-        apply, e.g. ``dead_fraction`` of a GELU)."""
+        ``unit_states_by_batch_norm``, ``non_finite``), one column per metric (NaN where a
+        metric does not apply, e.g. ``dead_fraction`` of a GELU)."""
         return pd.DataFrame(
             [
                 {
@@ -315,6 +341,7 @@ class ProbeResult:
                     "producer": layer.producer,
                     "rank_at_sample_cap": layer.rank_at_sample_cap,
                     "unit_states_by_batch_norm": unit_states_by_batch_norm(layer, self.mode),
+                    "non_finite": layer.non_finite,
                     **layer.metrics,
                 }
                 for layer in self.layers
@@ -419,7 +446,39 @@ def _rank_metrics(rows: Tensor, prefix: str) -> dict[str, float]:
     }
 
 
+def _accumulated_finite(acc: LayerAccumulator) -> bool:
+    """Whether every per-unit sum, extreme and kept row of a call is finite."""
+    parts = [acc.z_sum, acc.z_sq_sum, acc.z_min, acc.z_max, acc.h_sum, acc.h_sq_sum]
+    parts += [*acc.kept, *acc.token_kept]
+    return all(bool(torch.isfinite(part).all()) for part in parts if part is not None)
+
+
+def _non_finite_metrics(acc: LayerAccumulator, features: np.ndarray | None) -> dict[str, float]:
+    """Every metric a non-finite call would have, NaN (the counts behind the rank caps kept)."""
+    names = list(RECTIFIER_STATES if acc.family == "rectifier" else SIGN_STATES)
+    names += ["delta", "delta_relative"] if acc.h_sum is not None else []
+    names += ["squared_sample_mean", "sample_variance", "sample_variance_fraction"]
+    names += ["sample_mean_variance_ratio"]
+    metrics = dict.fromkeys(names, float("nan"))
+    for rows, prefix in ((acc.kept, "effective_rank"), (acc.token_kept, "effective_rank_token")):
+        if rows:
+            shape = (sum(row.shape[0] for row in rows), rows[0].shape[1])
+            metrics[f"{prefix}_uncentred"] = metrics[f"{prefix}_centred"] = float("nan")
+            metrics[f"{prefix}_centred_cap"] = float(effective_rank_cap(*shape, centred=True))
+            if prefix == "effective_rank":
+                metrics["effective_rank_rows"] = float(shape[0])
+                if features is not None:
+                    metrics["r_squared"] = float("nan")
+    if acc.grad_count:
+        metrics["gradient_second_moment"] = float("nan")
+    if acc.kinks is not None:
+        metrics["kink_abs_median"] = float(np.median(np.abs(acc.kinks)))
+    return metrics
+
+
 def _layer_metrics(acc: LayerAccumulator, features: np.ndarray | None) -> dict[str, float]:
+    if not _accumulated_finite(acc):
+        return _non_finite_metrics(acc, features)
     mean, variance = sample_moments_from_sums(acc.z_sum, acc.z_sq_sum, acc.count)
     states = unit_states_from_extremes(acc.z_min, acc.z_max)
     named = (
@@ -865,11 +924,33 @@ def probe(
             unit_axis_rule=acc.unit_axis_rule,
             producer=acc.producer,
             after_batch_norm=acc.after_batch_norm,
+            non_finite=not _accumulated_finite(acc),
         )
         for acc in recorder.layers.values()
     ]
     _warn_default_axis(layers)
-    return ProbeResult(layers, mode)
+    result = ProbeResult(layers, mode, summarise_inputs(data, model), non_finite_parameters(model))
+    _warn_non_finite(result)
+    return result
+
+
+def _warn_non_finite(result: ProbeResult) -> None:
+    """One :class:`NonFiniteWarning` naming the non-finite calls and parameters, if any."""
+    calls = [layer.name for layer in result.layers if layer.non_finite]
+    inputs = [f"{found.name} ({found.non_finite})" for found in result.inputs if found.non_finite]
+    if not calls and not result.non_finite_parameters and not inputs:
+        return
+    shown = ", ".join(calls[:6]) + (f" and {len(calls) - 6} more" if len(calls) > 6 else "")
+    where = [f"{len(calls)} activation call(s) saw NaN or ±inf ({shown}): their statistics are NaN"]
+    if result.non_finite_parameters:
+        named = ", ".join(
+            f"{name} ({bad} of {size})"
+            for name, (bad, size) in list(result.non_finite_parameters.items())[:6]
+        )
+        where.append(f"parameters holding NaN or ±inf: {named}")
+    if inputs:
+        where.append(f"inputs holding NaN or ±inf: {', '.join(inputs)}")
+    warnings.warn("; ".join(where), NonFiniteWarning, stacklevel=3)
 
 
 def _warn_default_axis(layers: list[LayerProbe]) -> None:

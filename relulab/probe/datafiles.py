@@ -22,6 +22,7 @@ from torch import nn
 
 from relulab.errors import describe_error
 from relulab.probe.core import ProbeData
+from relulab.probe.upstream import first_layer
 
 __all__ = [
     "DEFAULT_SEQUENCE_LENGTH",
@@ -35,18 +36,6 @@ __all__ = [
 #: The sequence length of the random token ids guessed for a model whose first layer is an
 #: ``nn.Embedding`` (``--input-shape T`` sets it).
 DEFAULT_SEQUENCE_LENGTH = 32
-
-
-def first_layer(model: nn.Module) -> nn.Module | None:
-    """The model's first ``nn.Linear``, ``nn.Conv1d``, ``nn.Conv2d`` or ``nn.Embedding`` in
-    ``model.modules()`` order (``None`` when it has none): what takes the inputs.
-
-    Example:
-        >>> first_layer(nn.Sequential(nn.ReLU(), nn.Linear(3, 2)))
-        Linear(in_features=3, out_features=2, bias=True)
-    """
-    kinds = nn.Linear | nn.Conv1d | nn.Conv2d | nn.Embedding
-    return next((module for module in model.modules() if isinstance(module, kinds)), None)
 
 
 def default_shape(model: nn.Module, input_shape: tuple[int, ...] | None) -> tuple[int, ...]:
