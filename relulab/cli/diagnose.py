@@ -497,16 +497,31 @@ def _metric_rows(found: Diagnosis, metric: str, table: pd.DataFrame) -> list[lis
 
 
 def _advice_rows(found: Diagnosis) -> list[list[str]]:
-    return [
+    rows = [
         [init, item.finding.replace("_", " "), ", ".join(item.layers), item.measured_text()]
-        + [item.remedy, item.how, item.source]
+        + [item.remedy, item.how, item.source, item.evidence]
         for init, items in found.advice.items()
         for item in items
     ]
+    return rows + [
+        [init, held.finding.replace("_", " "), ", ".join(held.layers), held.measured]
+        + ["not offered", held.how, "", f"{held.verdict}: {held.evidence}"]
+        for init, items in found.advice.items()
+        for held in items.withheld
+    ]
 
 
-_ADVICE_HEADERS = ["init", "finding", "activation calls", "measured", "remedy", "how", "source"]
-_NO_ADVICE = "no advice: no call crossed a threshold under any init"
+_ADVICE_HEADERS = [
+    "init",
+    "finding",
+    "activation calls",
+    "measured",
+    "remedy",
+    "how",
+    "source",
+    "held-out loss (relulab bench remedies)",
+]
+_NO_ADVICE = "no advice: no call and no input crossed a threshold under any init"
 _HOW = "how: the remedy's code is relulab.probe.advice.SNIPPETS[how], and in the report"
 
 
