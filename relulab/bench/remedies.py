@@ -390,25 +390,55 @@ def _ratio_text(row: dict[str, Any]) -> str:
     return f"×{row['ratio']:.2g} [{row['low']:.2g}, {row['high']:.2g}]"
 
 
+def _geometric_mean(values: list[float | None]) -> str:
+    finite = [value for value in values if value is not None and value > 0]
+    if not finite:
+        return "diverged"
+    text = f"{math.exp(sum(math.log(v) for v in finite) / len(finite)):.3g}"
+    return text if len(finite) == len(values) else f"{text} ({len(values) - len(finite)} diverged)"
+
+
+def _cases_markdown(table: dict[str, Any]) -> list[str]:
+    lines = [
+        "| case | broken network | findings on the untreated network (seeds) "
+        "| untreated held-out loss | CPU s |",
+        "|---|---|---|---|---|",
+    ]
+    for case in table["cases"]:
+        flagged = ", ".join(f"{name} ({count})" for name, count in case["flagged"].items())
+        untreated = _geometric_mean(case["losses"]["untreated"])
+        lines.append(
+            f"| {case['name']} | {case['description']} | {flagged} | {untreated} "
+            f"| {case['cpu_seconds']:.0f} |"
+        )
+    return lines
+
+
 def remedies_markdown(table: dict[str, Any]) -> str:
-    """The benchmark's table in Markdown: per row the case, symptom (finding), remedy, role,
-    held-out loss ratio vs untreated with its interval, n, diverged and verdict; then the cost.
+    """The benchmark in Markdown: the cases (the broken network, the findings the advice made
+    on it, the untreated held-out loss — the geometric mean over seeds — and the CPU time),
+    then per row the case, finding, remedy, role (``practice``: the practitioner's fix for the
+    case), held-out loss ratio vs untreated with its interval, n, diverged and verdict; then
+    the cost.
 
     Args:
         table: :func:`run_remedies`' result (or the committed table).
 
     Returns:
-        A Markdown table and a line of cost.
+        Two Markdown tables and a line of cost.
     """
-    lines = [
+    lines = [*_cases_markdown(table), ""]
+    lines += [
         "| case | finding | remedy | role | held-out loss vs untreated [95 % CI] | n "
         "| diverged (treated, untreated) | verdict |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in table["rows"]:
         diverged = "{}, {}".format(*row["diverged"])
+        practice = row["remedy"] in CASES[row["case"]].practice if row["case"] in CASES else False
+        role = row["role"] + (", practice" if practice and row["role"] == "remedy" else "")
         lines.append(
-            f"| {row['case']} | {row['finding']} | {row['remedy']} | {row['role']} "
+            f"| {row['case']} | {row['finding']} | {row['remedy']} | {role} "
             f"| {_ratio_text(row)} | {row['n']} | {diverged} | **{row['verdict']}** |"
         )
     cost = table["cost"]

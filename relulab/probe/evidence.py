@@ -52,24 +52,47 @@ class Measured:
 
     Attributes:
         case: the broken network (:data:`relulab.bench.broken.CASES`: ``shifted_inputs``, …).
-        ratio: the held-out loss treated over untreated, the geometric mean over seeds.
+        ratio: the held-out loss treated over untreated, the geometric mean over the seeds where
+            neither diverged (``None`` when there are none).
         low: the lower bound of its interval.
         high: the upper bound.
         n: the seeds (paired networks) behind it.
         verdict: ``improved``, ``hurt`` or ``undecided``.
         description: the case in words.
+        diverged: how many treated and untreated networks diverged.
+        superiority: where any diverged, P(the treated network ends better) and its interval,
+            which the verdict follows.
     """
 
     case: str
-    ratio: float
-    low: float
-    high: float
+    ratio: float | None
+    low: float | None
+    high: float | None
     n: int
     verdict: str
     description: str = ""
+    diverged: tuple[int, int] = (0, 0)
+    superiority: tuple[float, float, float] | None = None
 
     def text(self) -> str:
-        """``held-out loss ×0.31 [0.25, 0.38], n = 8, shifted_inputs``."""
+        """``held-out loss ×0.31 [0.25, 0.38] vs untreated, n = 8, shifted_inputs``; where a
+        network diverged, P(better) and the counts.
+
+        Example:
+            >>> row = Measured("nan_weight", None, None, None, 8, "improved", "", (0, 8),
+            ...                (1.0, 0.63, 1.0))
+            >>> row.text().split(", n = ")[0]
+            'held-out loss: P(treated ends better) 1 [0.63, 1], untreated diverged 8 of 8'
+        """
+        if self.superiority is not None:
+            value, low, high = self.superiority
+            treated, untreated = self.diverged
+            return (
+                f"held-out loss: P(treated ends better) {value:.2g} [{low:.2g}, {high:.2g}], "
+                f"untreated diverged {untreated} of {self.n}"
+                + (f", treated {treated}" if treated else "")
+                + f", n = {self.n}, {self.case}"
+            )
         return (
             f"held-out loss ×{self.ratio:.2g} [{self.low:.2g}, {self.high:.2g}] vs untreated, "
             f"n = {self.n}, {self.case}"
@@ -110,7 +133,10 @@ class Evidence:
     def best(self) -> float:
         """The smallest ratio among the cases it improved (``inf`` when none): the order in
         which offered remedies are given."""
-        return min((row.ratio for row in self.rows if row.verdict == "improved"), default=math.inf)
+        improved = [row for row in self.rows if row.verdict == "improved"]
+        return min(
+            (row.ratio if row.ratio is not None else 0.0 for row in improved), default=math.inf
+        )
 
     def text(self) -> str:
         """The numbers in a line: each case's ratio, interval, n and verdict.
@@ -121,9 +147,9 @@ class Evidence:
         """
         if not self.rows:
             return "not measured by relulab bench remedies"
+        order = sorted(self.rows, key=lambda row: VERDICTS.index(row.verdict))  # improved first
         parts = [
-            row.text() + ("" if row.verdict == "improved" else f" ({row.verdict})")
-            for row in self.rows
+            row.text() + ("" if row.verdict == "improved" else f" ({row.verdict})") for row in order
         ]
         return "relulab bench remedies: " + "; ".join(parts)
 
@@ -174,6 +200,8 @@ def evidence_for(finding: str, how: str, path: str | Path | None = None) -> Evid
             row["n"],
             row["verdict"],
             descriptions.get(row["case"], ""),
+            tuple(row.get("diverged", (0, 0))),
+            tuple(row["superiority"]) if "superiority" in row else None,
         )
         for row in table.get("rows", [])
         if row["role"] == "remedy" and row["finding"] == finding and row["remedy"] == how
