@@ -132,7 +132,7 @@ def _remedies(finding: str, families: set[str] | None) -> str:
 def _effect(finding: str, how: str) -> str:
     from relulab.probe.evidence import evidence_for
 
-    return f"held-out loss ×{evidence_for(finding, how).best:.2g} in relulab bench remedies"
+    return evidence_for(finding, how).short()
 
 
 @dataclass(frozen=True)
@@ -328,5 +328,5 @@ def review(
     warned.update((alert.layer, alert.statistic) for alert in alerts)
     if not alerts:
         return [], None
-    new = len({a.layer for a in alerts})
+    new = len({a.layer for a in alerts if a.layer in measured.statistics})  # layers, not inputs
     return alerts, _line(step, measured, crossings, new, context, inputs)

@@ -75,28 +75,26 @@ class Measured:
     superiority: tuple[float, float, float] | None = None
 
     def text(self) -> str:
-        """``held-out loss ×0.31 [0.25, 0.38] vs untreated, n = 8, shifted_inputs``; where a
-        network diverged, P(better) and the counts.
+        """``×0.31 [0.25, 0.38] shifted_inputs``: the ratio and its interval, and the case;
+        where a network diverged, P(the treated network ends better) and the counts.
 
         Example:
-            >>> row = Measured("nan_weight", None, None, None, 8, "improved", "", (0, 8),
-            ...                (1.0, 0.63, 1.0))
-            >>> row.text().split(", n = ")[0]
-            'held-out loss: P(treated ends better) 1 [0.63, 1], untreated diverged 8 of 8'
+            >>> Measured("dead_biases", 0.0079, 0.006, 0.01, 8, "improved").text()
+            '×0.0079 [0.006, 0.01] dead_biases'
+            >>> Measured("nan_weight", None, None, None, 8, "improved", "", (0, 8),
+            ...          (1.0, 0.63, 1.0)).text()
+            'P(treated ends better) 1 [0.63, 1], untreated diverged 8 of 8, nan_weight'
         """
         if self.superiority is not None:
             value, low, high = self.superiority
             treated, untreated = self.diverged
-            return (
-                f"held-out loss: P(treated ends better) {value:.2g} [{low:.2g}, {high:.2g}], "
-                f"untreated diverged {untreated} of {self.n}"
-                + (f", treated {treated}" if treated else "")
-                + f", n = {self.n}, {self.case}"
+            counts = f"untreated diverged {untreated} of {self.n}" + (
+                f", treated {treated}" if treated else ""
             )
-        return (
-            f"held-out loss ×{self.ratio:.2g} [{self.low:.2g}, {self.high:.2g}] vs untreated, "
-            f"n = {self.n}, {self.case}"
-        )
+            return (
+                f"P(treated ends better) {value:.2g} [{low:.2g}, {high:.2g}], {counts}, {self.case}"
+            )
+        return f"×{self.ratio:.2g} [{self.low:.2g}, {self.high:.2g}] {self.case}"
 
 
 @dataclass(frozen=True)
@@ -138,12 +136,31 @@ class Evidence:
             (row.ratio if row.ratio is not None else 0.0 for row in improved), default=math.inf
         )
 
+    def short(self) -> str:
+        """The best case it improved, in a few words (``held-out loss ×0.31 [0.2, 0.49]
+        lr_kills_units``), or its verdict.
+
+        Example:
+            >>> evidence_for("units_died", "warmup").short()
+            'held-out loss ×0.31 [0.2, 0.49] lr_kills_units'
+        """
+        improved = [row for row in self.rows if row.verdict == "improved"]
+        if not improved:
+            return self.verdict
+        best = min(improved, key=lambda row: row.ratio if row.ratio is not None else 0.0)
+        return f"held-out loss {best.text()}"
+
     def text(self) -> str:
-        """The numbers in a line: each case's ratio, interval, n and verdict.
+        """The numbers in a line: per case the held-out loss ratio and its interval, the cases
+        it improved first, the others with their verdict.
 
         Example:
             >>> Evidence("dead_units", "rai").text()
             'not measured by relulab bench remedies'
+            >>> print(evidence_for("unstandardised_inputs", "standardise").text())
+            ... # doctest: +NORMALIZE_WHITESPACE
+            held-out loss vs untreated in relulab bench remedies (n = 8): ×0.17 [0.14, 0.2]
+            unscaled_inputs; ×0.72 [0.48, 1.1] shifted_inputs (undecided)
         """
         if not self.rows:
             return "not measured by relulab bench remedies"
@@ -151,7 +168,9 @@ class Evidence:
         parts = [
             row.text() + ("" if row.verdict == "improved" else f" ({row.verdict})") for row in order
         ]
-        return "relulab bench remedies: " + "; ".join(parts)
+        n = "/".join(str(size) for size in dict.fromkeys(row.n for row in order))
+        prefix = f"held-out loss vs untreated in relulab bench remedies (n = {n}): "
+        return prefix + "; ".join(parts)
 
 
 @functools.lru_cache(maxsize=4)
