@@ -68,9 +68,9 @@ from relulab.probe.monitor_config import (
 )
 from relulab.probe.upstream import (
     InputScale,
+    deaths_since,
     non_finite_parameters,
     summarise_inputs,
-    units_died,
 )
 
 __all__ = [
@@ -150,6 +150,7 @@ class _State:
     wandb_runs: set[int] = field(default_factory=set)
     learning_rates: dict[int, float] = field(default_factory=dict)
     last: Measured | None = None
+    dead: dict[str, tuple[int, float]] = field(default_factory=dict)
     inputs: list[InputScale] | None = None
 
 
@@ -494,9 +495,8 @@ class Monitor:
         non-finite parameters (when a layer is non-finite) and the learning rate."""
         thresholds = self.config.thresholds
         state = self._state
-        died = {}
-        if thresholds is not None and thresholds.dead_fraction is not None:
-            died = units_died(self.history, state.learning_rates, thresholds.dead_fraction, step)
+        threshold = None if thresholds is None else thresholds.dead_fraction
+        died = deaths_since(state.dead, step, found.statistics, state.learning_rates, threshold)
         if state.inputs is None:  # the batch is fixed: its inputs are summarised once
             state.inputs = summarise_inputs(self.batch, self.model)
         return Context(

@@ -37,6 +37,7 @@ __all__ = [
     "SHOWN_FEATURES",
     "Death",
     "InputScale",
+    "deaths_since",
     "deaths_text",
     "feature_axis",
     "first_layer",
@@ -394,6 +395,54 @@ def learning_rate_text(rates: tuple[float, ...]) -> str:
     return f"learning rate {low:.3g}" if low == high else f"learning rate {low:.3g}–{high:.3g}"
 
 
+def _rates(learning_rates: Mapping[int, float], before: int, after: int) -> tuple[float, ...]:
+    """The learning rates recorded from step ``before`` to step ``after``, in step order."""
+    return tuple(float(r) for at, r in sorted(learning_rates.items()) if before <= at <= after)
+
+
+def deaths_since(
+    previous: dict[str, tuple[int, float]],
+    step: int,
+    statistics: Mapping[str, Mapping[str, float]],
+    learning_rates: Mapping[int, float],
+    threshold: float | None,
+) -> dict[str, Death]:
+    """The layers whose ``dead_fraction`` crossed ``threshold`` since their previous
+    measurement — the monitor's incremental form of :func:`units_died` (no history table is
+    built at each measurement). ``previous`` (layer → (step, dead fraction)) is updated in place
+    with this measurement's finite values.
+
+    Args:
+        previous: each layer's last measured step and dead fraction (updated).
+        step: this measurement's step.
+        statistics: this measurement's ``{layer: {statistic: value}}``.
+        learning_rates: the learning rate at each measured step.
+        threshold: the dead fraction at or above which a layer is flagged (``None``: none).
+
+    Returns:
+        ``{layer: Death}``, in the measurement's layer order.
+
+    Example:
+        >>> seen = {}
+        >>> deaths_since(seen, 0, {"1#0": {"dead_fraction": 0.0}}, {0: 0.1}, 0.1)
+        {}
+        >>> found = deaths_since(seen, 25, {"1#0": {"dead_fraction": 0.5}}, {0: 0.1, 25: 0.1}, 0.1)
+        >>> deaths_text(found.values())
+        'between step 0 and step 25, learning rate 0.1: 1#0 (dead 0 → 0.5)'
+    """
+    found = {}
+    for layer, stats in statistics.items():
+        value = stats.get("dead_fraction")
+        if value is None or not math.isfinite(value):
+            continue
+        before = previous.get(layer)
+        if threshold is not None and before is not None and before[1] < threshold <= value:
+            rates = _rates(learning_rates, before[0], step)
+            found[layer] = Death(layer, before[0], step, before[1], value, rates)
+        previous[layer] = (step, value)
+    return found
+
+
 def units_died(
     history: pd.DataFrame,
     learning_rates: Mapping[int, float],
@@ -428,11 +477,7 @@ def units_died(
                 continue
             if step is None or steps[i] == step:
                 before, after = int(steps[i - 1]), int(steps[i])
-                rates = tuple(
-                    float(rate)
-                    for at, rate in sorted(learning_rates.items())
-                    if before <= at <= after
-                )
+                rates = _rates(learning_rates, before, after)
                 found[str(layer)] = Death(
                     str(layer), before, after, float(values[i - 1]), float(values[i]), rates
                 )
