@@ -157,6 +157,7 @@ class ResidualMLP(nn.Module):
         self.readout = nn.Linear(width, 1)
 
     def forward(self, x: Tensor) -> Tensor:
+        """``(N, inputs)`` → ``(N, 1)``."""
         h = self.embed(x)
         for norm, fc1, fc2 in zip(self.norms, self.fc1, self.fc2, strict=True):
             h = residual_block(h, fc1, fc2, self.relu, "pre", 1.0, norm).stream
@@ -183,6 +184,7 @@ class PoolerTransformer(nn.Module):
         self.classifier = nn.Linear(d, classes)
 
     def forward(self, ids: Tensor) -> Tensor:
+        """Token ids ``(N, T)`` → class logits ``(N, classes)``."""
         positions = torch.arange(ids.shape[1], device=ids.device)
         h = self.encoder(self.tokens(ids) + self.positions(positions))
         pooled = self.pooler(h[:, 0]) if self.pooler is not None else h.mean(dim=1)

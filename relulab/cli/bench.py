@@ -39,7 +39,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         choices=SUITES,
         default="engine",
         help="engine (default: the workloads below) or remedies (the advice's remedies by "
-        "held-out loss; about 9 CPU minutes on one thread)",
+        "held-out loss; about 7½ CPU minutes on one thread)",
     )
     bench.add_argument(
         "--workloads",
@@ -63,6 +63,19 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default=None,
         help="where to write the results (default bench.json; remedies.json for remedies)",
     )
+    _add_remedies_options(bench)
+    bench.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    bench.add_argument(
+        "--threads",
+        type=thread_count,
+        default=None,
+        help="torch CPU threads, at most the machine's CPU count",
+    )
+    bench.add_argument("--quiet", action="store_true", help="no table")
+
+
+def _add_remedies_options(bench: argparse.ArgumentParser) -> None:
+    """The options of ``relulab bench remedies``."""
     bench.add_argument(
         "--seeds",
         type=bounded_int(3, 1000),
@@ -81,14 +94,6 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="remedies: tiny networks and few steps (seconds; a smoke test, not the table)",
     )
-    bench.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    bench.add_argument(
-        "--threads",
-        type=thread_count,
-        default=None,
-        help="torch CPU threads, at most the machine's CPU count",
-    )
-    bench.add_argument("--quiet", action="store_true", help="no table")
 
 
 def command(args: argparse.Namespace) -> int:

@@ -260,6 +260,14 @@ def _bias_free_note(bias_free: str, handled: dict[str, list[str]], skipped: list
     return f"bias-free layers (init: layers) {counts}, --bias-free {bias_free}: {how}"
 
 
+def _bias_free_notes(
+    bias_free: str, handled: dict[str, list[str]], skipped: list[str]
+) -> list[str]:
+    """The bias-free note, when an init handled bias-free layers or was skipped for them."""
+    unbiased = [name for name in skipped if init.get_scheme(name).requires_bias]
+    return [_bias_free_note(bias_free, handled, unbiased)] if handled or unbiased else []
+
+
 def _batch_norm_note(table: pd.DataFrame) -> str | None:
     """One line naming the calls right after a train-mode BatchNorm, whose unit states are set
     by construction (:func:`relulab.probe.unit_states_by_batch_norm`); ``table`` is the probe
@@ -282,6 +290,18 @@ _FLAG_COLUMNS = ["layer", "rank_at_sample_cap", "unit_states_by_batch_norm"]
 
 #: The report notes of a bias-free layer an init handled (``bias_free="add"`` / ``"scale"``).
 _BIAS_FREE_NOTES = ("bias added", "no bias: scaled, not centred", "no bias: weights drawn alone")
+
+
+def _apply_init(
+    model: nn.Module, name: str, data: ProbeData, seed: int, bias_free: init.BiasFree
+) -> list[str]:
+    """Apply init ``name`` to ``model`` (nothing for ``"default"``); the bias-free layers it
+    handled by ``bias_free``. Raises :class:`~relulab.init.InitNotApplicableError`."""
+    if name == "default":
+        return []
+    generator = torch.Generator().manual_seed(seed)
+    report = init.apply_init_(model, name, data, generator, bias_free=bias_free)
+    return [row.layer for row in report if row.note in _BIAS_FREE_NOTES]
 
 
 def diagnose(
@@ -342,17 +362,14 @@ def diagnose(
     for name in inits:
         model = factory()
         try:
-            if name != "default":
-                generator = torch.Generator().manual_seed(seed)
-                report = init.apply_init_(model, name, data, generator, bias_free=bias_free)
-                handled = [row.layer for row in report if row.note in _BIAS_FREE_NOTES]
-                if handled:
-                    bias_free_layers[name] = handled
+            handled = _apply_init(model, name, data, seed, bias_free)
         except init.InitNotApplicableError as error:
             skipped[name] = str(error)
             if progress is not None:
                 progress(name, "skipped")
             continue
+        if handled:
+            bias_free_layers[name] = handled
         result, axis_notes = _probe_quietly(model, data, **options)
         table = result.table()
         if not frames:
@@ -375,9 +392,7 @@ def diagnose(
             + "; ".join(f"{name}: {why}" for name, why in skipped.items())
         )
     notes.extend(_once(ranks, len(frames)))
-    unbiased = [name for name in skipped if init.get_scheme(name).requires_bias]
-    if bias_free_layers or unbiased:
-        notes.append(_bias_free_note(bias_free, bias_free_layers, unbiased))
+    notes.extend(_bias_free_notes(bias_free, bias_free_layers, list(skipped)))
     frame = pd.concat(frames, ignore_index=True)
     flag_frame = pd.concat(flags, ignore_index=True)[["init", *_FLAG_COLUMNS]]
     return Diagnosis(frame, mode, names, skipped, calls, notes, flag_frame, advice)
