@@ -117,6 +117,9 @@ def test_lightning_callback_measures_logs_and_changes_nothing(tmp_path):
     monitored, trainer = _lightning_fit(tmp_path / "with", [callback])
     assert sorted(callback.monitor.history["step"].unique()) == [0, 2, 4, 6]
     assert callback.monitor.model is monitored
+    # issue 46: the trainer's optimiser is the monitor's, its learning rate recorded
+    assert callback.monitor.config.optimizer is trainer.optimizers[0]
+    assert set(callback.monitor.learning_rates) == {0, 2, 4, 6}
     events = EventAccumulator(trainer.logger.log_dir).Reload()  # the trainer's own logger
     assert [e.step for e in events.Scalars("relulab/dead_fraction/net.2#0")] == [0, 2, 4, 6]
     plain, _ = _lightning_fit(tmp_path / "without", [])
@@ -200,6 +203,9 @@ def test_hf_trainer_callback_measures_and_changes_nothing(tmp_path):
     ]
     relu = callback.monitor.table(6).loc["bert.encoder.layer.0.intermediate.intermediate_act_fn#0"]
     assert 0 <= relu["dead_fraction"] <= 1 and relu["delta"] > 0
+    # issue 46: the Trainer's optimiser is the monitor's (linear decay from 1e-3 over 6 steps)
+    rates = callback.monitor.learning_rates
+    assert sorted(rates) == [0, 3, 6] and rates[0] > rates[3] > rates[6] >= 0
     assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
     plain = _hf_train(tmp_path / "without", [])
     for a, b in zip(monitored.state_dict().values(), plain.state_dict().values(), strict=True):

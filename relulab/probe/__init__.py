@@ -2,15 +2,16 @@
 functions alike, Hugging Face's composite activations as one): unit states, kinks, Δ,
 sample-mean/variance ratios, per-sample gradients, effective rank (per sample and per token),
 R² — on tensors or a language model's token inputs (padding left out), in the train or eval
-mode, the model left as it was found — and what the seeds suggest for them
-(:mod:`relulab.probe.advice`).
+mode, the model left as it was found — and what to try for them, from the inputs inward, each
+remedy offered only where relulab's remedies benchmark measured it to help
+(:mod:`relulab.probe.advice`, :mod:`relulab.probe.upstream`, :mod:`relulab.probe.evidence`).
 
 The statistics themselves are defined once, in :mod:`relulab.nn.statistics`; ``effective_rank``
 is re-exported here for convenience. Definitions, unit axis, call naming and modes:
 ``docs/probe.md``."""
 
 from relulab.nn.statistics import effective_rank
-from relulab.probe.advice import Advice, AdviceList, AdviceThresholds, advise
+from relulab.probe.advice import Advice, AdviceList, AdviceThresholds, Withheld, advise
 from relulab.probe.calls import (
     ACTIVATION_FUNCTIONS,
     ACTIVATION_MODULES,
@@ -24,6 +25,7 @@ from relulab.probe.core import (
     MODES,
     LayerProbe,
     ModelRunError,
+    NonFiniteWarning,
     ProbeData,
     ProbeResult,
     UnitAxisWarning,
@@ -33,6 +35,7 @@ from relulab.probe.core import (
     unit_states_by_batch_norm,
 )
 from relulab.probe.monitor import Monitor, MonitorConfig, MonitorWarning, Thresholds
+from relulab.probe.upstream import InputScale, standardise
 
 __all__ = [
     "ACTIVATION_FUNCTIONS",
@@ -43,9 +46,11 @@ __all__ = [
     "Advice",
     "AdviceList",
     "AdviceThresholds",
+    "InputScale",
     "PRODUCER_MODULES",
     "LayerProbe",
     "ModelRunError",
+    "NonFiniteWarning",
     "Monitor",
     "MonitorConfig",
     "MonitorWarning",
@@ -53,6 +58,7 @@ __all__ = [
     "ProbeResult",
     "Thresholds",
     "UnitAxisWarning",
+    "Withheld",
     "activation_family",
     "advise",
     "effective_rank",
@@ -60,5 +66,6 @@ __all__ = [
     "probe",
     "rank_at_sample_cap",
     "resolve_unit_axis",
+    "standardise",
     "unit_states_by_batch_norm",
 ]

@@ -1,199 +1,110 @@
-r"""Advice: what the seeds suggest for what a probe measured, each remedy with its source and
-the numbers that triggered it.
+r"""Advice: what to try for what a probe measured — from the input inward, each remedy with
+its source, the numbers that triggered it and what it did to the held-out loss of a broken
+network in relulab's remedies benchmark.
 
 :func:`advise` (:meth:`relulab.probe.ProbeResult.advice`) reads a :class:`ProbeResult` and
-returns one :class:`Advice` per finding and remedy; a healthy network gets none. Four findings,
-each on the statistics of :mod:`relulab.nn.statistics` (``docs/probe.md`` defines them):
+returns one :class:`Advice` per finding and offered remedy; a healthy network gets none. The
+findings (:data:`relulab.probe.remedies.FINDINGS`) come in the order they are checked, the
+simplest fix first:
 
+* **non-finite values** (``non_finite``) — a call saw NaN or ±inf, or a parameter or an input
+  holds them (:mod:`relulab.probe.upstream`): find them, named.
+* **unstandardised inputs** (``unstandardised_inputs``) — the inputs' sample-mean/variance
+  ratio :math:`r = \sqrt{\langle\mu_j^2\rangle/\langle\sigma_j^2\rangle}` over features at
+  or above ``input_ratio`` (shifted; the per-feature :math:`|\mu_j|/\sigma_j` shown), or their
+  feature scales :math:`\sigma_j` spread by a factor of ``input_scale_spread`` or more
+  (unscaled): standardise them.
 * **high Δ** (``high_delta``) — ``delta_relative`` :math:`= \Delta/\sqrt{\langle
-  \mathrm{Var}_t h_i\rangle_i}` at or above its threshold on any call: the unit means spread as
-  much as the samples vary, every sample's representation is mostly one shared offset (seed
-  ``000_…``, "Representation collapse": ReLU's positive mean). Remedies: ReLU−b with the
-  analytic shift :math:`b^* = 1/\sqrt{6\pi}` and per-unit shifts measured on the data
-  (:func:`relulab.nn.replace_activations`, :func:`relulab.init.calibrate_relu_shift_`; seed
-  ``000_…``), for rectifier calls; centring every feature with :func:`relulab.init.scale_bias_`
-  (seed ``002_…`` §5.1).
+  \mathrm{Var}_t h_i\rangle_i}` at or above its threshold on any call (seed ``000_…``,
+  "Representation collapse").
 * **dead units** (``dead_units``) — ``dead_fraction`` at or above its threshold on a rectifier
-  call (ReLU, ReLU−b, ReLU6: no gradient ever). Remedies: RAI / RAAI
-  (:func:`relulab.init.rai_`, :func:`relulab.init.raai_`; seed ``003_…`` §3), or a small
-  positive bias (seed ``004_…`` §5.3).
+  call (ReLU, ReLU−b, ReLU6: no gradient ever).
 * **always-on units** (``always_on_units``) — ``always_on_fraction`` at or above its threshold
-  on a rectifier call: those units are linear on the data. Remedy:
-  :func:`relulab.init.scale_bias_` (seed ``002_…`` §5.1; seed ``004_…`` §5).
-* **sample-variance decay** (``sample_variance_decay``) — the share of the pre-activation's
-  second moment that is sample variance, ``sample_variance_fraction`` :math:`v^2/(m^2+v^2)`
-  (:math:`r = \sqrt{m^2/v^2}` rising), falls below its threshold at a later call and below the
-  share of the first call of the same kind of activation (seed ``002_…`` §3). Remedies:
-  :func:`relulab.init.scale_bias_` (§5.1), BatchNorm before each activation (§4).
+  on a rectifier call: those units are linear on the data.
+* **sample-variance decay** (``sample_variance_decay``) — ``sample_variance_fraction``
+  :math:`v^2/(m^2+v^2)` below its threshold at a later call and below the share of the first
+  call of the same kind of activation (seed ``002_…`` §3).
+
+A fifth kind, units that **died during training** (``units_died``), needs a history: the
+:class:`~relulab.probe.Monitor` reports it with the steps and the learning rate.
+
+**Which remedies are offered.** Each finding has candidate remedies
+(:data:`relulab.probe.remedies.REMEDIES`), filtered by the flagged calls' activation family
+(ReLU − b for rectifiers only). A candidate is *offered* only where relulab's remedies
+benchmark (``relulab bench remedies``, its committed table read by
+:mod:`relulab.probe.evidence`) measured it to lower the held-out loss of a broken network
+showing the finding, and to raise it in none; the advice says by how much. The others are
+*withheld* and listed as such (:attr:`AdviceList.withheld`) with their numbers. The statistic
+checks of ``tests/test_advice.py`` show that each remedy moves its statistic; only the benchmark
+says whether training gains.
 
 The thresholds (:class:`AdviceThresholds`) are those of :class:`relulab.probe.Thresholds`, the
 monitor's, where it has one (read from it, so there is one place to change them); the
-sample-variance threshold is this module's. Every remedy is checked by an experiment in
-``tests/test_advice.py``: a deliberately broken network, the remedy applied through relulab's
-API, the measurement re-probed.
+sample-variance and input thresholds are this module's.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from relulab.probe.evidence import (
+    evidence_for,
+    no_remedy_text,
+    one_line,
+    remedies_for,
+    withheld_for,
+)
+from relulab.probe.findings import (
+    CHECKS,
+    INPUT_CHECKS,
+    SHARE,
+    STATISTIC_FINDINGS,
+    Flagged,
+    flag_inputs,
+    flag_non_finite,
+)
+from relulab.probe.remedies import (
+    API,
+    FINDINGS,
+    REMEDIES,
+    SNIPPETS,
+    UPSTREAM_FINDINGS,
+    Remedy,
+)
+
 if TYPE_CHECKING:
-    from relulab.probe.core import LayerProbe, ProbeResult
+    from relulab.probe.core import ProbeResult
 
 __all__ = [
     "API",
     "STATISTIC_FINDINGS",
     "Thresholds",
+    "no_remedy_text",
     "one_line",
     "remedies_for",
+    "withheld_for",
     "ADVICE_COLUMNS",
     "FINDINGS",
     "REMEDIES",
     "SNIPPETS",
+    "UPSTREAM_FINDINGS",
     "Advice",
     "AdviceList",
+    "Flagged",
+    "INPUT_CHECKS",
+    "advice_for",
+    "flag_inputs",
+    "flag_non_finite",
     "AdviceThresholds",
     "Remedy",
+    "Withheld",
     "advise",
 ]
-
-#: What each finding means, one sentence each.
-FINDINGS: dict[str, str] = {
-    "high_delta": "the unit means spread as much as the samples vary within a unit: every "
-    "sample's representation is mostly one shared offset (representation collapse)",
-    "dead_units": "units whose pre-activation is ≤ 0 on every sample: they never fire and get "
-    "no gradient",
-    "always_on_units": "units whose pre-activation is > 0 on every sample: they are linear on "
-    "the data",
-    "sample_variance_decay": "the sample variance's share of the pre-activation's second moment "
-    "falls with depth: every sample maps to nearly the same pre-activation, units are nearly "
-    "always on or off",
-}
-
-#: Code for each remedy, by the name :attr:`Advice.how` gives (``model`` and ``data`` are yours).
-SNIPPETS: dict[str, str] = {
-    "relu_minus_b": (
-        "from relulab.init import analytic_relu_shift, calibrate_relu_shift_\n"
-        "from relulab.nn import ReLUMinusB, replace_activations\n\n"
-        "b_star = analytic_relu_shift(scheme='torch_default')  # 1/sqrt(6 pi) = 0.23\n"
-        "replace_activations(model, ReLUMinusB(b_star))  # every nn.ReLU, its own copy\n"
-        "calibrate_relu_shift_(model, data)  # per unit b_i = <ReLU(z_i)> on the data"
-    ),
-    "scale_bias": (
-        "from relulab.init import scale_bias_\n\n"
-        "scale_bias_(model, data)  # b_i = -mean_i, then the layer's scale (bias_free='add' "
-        "for bias-free layers)"
-    ),
-    "rai": (
-        "import torch\n"
-        "from relulab import init\n\n"
-        "init.init_model_(model, 'raai', torch.Generator().manual_seed(0))  # or 'rai'\n"
-        "# bias-free layers (ResNet, Llama, T5): bias_free='add' (a zero bias, then drawn)\n"
-        "# or bias_free='scale' (their weights drawn alone)\n"
-        "# one layer: init.raai_(layer.weight, layer.bias)  (or init.rai_)"
-    ),
-    "positive_bias": (
-        "from torch import nn\n"
-        "from relulab import init\n\n"
-        "for layer in model.modules():\n"
-        "    if isinstance(layer, nn.Linear) and layer.bias is not None:\n"
-        "        init.constant_(layer.bias, 0.1)  # a small positive bias"
-    ),
-    "batch_norm": (
-        "from torch import nn\n\n"
-        "# per layer, BatchNorm between the Linear (or convolution) and the activation\n"
-        "nn.Sequential(nn.Linear(n_in, n_out), nn.BatchNorm1d(n_out), nn.ReLU())"
-    ),
-}
-
-
-@dataclass(frozen=True)
-class Remedy:
-    """One remedy for a finding.
-
-    Attributes:
-        text: what to do.
-        how: the name of its code in :data:`SNIPPETS`.
-        source: where it comes from (seed and section).
-        families: the activation families it applies to (ReLU−b: rectifiers only).
-    """
-
-    text: str
-    how: str
-    source: str
-    families: tuple[str, ...] = ("rectifier", "leaky", "smooth", "other")
-
-
-_CENTRE = Remedy(
-    "centre every unit's pre-activation on the data: scale+bias sets each bias to minus its "
-    "feature's sample mean, then scales the layer to unit sample variance",
-    "scale_bias",
-    "seed 002 §5.1 (scale+bias: b_i = -μ_i per feature, eq. 14, then eq. 13's scale)",
-)
-
-#: The remedies of each finding, in the order given.
-REMEDIES: dict[str, tuple[Remedy, ...]] = {
-    "high_delta": (
-        Remedy(
-            "replace each ReLU by ReLU − b (relulab.nn.ReLUMinusB) and centre it: the analytic "
-            "shift b* = 1/√(6π) ≈ 0.23 holds where each pre-activation has variance 1/3 "
-            "(PyTorch's default init on unit-second-moment inputs); calibrate_relu_shift_ "
-            "measures the shift per unit on the data",
-            "relu_minus_b",
-            "seed 000 ('Adding bias after ReLU': Δ > 0 comes from ReLU's positive mean; "
-            "ReLU − b with b = 0.2–0.3 gave the lowest Δ and loss); b* = s/√(2π), the "
-            "half-normal mean (relulab.init.analytic_relu_shift)",
-            families=("rectifier",),
-        ),
-        _CENTRE,
-    ),
-    "dead_units": (
-        Remedy(
-            "initialise with RAI or RAAI: one weight (or the bias) into each unit drawn from "
-            "Beta(2, 1) > 0, so every unit fires on some inputs (bias-free layers: "
-            "bias_free='add' or 'scale')",
-            "rai",
-            "seed 003 §3 and Table 1 (RAI, Lu et al. 2020: a lower dead-node probability "
-            "than the 1/2 of symmetric inits; RAAI adds anti-correlated rows)",
-        ),
-        Remedy(
-            "give the layers a small positive bias, which moves every unit's kink so it fires "
-            "on the data — and pushes units towards the linear regime",
-            "positive_bias",
-            "seed 004 §5.3 (a growing hidden bias moves the kinks: most units become active "
-            "on all inputs, learning turns linear early)",
-        ),
-    ),
-    "always_on_units": (
-        Remedy(
-            _CENTRE.text + "; or smaller biases",
-            "scale_bias",
-            "seed 002 §5.1 and §6 (centred pre-activations use the nonlinearity at every "
-            "layer); seed 004 §5 (biases drive units always on, the network towards a "
-            "linear one)",
-        ),
-    ),
-    "sample_variance_decay": (
-        Remedy(
-            _CENTRE.text,
-            "scale_bias",
-            "seed 002 §3 (the sample variance decays with depth in Kaiming-initialised ReLU "
-            "nets, eq. 9's ratio r grows) and §5.1 (scale+bias keeps it: faster training)",
-        ),
-        Remedy(
-            "put BatchNorm before each activation: every pre-activation then has zero sample "
-            "mean and unit sample variance (gradients grow with depth instead, ×1.21² per "
-            "layer)",
-            "batch_norm",
-            "seed 002 §4 (BatchNorm eliminates sample-variance decay; Fig. 3)",
-        ),
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -235,72 +146,6 @@ class Thresholds:
         return hits
 
 
-#: The monitor's statistics and the finding each crossing reports.
-STATISTIC_FINDINGS: dict[str, str] = {
-    "dead_fraction": "dead_units",
-    "always_on_fraction": "always_on_units",
-    "delta_relative": "high_delta",
-}
-
-#: The relulab (or torch) API each remedy's code uses, for one-line messages.
-API: dict[str, str] = {
-    "relu_minus_b": "relulab.nn.replace_activations + relulab.nn.ReLUMinusB with "
-    "relulab.init.analytic_relu_shift, then relulab.init.calibrate_relu_shift_",
-    "scale_bias": "relulab.init.scale_bias_",
-    "rai": "relulab.init.rai_ / relulab.init.raai_",
-    "positive_bias": "nn.init.constant_(layer.bias, 0.1)",
-    "batch_norm": "nn.BatchNorm1d / nn.BatchNorm2d before the activation",
-}
-
-
-def remedies_for(finding: str, families: Iterable[str] | None = None) -> tuple[Remedy, ...]:
-    """The remedies of ``finding`` that fit activations of ``families``: one of them is in
-    the remedy's :attr:`Remedy.families` (ReLU − b only where a rectifier was flagged). The one
-    filter of :func:`advise` and of the monitor's warnings.
-
-    Args:
-        finding: a key of :data:`REMEDIES`.
-        families: the families of the flagged calls (``"rectifier"``, ``"leaky"``,
-            ``"smooth"``, ``"other"``); ``None`` for every remedy.
-
-    Returns:
-        The fitting remedies, in the order of :data:`REMEDIES` (empty when none fits).
-
-    Example:
-        >>> [r.how for r in remedies_for("high_delta", {"smooth"})]  # a Tanh: no ReLU − b
-        ['scale_bias']
-        >>> [r.how for r in remedies_for("high_delta")]
-        ['relu_minus_b', 'scale_bias']
-    """
-    remedies = REMEDIES[finding]
-    if families is None:
-        return remedies
-    wanted = set(families)
-    return tuple(remedy for remedy in remedies if wanted & set(remedy.families))
-
-
-def one_line(finding: str, families: Iterable[str] | None = None) -> str:
-    """A finding's remedies in one line, each with its API and source (the monitor's warnings),
-    those that fit ``families`` only (:func:`remedies_for`).
-
-    Args:
-        finding: a key of :data:`REMEDIES`.
-        families: the families of the flagged calls; ``None`` for every remedy.
-
-    Returns:
-        ``"remedy (api) [source]; or …"``.
-
-    Example:
-        >>> "relulab.init.scale_bias_" in one_line("always_on_units")
-        True
-        >>> "ReLUMinusB" in one_line("high_delta", {"smooth"})
-        False
-    """
-    return "; or ".join(
-        f"{r.text} ({API[r.how]}) [{r.source}]" for r in remedies_for(finding, families)
-    )
-
-
 _MONITOR = Thresholds()
 
 
@@ -317,6 +162,8 @@ class AdviceThresholds:
       sample variance (r > 1, seed 002 eq. 9) — and the share must have fallen from that of the
       first call of the same kind, so that a finding is a decay with depth, not the inputs' own
       mean.
+    * ``input_ratio`` ≥ 1.0: the inputs' squared means outweigh their variances (the same
+      r > 1, on the inputs); ``input_scale_spread`` ≥ 10: the feature scales span a decade.
 
     Example:
         >>> AdviceThresholds().dead_fraction, AdviceThresholds().sample_variance_fraction
@@ -327,6 +174,8 @@ class AdviceThresholds:
     always_on_fraction: float | None = _MONITOR.always_on_fraction
     delta_relative: float | None = _MONITOR.delta_relative
     sample_variance_fraction: float | None = 0.5
+    input_ratio: float | None = 1.0
+    input_scale_spread: float | None = 10.0
 
 
 @dataclass(frozen=True)
@@ -334,9 +183,9 @@ class Advice:
     """One remedy for one finding, with the numbers that triggered it.
 
     Attributes:
-        layers: the activation calls where it was found, in forward order.
-        finding: a key of :data:`FINDINGS` (``"high_delta"``, ``"dead_units"``,
-            ``"always_on_units"``, ``"sample_variance_decay"``).
+        layers: the activation calls where it was found, in forward order (the inputs' names
+            for an input finding).
+        finding: a key of :data:`FINDINGS`.
         statistic: the probe's metric that crossed the threshold.
         measured: per call, that metric's value (for a decay, the first call of each kind's
             too: the references).
@@ -344,6 +193,9 @@ class Advice:
         remedy: what to do.
         how: the name of its code in :data:`SNIPPETS` (:attr:`code`).
         source: where the remedy comes from.
+        detail: the measured numbers in words, where the calls and values do not say it all
+            (the inputs' most shifted features, the parameters holding NaN).
+        evidence: what the remedy did to the held-out loss in relulab's remedies benchmark.
 
     Example:
         >>> advice = Advice(("1#0",), "dead_units", "dead_fraction", {"1#0": 0.75}, 0.1,
@@ -360,6 +212,8 @@ class Advice:
     remedy: str
     how: str
     source: str
+    detail: str = ""
+    evidence: str = ""
 
     @property
     def code(self) -> str:
@@ -374,23 +228,25 @@ class Advice:
     def measured_text(self, shown: int = 4) -> str:
         """The triggering numbers in a line: the threshold, the calls, the worst values first
         (highest; lowest for the sample-variance share) with their calls."""
+        if self.detail:
+            return self.detail
         values = {name: self.measured[name] for name in self.layers}
-        order = sorted(values, key=values.__getitem__, reverse=self.statistic != _SHARE)
+        order = sorted(values, key=values.__getitem__, reverse=self.statistic != SHARE)
         listed = ", ".join(f"{values[name]:.3g} ({name})" for name in order[:shown])
         more = f", … {len(order) - shown} more" if len(order) > shown else ""
         calls = f"{len(order)} call{'s' if len(order) != 1 else ''}"
-        if self.statistic == _SHARE:
+        if self.statistic == SHARE:
             references = [name for name in self.measured if name not in values]
             firsts = ", ".join(f"{self.measured[name]:.3g} ({name})" for name in references)
             kinds = "its kind" if len(references) == 1 else "each kind"
             return (
-                f"{_SHARE} {firsts} at the first call of {kinds}, below {self.threshold:g} "
+                f"{SHARE} {firsts} at the first call of {kinds}, below {self.threshold:g} "
                 f"at {calls}: {listed}{more}"
             )
         return f"{self.statistic} ≥ {self.threshold:g} at {calls}: {listed}{more}"
 
     def message(self) -> str:
-        """The advice in one line: finding, numbers, remedy, source.
+        """The advice in one line: finding, numbers, remedy, its measured effect, source.
 
         Example:
             >>> Advice(("1#0",), "dead_units", "dead_fraction", {"1#0": 0.75}, 0.1,
@@ -398,7 +254,37 @@ class Advice:
             'dead units — dead_fraction ≥ 0.1 at 1 call: 0.75 (1#0). Try: try RAI. Source: seed 003'
         """
         title = self.finding.replace("_", " ")
-        return f"{title} — {self.measured_text()}. Try: {self.remedy}. Source: {self.source}"
+        effect = f" ({self.evidence})" if self.evidence else ""
+        return (
+            f"{title} — {self.measured_text()}. Try: {self.remedy}{effect}. Source: {self.source}"
+        )
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """A candidate remedy of a finding that the advice does not offer, and why.
+
+    Attributes:
+        finding: the finding.
+        layers: where it was found.
+        how: the remedy (:data:`SNIPPETS` key).
+        verdict: the benchmark's: ``hurt``, ``undecided`` or ``untested``.
+        evidence: its numbers (:meth:`relulab.probe.evidence.Evidence.text`).
+        measured: what was found, in a line (:meth:`Advice.measured_text`).
+    """
+
+    finding: str
+    layers: tuple[str, ...]
+    how: str
+    verdict: str
+    evidence: str
+    measured: str = ""
+
+    def message(self) -> str:
+        """``dead units — …: not offered positive_bias (hurt; …)``."""
+        title = self.finding.replace("_", " ")
+        found = f" — {self.measured}" if self.measured else ""
+        return f"{title}{found}: not offered {self.how} ({self.verdict}; {self.evidence})"
 
 
 #: The columns of :meth:`AdviceList.to_frame`.
@@ -406,11 +292,17 @@ ADVICE_COLUMNS = ("finding", "layers", "statistic", "measured", "remedy", "how",
 
 
 class AdviceList(list):
-    """The :class:`Advice` of a probe, in the order of :data:`FINDINGS`; empty when healthy."""
+    """The :class:`Advice` of a probe, in the order of :data:`FINDINGS` (the inputs and
+    non-finite values first); empty when healthy. :attr:`withheld` lists the candidate remedies
+    of the findings that the benchmark did not support (:class:`Withheld`)."""
+
+    def __init__(self, items: Iterable[Advice] = (), withheld: Iterable[Withheld] = ()) -> None:
+        super().__init__(items)
+        self.withheld: list[Withheld] = list(withheld)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per advice (:data:`ADVICE_COLUMNS`): ``layers`` comma-separated,
-        ``measured`` as :meth:`Advice.measured_text`.
+        """One row per advice (:data:`ADVICE_COLUMNS`, then ``evidence``): ``layers``
+        comma-separated, ``measured`` as :meth:`Advice.measured_text`.
 
         Example:
             >>> list(AdviceList().to_frame().columns)[:3]
@@ -425,96 +317,87 @@ class AdviceList(list):
                 advice.remedy,
                 advice.how,
                 advice.source,
+                advice.evidence,
             )
             for advice in self
         ]
-        return pd.DataFrame(rows, columns=list(ADVICE_COLUMNS))
+        return pd.DataFrame(rows, columns=[*ADVICE_COLUMNS, "evidence"])
 
 
-_SHARE = "sample_variance_fraction"
+def advice_for(
+    finding: str, flagged: Flagged, validated: bool = True, table: str | Path | None = None
+) -> tuple[list[Advice], list[Withheld]]:
+    """The advice of one flagged finding (one per offered remedy) and its withheld remedies.
 
+    Args:
+        finding: a key of :data:`FINDINGS`.
+        flagged: what was found (:class:`Flagged`).
+        validated: offer only what the benchmark supports (``False``: every candidate).
+        table: the benchmark table (default: the committed one).
 
-def _finite(layer: LayerProbe, metric: str) -> float | None:
-    value = layer.metrics.get(metric)
-    return value if value is not None and math.isfinite(value) else None
-
-
-#: A finder: from the calls and a threshold, the values that cross it by call, and the
-#: reference values they are compared with (a decay's first calls), by call.
-Finder = Callable[[list["LayerProbe"], float], tuple[dict[str, float], dict[str, float]]]
-
-
-def _at_or_above(metric: str, families: Sequence[str] | None = None) -> Finder:
-    """A finder: the calls (of ``families``) whose ``metric`` is at or above the threshold."""
-
-    def find(layers: list[LayerProbe], threshold: float) -> tuple[dict, dict]:
-        chosen = [layer for layer in layers if families is None or layer.family in families]
-        values = {layer.name: _finite(layer, metric) for layer in chosen}
-        return {name: v for name, v in values.items() if v is not None and v >= threshold}, {}
-
-    return find
-
-
-def _decayed(layers: list[LayerProbe], threshold: float) -> tuple[dict, dict]:
-    """Per kind of activation (``ReLU``, ``GELUActivation``, …: a transformer's pooler is not
-    the next layer of its MLPs), the later calls whose sample-variance share is below both the
-    threshold and the first call's, and those first calls (the references)."""
-    below: dict[str, float] = {}
-    references: dict[str, float] = {}
-    for kind in dict.fromkeys(layer.kind for layer in layers):
-        shares = [(layer.name, _finite(layer, _SHARE)) for layer in layers if layer.kind == kind]
-        shares = [(name, value) for name, value in shares if value is not None]
-        if len(shares) < 2:
-            continue
-        (first, reference), later = shares[0], shares[1:]
-        decayed = {name: value for name, value in later if value < min(threshold, reference)}
-        if decayed:
-            below.update(decayed)
-            references[first] = reference
-    return below, references
-
-
-_FINDERS: dict[str, tuple[str, Finder]] = {
-    "high_delta": ("delta_relative", _at_or_above("delta_relative")),
-    "dead_units": ("dead_fraction", _at_or_above("dead_fraction", ("rectifier",))),
-    "always_on_units": ("always_on_fraction", _at_or_above("always_on_fraction", ("rectifier",))),
-    "sample_variance_decay": (_SHARE, _decayed),
-}
-
-
-def _advice_for(finding: str, layers: list[LayerProbe], threshold: float) -> list[Advice]:
-    """The advice of one finding: one per remedy that fits the flagged calls' families."""
-    statistic, find = _FINDERS[finding]
-    flagged, references = find(layers, threshold)
-    order = [layer.name for layer in layers if layer.name in flagged]
-    families = {layer.family for layer in layers if layer.name in flagged}
-    return [
+    Returns:
+        ``(advice, withheld)``.
+    """
+    offered = remedies_for(finding, flagged.families, validated=validated, table=table)
+    text = Advice(
+        flagged.layers,
+        finding,
+        flagged.statistic,
+        flagged.measured,
+        flagged.threshold,
+        "",
+        "",
+        "",
+        flagged.detail,
+    ).measured_text()
+    advice = [
         Advice(
-            tuple(order),
+            flagged.layers,
             finding,
-            statistic,
-            {**references, **{name: flagged[name] for name in order}},
-            threshold,
+            flagged.statistic,
+            flagged.measured,
+            flagged.threshold,
             remedy.text,
             remedy.how,
             remedy.source,
+            flagged.detail,
+            evidence_for(finding, remedy.how, table).text(),
         )
-        for remedy in remedies_for(finding, families)
+        for remedy in offered
     ]
+    withheld = (
+        []
+        if not validated
+        else [
+            Withheld(finding, flagged.layers, remedy.how, evidence.verdict, evidence.text(), text)
+            for remedy, evidence in withheld_for(finding, flagged.families, table)
+        ]
+    )
+    return advice, withheld
 
 
-def advise(result: ProbeResult, thresholds: AdviceThresholds | None = None) -> AdviceList:
-    r"""What the seeds suggest for what ``result`` measured: one :class:`Advice` per finding
-    (module docstring) and remedy, each with its source and the measured numbers; empty for a
-    healthy network.
+def advise(
+    result: ProbeResult,
+    thresholds: AdviceThresholds | None = None,
+    *,
+    validated: bool = True,
+    table: str | Path | None = None,
+) -> AdviceList:
+    r"""What to try for what ``result`` measured, from the input inward: one :class:`Advice`
+    per finding (module docstring) and offered remedy, each with its source, the measured
+    numbers and its effect in the remedies benchmark; empty for a healthy network.
 
     Args:
         result: a probe (:func:`relulab.probe.probe`).
         thresholds: when to report a finding (default :class:`AdviceThresholds`; a field set
             to ``None`` turns that finding off).
+        validated: offer only the remedies the benchmark supports (``False``: every
+            candidate, as the benchmark tries them).
+        table: the benchmark table (default: the committed one).
 
     Returns:
-        An :class:`AdviceList` (a list of :class:`Advice` with ``to_frame()``).
+        An :class:`AdviceList` (a list of :class:`Advice` with ``to_frame()`` and
+        ``withheld``).
 
     Examples:
         >>> import torch
@@ -522,18 +405,18 @@ def advise(result: ProbeResult, thresholds: AdviceThresholds | None = None) -> A
         >>> from relulab.probe import probe
         >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
         <torch._C.Generator object at ...>
-        >>> broken = nn.Sequential(nn.Linear(8, 32), nn.ReLU())
-        >>> _ = nn.init.constant_(broken[0].bias, -10.0)  # every unit dead
-        >>> [(a.finding, a.how) for a in advise(probe(broken, torch.randn(64, 8)))]
-        [('dead_units', 'rai'), ('dead_units', 'positive_bias')]
-        >>> healthy = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
-        >>> advise(probe(healthy, torch.randn(64, 8)))
+        >>> model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+        >>> [(a.finding, a.how) for a in advise(probe(model, torch.randn(64, 8) + 10))][:1]
+        [('unstandardised_inputs', 'standardise')]
+        >>> advise(probe(model, torch.randn(64, 8)))
         []
     """
     thresholds = thresholds or AdviceThresholds()
     found = AdviceList()
     for finding in FINDINGS:
-        threshold = getattr(thresholds, _FINDERS[finding][0])
-        if threshold is not None:
-            found.extend(_advice_for(finding, result.layers, threshold))
+        flagged = CHECKS[finding](result, thresholds) if finding in CHECKS else None
+        if flagged is not None:
+            advice, withheld = advice_for(finding, flagged, validated, table)
+            found.extend(advice)
+            found.withheld.extend(withheld)
     return found

@@ -1,27 +1,48 @@
 r"""What :class:`relulab.probe.Monitor` says when a measurement crosses a threshold or is not
 finite: one :class:`Alert` per layer and statistic (the first time it crosses), and **one
 line** per measurement that has a new one — how many layers are flagged, by what, the worst
-values, and what to try for each statistic.
+values, and what to try for each statistic, from the input inward:
 
-The remedies are those :func:`relulab.probe.advice.advise` gives, filtered the same way by the
-activation family of the flagged layers (:func:`relulab.probe.advice.remedies_for`): a Tanh
-with a high Δ is not told to become ReLU − b.
+* non-finite activations first, with the parameters holding NaN or ±inf named and the learning
+  rate of the step;
+* the monitored batch's inputs (:mod:`relulab.probe.upstream`), at the first measurement:
+  shifted (their ratio r ≥ 1) or unscaled (feature scales a decade apart) → standardise;
+* a layer whose dead fraction crosses its threshold *after* a measurement below it: its units
+  died during training (:func:`relulab.probe.upstream.units_died`) — the line names the two
+  steps and the learning rate then, and offers the ``units_died`` remedies (lower the learning
+  rate, warm it up) instead of the init-level ones a layer dead from the start gets.
+
+The remedies are those :func:`relulab.probe.advice.advise` gives — filtered the same way by the
+activation family of the flagged layers, and offered only where relulab's remedies benchmark
+supports them (:func:`relulab.probe.advice.remedies_for`): a Tanh with a high Δ is not told to
+become ReLU − b.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-from relulab.probe.advice import API, STATISTIC_FINDINGS, Thresholds, one_line, remedies_for
+from relulab.probe.advice import (
+    API,
+    INPUT_CHECKS,
+    STATISTIC_FINDINGS,
+    AdviceThresholds,
+    Thresholds,
+    no_remedy_text,
+    one_line,
+    remedies_for,
+)
 from relulab.probe.measurement import Measured
+from relulab.probe.upstream import Death, InputScale, deaths_text
 
 __all__ = [
     "ADVICE",
     "NON_FINITE",
     "NON_FINITE_ADVICE",
     "Alert",
+    "Context",
     "MonitorWarning",
     "review",
 ]
@@ -97,12 +118,42 @@ def _worst(values: Mapping[str, float]) -> str:
     return shown + more
 
 
-def _remedies(finding: str, families: set[str]) -> str:
-    """The remedies of ``finding`` that fit ``families``, short: each one's API and the seed
-    section it comes from (an :class:`Alert` has them in full)."""
+def _remedies(finding: str, families: set[str] | None) -> str:
+    """The offered remedies of ``finding`` that fit ``families``, short: each one's API, where
+    it comes from and its measured effect (an :class:`Alert` has them in full)."""
+    offered = remedies_for(finding, families)
+    if not offered:
+        return no_remedy_text(finding, families)
     return "; or ".join(
-        f"{API[r.how]} [{r.source.split(' (')[0]}]" for r in remedies_for(finding, families)
+        f"{API[r.how]} [{r.source.split(' (')[0]}; {_effect(finding, r.how)}]" for r in offered
     )
+
+
+def _effect(finding: str, how: str) -> str:
+    from relulab.probe.evidence import evidence_for
+
+    return evidence_for(finding, how).short()
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the monitor knows beside one measurement.
+
+    Attributes:
+        died: the layers whose units died during training at this step
+            (:func:`relulab.probe.upstream.units_died`).
+        inputs: the monitored batch's inputs (:func:`relulab.probe.upstream.summarise_inputs`).
+        parameters: the parameters holding NaN or ±inf (name → (non-finite, size)).
+        learning_rate: the learning rate at this step, if known.
+        input_thresholds: when the inputs are flagged (``input_ratio``,
+            ``input_scale_spread``).
+    """
+
+    died: Mapping[str, Death] = field(default_factory=dict)
+    inputs: Sequence[InputScale] = ()
+    parameters: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    learning_rate: float | None = None
+    input_thresholds: AdviceThresholds = field(default_factory=AdviceThresholds)
 
 
 def _crossings(
@@ -118,35 +169,95 @@ def _crossings(
     return found
 
 
-def _line(
-    step: int,
-    measured: Measured,
-    crossings: dict[str, dict[str, tuple[float, float]]],
-    new: int,
-) -> str:
-    """The summary of one measurement (module docstring)."""
-    flagged = {layer for layers in crossings.values() for layer in layers}
-    flagged |= set(measured.non_finite)
-    total = len(measured.statistics)
-    parts = [
-        f"relulab monitor, step {step}: {len(flagged)} of {_plural(total, 'layer')} flagged "
-        f"({new} new)"
-    ]
-    tries = []
+def _input_crossings(context: Context) -> list[tuple[str, InputScale, float, float]]:
+    """``(statistic, input, value, threshold)`` of each input statistic at its threshold."""
+    found = []
+    for statistic, name, attribute, _ in INPUT_CHECKS:
+        threshold = getattr(context.input_thresholds, name)
+        for scale in context.inputs:
+            value = getattr(scale, attribute)
+            if threshold is not None and math.isfinite(value) and value >= threshold:
+                found.append((statistic, scale, value, threshold))
+    return found
+
+
+def _non_finite_advice(context: Context) -> str:
+    """:data:`NON_FINITE_ADVICE` with the parameters holding NaN and the step's learning
+    rate."""
+    parts = [NON_FINITE_ADVICE]
+    if context.parameters:
+        named = list(context.parameters.items())
+        shown = ", ".join(f"{name} ({bad} of {size})" for name, (bad, size) in named[:6])
+        parts.append(f"parameters holding NaN or ±inf: {shown}")
+    if context.learning_rate is not None:
+        parts.append(f"learning rate {context.learning_rate:.3g} at this step")
+    return "; ".join(parts)
+
+
+def _crossing_advice(statistic: str, layer: str, family: str, context: Context) -> str:
+    """What to try for one layer's crossing: a layer whose units died during training gets the
+    ``units_died`` remedies, named with its steps and learning rate."""
+    if statistic == "dead_fraction" and layer in context.died:
+        return f"units died during training ({deaths_text([context.died[layer]])}): " + one_line(
+            "units_died", {family}
+        )
+    return one_line(STATISTIC_FINDINGS[statistic], {family})
+
+
+def _upstream_parts(
+    measured: Measured, context: Context, inputs: list
+) -> tuple[list[str], list[str]]:
+    """The non-finite and input parts of a summary line, and what to try for each."""
+    parts, tries = [], []
     if measured.non_finite:
         parts.append(
             f"non-finite activations (NaN or ±inf) at {_plural(len(measured.non_finite), 'layer')}"
             f", from {measured.non_finite[0]} on: their statistics are NaN"
         )
-        tries.append(f"for the non-finite layers: {NON_FINITE_ADVICE}")
+        tries.append(f"for the non-finite layers: {_non_finite_advice(context)}")
+    for statistic, scale, value, threshold in inputs:
+        parts.append(f"inputs {scale.name}: {statistic} {value:.3g} ≥ {threshold:g}")
+    if inputs:
+        tries.append(f"first, for the inputs: {_remedies('unstandardised_inputs', None)}")
+    return parts, tries
+
+
+def _line(
+    step: int,
+    measured: Measured,
+    crossings: dict[str, dict[str, tuple[float, float]]],
+    new: int,
+    context: Context,
+    inputs: list,
+) -> str:
+    """The summary of one measurement (module docstring)."""
+    flagged = {layer for layers in crossings.values() for layer in layers}
+    flagged |= set(measured.non_finite)
+    total = len(measured.statistics)
+    header = (
+        f"relulab monitor, step {step}: {len(flagged)} of {_plural(total, 'layer')} flagged "
+        f"({new} new)"
+    )
+    parts, tries = _upstream_parts(measured, context, inputs)
+    parts.insert(0, header)
     for statistic, layers in crossings.items():
         threshold = next(iter(layers.values()))[1]
         values = {layer: value for layer, (value, _) in layers.items()}
         parts.append(
             f"{statistic} ≥ {threshold:g} at {_plural(len(layers), 'layer')}: {_worst(values)}"
         )
-        families = {measured.families[layer] for layer in layers}
-        tries.append(f"for {statistic}: {_remedies(STATISTIC_FINDINGS[statistic], families)}")
+        died = [layer for layer in layers if statistic == "dead_fraction" and layer in context.died]
+        if died:
+            deaths = deaths_text(context.died[layer] for layer in died)
+            families = {measured.families[layer] for layer in died}
+            tries.append(
+                f"for the {_plural(len(died), 'layer')} whose units died during training "
+                f"({deaths}): {_remedies('units_died', families)}"
+            )
+        rest = [layer for layer in layers if layer not in died]
+        if rest:
+            families = {measured.families[layer] for layer in rest}
+            tries.append(f"for {statistic}: {_remedies(STATISTIC_FINDINGS[statistic], families)}")
     return ". ".join(parts) + ". Try " + " — ".join(tries) + " (in full: monitor.alerts)"
 
 
@@ -155,19 +266,23 @@ def review(
     measured: Measured,
     thresholds: Thresholds | None,
     warned: set[tuple[str, str]],
+    context: Context | None = None,
 ) -> tuple[list[Alert], str | None]:
     """The new alerts of a measurement and, if there is one, its one-line summary.
 
-    A layer's crossing of a threshold (or its activations turning non-finite) is *new* the
-    first time it happens in the monitor's life; ``warned`` holds the ``(layer, statistic)``
-    pairs seen so far and gains the new ones. The summary names every layer flagged at this
-    step, new or not, so that the line alone says where the network stands.
+    A layer's crossing of a threshold (or its activations turning non-finite, or an input's
+    statistic crossing its own) is *new* the first time it happens in the monitor's life;
+    ``warned`` holds the ``(layer, statistic)`` pairs seen so far and gains the new ones. The
+    summary names every layer flagged at this step, new or not, so that the line alone says
+    where the network stands.
 
     Args:
         step: the measurement's step.
         measured: what it found.
         thresholds: when a statistic is flagged (``None``: only non-finite layers are).
         warned: the pairs already alerted (updated in place).
+        context: the deaths, inputs, non-finite parameters and learning rate
+            (:class:`Context`; default: none known).
 
     Returns:
         ``(alerts, line)``: the new :class:`Alert` s, and the summary, or ``None`` when
@@ -184,14 +299,20 @@ def review(
         relulab monitor, step 7: 1 of 2 layers flagged (1 new)
         dead_fraction ≥ 0.1 at 1 layer: 0.5 (1#0)
     """
+    context = context or Context()
     crossings = _crossings(measured, thresholds)
+    inputs = _input_crossings(context) if thresholds is not None else []
     alerts = [
-        Alert(step, layer, NON_FINITE, math.nan, math.nan, NON_FINITE_ADVICE)
+        Alert(step, layer, NON_FINITE, math.nan, math.nan, _non_finite_advice(context))
         for layer in measured.non_finite
         if (layer, NON_FINITE) not in warned
     ]
+    alerts += [
+        Alert(step, scale.name, statistic, value, threshold, one_line("unstandardised_inputs"))
+        for statistic, scale, value, threshold in inputs
+        if (scale.name, statistic) not in warned
+    ]
     for statistic, layers in crossings.items():
-        finding = STATISTIC_FINDINGS[statistic]
         alerts += [
             Alert(
                 step,
@@ -199,7 +320,7 @@ def review(
                 statistic,
                 value,
                 threshold,
-                one_line(finding, {measured.families[layer]}),
+                _crossing_advice(statistic, layer, measured.families[layer], context),
             )
             for layer, (value, threshold) in layers.items()
             if (layer, statistic) not in warned
@@ -207,4 +328,5 @@ def review(
     warned.update((alert.layer, alert.statistic) for alert in alerts)
     if not alerts:
         return [], None
-    return alerts, _line(step, measured, crossings, len({a.layer for a in alerts}))
+    new = len({a.layer for a in alerts if a.layer in measured.statistics})  # layers, not inputs
+    return alerts, _line(step, measured, crossings, new, context, inputs)

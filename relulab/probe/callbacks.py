@@ -12,8 +12,10 @@ only. Give either the batch and the :class:`~relulab.probe.Monitor` options (the
 one being trained) — keywords such as ``thresholds=``, or ``config=`` a
 :class:`~relulab.probe.MonitorConfig` — or a ready ``monitor=``. ``histograms=True`` adds
 pre-activation histograms to the same TensorBoard writer (the trainer's logger, or
-``log_dir=``) and W&B run as the scalars. ``callback.monitor`` holds the monitor (its
-``history``, ``alerts``) once training has started.
+``log_dir=``) and W&B run as the scalars. The trainer's optimiser is given to the monitor
+(unless ``optimizer=`` or ``learning_rate=`` is), so units that die during training are
+reported with the learning rate then. ``callback.monitor`` holds the monitor (its
+``history``, ``alerts``, ``learning_rates``) once training has started.
 
 Example:
     >>> from relulab.probe.callbacks import RelulabLightningCallback    # doctest: +SKIP
@@ -57,11 +59,18 @@ class _MonitorHolder:
         self.options = options
         self.monitor = monitor
 
-    def _ensure(self, model: nn.Module, writer: Any = None) -> Monitor:
+    def _ensure(self, model: nn.Module, writer: Any = None, optimizer: Any = None) -> Monitor:
         if self.monitor is None:
             options = dict(self.options)
             if writer is not None and "writer" not in options and "log_dir" not in options:
                 options["writer"] = writer
+            given = {"optimizer", "learning_rate"} & set(options)
+            config = options.get("config")
+            from_config = config is not None and (
+                config.optimizer is not None or config.learning_rate is not None
+            )
+            if optimizer is not None and not given and not from_config:
+                options["optimizer"] = optimizer  # the trainer's: its lr at each measurement
             self.monitor = Monitor(model, self.batch, self.every, **options)
         return self.monitor
 
@@ -122,7 +131,8 @@ def _lightning_callback() -> type:
 
         def on_train_start(self, trainer: Any, pl_module: nn.Module) -> None:
             writer = _logger_writer(trainer) if self.use_logger else None
-            monitor = self._ensure(pl_module, writer)
+            optimizers = getattr(trainer, "optimizers", None) or [None]
+            monitor = self._ensure(pl_module, writer, optimizers[0])
             if trainer.is_global_zero:
                 monitor.step(trainer.global_step)
 
@@ -183,7 +193,7 @@ def _trainer_callback() -> type:
             _MonitorHolder.__init__(self, batch, every, monitor=monitor, **options)
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            monitor = self._ensure(kwargs["model"])
+            monitor = self._ensure(kwargs["model"], optimizer=kwargs.get("optimizer"))
             if state.is_world_process_zero:
                 monitor.step(state.global_step)
 

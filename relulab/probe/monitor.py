@@ -42,24 +42,36 @@ Definitions, thresholds and the advice, with their sources: ``docs/monitor.md``.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 import torch
 from torch import Tensor, nn
 
 from relulab.nn.run import model_device, to_device
-from relulab.probe.advice import Thresholds
-from relulab.probe.alerts import ADVICE, Alert, MonitorWarning, review
+from relulab.probe.advice import AdviceList, Thresholds
+from relulab.probe.alerts import ADVICE, Alert, Context, MonitorWarning, review
 from relulab.probe.calls import ProbeError, token_mask
 from relulab.probe.core import MODEL_ERRORS, model_run_error, preserved
 from relulab.probe.measurement import STATISTICS, Measured, Recorder, measured
+from relulab.probe.monitor_advice import monitor_advice
+from relulab.probe.monitor_config import (
+    DEFAULT_THRESHOLDS,
+    MonitorConfig,
+    default_forward,
+    monitor_config,
+)
+from relulab.probe.upstream import (
+    InputScale,
+    deaths_since,
+    non_finite_parameters,
+    summarise_inputs,
+)
 
 __all__ = [
     "ADVICE",
@@ -76,100 +88,6 @@ __all__ = [
 
 #: The columns of :attr:`Monitor.history`, in order.
 HISTORY_COLUMNS = ("step", "layer", "statistic", "value")
-
-#: The thresholds a :class:`Monitor` warns at unless told otherwise.
-DEFAULT_THRESHOLDS = Thresholds()
-
-
-def default_forward(model: nn.Module, batch: Any) -> Any:
-    """Call ``model`` on ``batch``: a mapping as keyword arguments (a Hugging Face batch), a
-    tuple or list as positional arguments, anything else as the one argument.
-
-    Example:
-        >>> default_forward(nn.Identity(), torch.ones(2)).tolist()
-        [1.0, 1.0]
-    """
-    if isinstance(batch, Mapping):
-        return model(**batch)
-    if isinstance(batch, tuple | list):
-        return model(*batch)
-    return model(batch)
-
-
-@dataclass(frozen=True)
-class MonitorConfig:
-    """How a :class:`Monitor` measures, where it writes and when it warns.
-
-    Attributes:
-        every: measure at the steps divisible by ``every``.
-        mode: ``"train"`` (batch statistics, dropout on) or ``"eval"``.
-        writer: a TensorBoard ``SummaryWriter`` (anything with ``add_scalar``).
-        log_dir: or a directory to create one in (closed by :meth:`Monitor.close`).
-        wandb: ``"auto"`` logs to the active ``wandb.run`` if wandb is imported, ``True`` the
-            same (warns if wandb is missing), ``False`` never, or a run object.
-        thresholds: when to warn (:class:`Thresholds`; ``None`` for no threshold warnings — a
-            non-finite layer still warns).
-        statistics: record only these of :data:`STATISTICS` (default: all).
-        effective_rank: also the effective ranks of ``h`` (an SVD per call: dearer).
-        activation_types: further module types to treat as activations.
-        unit_axis: the unit axis of every call, instead of the producer rule.
-        forward: ``forward(model, batch)`` instead of :func:`default_forward`.
-        prefix: the first part of the TensorBoard tags and W&B keys.
-        histograms: also log a histogram of each call's pre-activation :math:`z` (padding
-            left out) to TensorBoard (``add_histogram_raw``) and W&B, tagged
-            ``{prefix}/pre_activation/{layer}``; off by default (one synchronisation per call).
-
-    Example:
-        >>> MonitorConfig(every=10, thresholds=None).every
-        10
-        >>> MonitorConfig(every=0)
-        Traceback (most recent call last):
-            ...
-        ValueError: every must be a positive integer, got 0
-    """
-
-    every: int = 50
-    mode: Literal["train", "eval"] = "train"
-    writer: Any = None
-    log_dir: str | Path | None = None
-    wandb: Any = "auto"
-    thresholds: Thresholds | None = DEFAULT_THRESHOLDS
-    statistics: Sequence[str] | None = None
-    effective_rank: bool = False
-    activation_types: Sequence[type[nn.Module]] = ()
-    unit_axis: int | None = None
-    forward: Callable[[nn.Module, Any], Any] | None = None
-    prefix: str = "relulab"
-    histograms: bool = False
-
-    def __post_init__(self) -> None:
-        every = self.every
-        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
-            raise ValueError(f"every must be a positive integer, got {every!r}")
-        if self.mode not in ("train", "eval"):
-            raise ValueError(f"mode must be 'train' or 'eval', got {self.mode!r}")
-        if self.writer is not None and self.log_dir is not None:
-            raise ValueError("give a writer or a log_dir, not both")
-        unknown = sorted(set(self.statistics or ()) - set(STATISTICS))
-        if unknown:
-            raise ValueError(f"unknown statistics {unknown}; choose from {', '.join(STATISTICS)}")
-        if self.statistics is not None:
-            object.__setattr__(self, "statistics", tuple(self.statistics))
-        object.__setattr__(self, "activation_types", tuple(self.activation_types))
-
-
-_OPTIONS = tuple(item.name for item in dataclasses.fields(MonitorConfig))
-
-
-def _config(config: MonitorConfig | None, options: dict[str, Any]) -> MonitorConfig:
-    """``config`` (default :class:`MonitorConfig`) with the keyword ``options`` put in."""
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise TypeError(
-            f"Monitor got unexpected keyword argument(s) {', '.join(unknown)}; its options are "
-            f"MonitorConfig's: {', '.join(_OPTIONS)}"
-        )
-    return dataclasses.replace(config or MonitorConfig(), **options)
 
 
 def _tensors(batch: Any) -> list[Tensor]:
@@ -230,6 +148,10 @@ class _State:
     batch: Any = None
     mask: Tensor | None = None
     wandb_runs: set[int] = field(default_factory=set)
+    learning_rates: dict[int, float] = field(default_factory=dict)
+    last: Measured | None = None
+    dead: dict[str, tuple[int, float]] = field(default_factory=dict)
+    inputs: list[InputScale] | None = None
 
 
 class Monitor:
@@ -280,7 +202,7 @@ class Monitor:
     ) -> None:
         if every is not None:
             options["every"] = every
-        self.config = _config(config, options)
+        self.config = monitor_config(config, options)
         _check_batch(batch)
         self.model = model
         self.batch = batch
@@ -357,6 +279,10 @@ class Monitor:
             )
         result = self._select(found.statistics)
         self._state.last_step = step
+        self._state.last = found
+        rate = self._learning_rate(step)
+        if rate is not None:
+            self._state.learning_rates[step] = rate
         self._store(step, result)
         self._log(step, result, found)
         self._check(step, found)
@@ -389,6 +315,37 @@ class Monitor:
         layers = list(dict.fromkeys(rows["layer"]))
         wide = rows.pivot(index="layer", columns="statistic", values="value")
         return wide.loc[layers].rename_axis(columns=None)
+
+    @property
+    def learning_rates(self) -> dict[int, float]:
+        """The learning rate at each measured step (``optimizer=`` or ``learning_rate=``;
+        empty when neither was given)."""
+        return dict(self._state.learning_rates)
+
+    def advice(self, validated: bool = True) -> AdviceList:
+        """What to try for what the monitor has seen, from the input inward
+        (:func:`relulab.probe.monitor_advice.monitor_advice`): the batch's inputs, non-finite
+        layers and parameters at the last measurement, units that died during training (with
+        the steps and the learning rate), then the last measurement's other crossings — each
+        remedy offered only where relulab's remedies benchmark supports it.
+
+        Args:
+            validated: offer only the remedies the benchmark supports (``False``: every
+                candidate, as the benchmark tries them).
+
+        Returns:
+            An :class:`~relulab.probe.AdviceList` (empty before the first measurement).
+        """
+        thresholds = self.config.thresholds or Thresholds(None, None, None)
+        return monitor_advice(
+            self._state.last,
+            self.history,
+            self._state.learning_rates,
+            self._state.inputs or summarise_inputs(self.batch, self.model),
+            non_finite_parameters(self.model),
+            thresholds,
+            validated,
+        )
 
     @property
     def alerts(self) -> list[Alert]:
@@ -522,8 +479,36 @@ class Monitor:
         run.define_metric(f"{prefix}/step")
         run.define_metric(f"{prefix}/*", step_metric=f"{prefix}/step")
 
+    def _learning_rate(self, step: int) -> float | None:
+        """The learning rate now: ``learning_rate`` (a number or a schedule), else the
+        optimiser's first parameter group's."""
+        given = self.config.learning_rate
+        if given is not None:
+            return float(given(step) if callable(given) else given)
+        optimizer = self.config.optimizer
+        if optimizer is not None and optimizer.param_groups:
+            return float(optimizer.param_groups[0]["lr"])
+        return None
+
+    def _context(self, step: int, found: Measured) -> Context:
+        """The deaths at this step, the batch's inputs (first measurement only), the
+        non-finite parameters (when a layer is non-finite) and the learning rate."""
+        thresholds = self.config.thresholds
+        state = self._state
+        threshold = None if thresholds is None else thresholds.dead_fraction
+        died = deaths_since(state.dead, step, found.statistics, state.learning_rates, threshold)
+        if state.inputs is None:  # the batch is fixed: its inputs are summarised once
+            state.inputs = summarise_inputs(self.batch, self.model)
+        return Context(
+            died=died,
+            inputs=state.inputs,
+            parameters=non_finite_parameters(self.model) if found.non_finite else {},
+            learning_rate=state.learning_rates.get(step),
+        )
+
     def _check(self, step: int, found: Measured) -> None:
-        alerts, line = review(step, found, self.config.thresholds, self._state.warned)
+        context = self._context(step, found)
+        alerts, line = review(step, found, self.config.thresholds, self._state.warned, context)
         self._state.alerts.extend(alerts)
         if line is not None:
             warnings.warn(line, MonitorWarning, stacklevel=4)

@@ -315,24 +315,47 @@ def _raised_flags(metric_tables: Mapping[str, Mapping[str, Any]]) -> list[tuple[
     return [(mark, why) for _, mark, why in FLAGS.values() if mark in marks]
 
 
+def _finding_row(
+    findings: dict[str, dict[str, Any]], finding: str, layers: Sequence[str], measured: str
+) -> dict[str, Any]:
+    """The row of ``finding`` in ``findings``, made on first use."""
+    from relulab.probe.advice import FINDINGS
+
+    return findings.setdefault(
+        finding,
+        {
+            "finding": finding.replace("_", " "),
+            "description": FINDINGS[finding],
+            "layers": ", ".join(layers),
+            "measured": measured,
+            "remedies": [],
+            "withheld": [],
+        },
+    )
+
+
 def _advice_rows(advice: Mapping[str, Sequence[Any]] | None) -> dict[str, list[dict[str, Any]]]:
-    """Per init, one row per finding (what it means, the calls, the numbers) with its remedies
-    (text, code, source); inits without advice left out."""
+    """Per init, one row per finding (what it means, the calls, the numbers) with its offered
+    remedies (text, code, source, measured effect) and those withheld (remedy, the benchmark's
+    verdict and numbers); inits without findings left out."""
     rows: dict[str, list[dict[str, Any]]] = {}
     for init, items in (advice or {}).items():
         findings: dict[str, dict[str, Any]] = {}
         for item in items:
-            row = findings.setdefault(
-                item.finding,
+            row = _finding_row(findings, item.finding, item.layers, item.measured_text())
+            row["remedies"].append(
                 {
-                    "finding": item.finding.replace("_", " "),
-                    "description": item.description,
-                    "layers": ", ".join(item.layers),
-                    "measured": item.measured_text(),
-                    "remedies": [],
-                },
+                    "text": item.remedy,
+                    "code": item.code,
+                    "source": item.source,
+                    "evidence": item.evidence,
+                }
             )
-            row["remedies"].append({"text": item.remedy, "code": item.code, "source": item.source})
+        for held in getattr(items, "withheld", ()):
+            row = _finding_row(findings, held.finding, held.layers, held.measured)
+            row["withheld"].append(
+                {"how": held.how, "verdict": held.verdict, "evidence": held.evidence}
+            )
         if findings:
             rows[str(init)] = list(findings.values())
     return rows
