@@ -386,6 +386,7 @@ CASES = {
     "bench-out-directory": (["bench", "--out", "thesis"], "is a directory"),
     "bench-out-under-file": (["bench", "--out", "afile/bench.json"], "is a file"),
     "bench-out-empty": (["bench", "--out", ""], "must not be empty"),
+    "bench-remedies-out-empty": (["bench", "remedies", "--out", ""], "must not be empty"),
     "bench-threads": (["bench", "--threads", "100000"], "argument --threads"),
     "bench-device": (["bench", "--device", "tpu"], "device"),
     "bench-naive-0": (["bench", "--naive-networks", "0"], "argument --naive-networks"),

@@ -118,7 +118,7 @@ def _remedies(args: argparse.Namespace) -> int:
             f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(_case_names())}"
         )
     try:
-        out = check_output_file(args.out or "remedies.json")
+        out = check_output_file(_out(args, "remedies.json"))
     except ValueError as error:
         raise UsageError(str(error)) from None
     apply_threads(args)
@@ -132,6 +132,12 @@ def _remedies(args: argparse.Namespace) -> int:
         console().print(remedies_markdown(table), highlight=False, soft_wrap=True)
         console().print(f"written: {out}")
     return 0
+
+
+def _out(args: argparse.Namespace, default: str) -> str:
+    """``--out``, or ``default`` when it is not given (an empty ``--out ''`` stays empty, and
+    :func:`~relulab.files.check_output_file` refuses it: it never means the default)."""
+    return default if args.out is None else args.out
 
 
 def _engine(args: argparse.Namespace) -> int:
@@ -151,7 +157,7 @@ def _engine(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     try:
-        out = check_output_file(args.out or "bench.json")  # before minutes of work, not after
+        out = check_output_file(_out(args, "bench.json"))  # before minutes of work, not after
     except ValueError as error:
         raise UsageError(str(error)) from None
     apply_threads(args)

@@ -46,7 +46,7 @@ def diverged(view: Training) -> np.ndarray:
         >>> loss = np.array([[1.0, 0.5, 0.4], [1.0, np.inf, np.inf]])
         >>> result = UnitResult([{}, {}], steps, {"full_loss": loss}, {"validation_error":
         ...     np.zeros(2)}, np.zeros(2, bool), np.full(2, -1), {"stopped_step": np.full(2, -1),
-        ...     "rank_at_stop": np.ones(2)})
+        ...     "rank_at_stop": np.ones(2), "centred_rank_at_stop": np.ones(2)})
         >>> diverged(Training.read(result)).tolist()
         [False, True]
     """
@@ -81,7 +81,7 @@ def early_windows(relu: Training, config: Config) -> np.ndarray:
         >>> loss = np.stack([0.2 + 0.3 * np.exp(-steps / 50)])
         >>> result = UnitResult([{}], steps, {"full_loss": loss}, {"validation_error":
         ...     np.zeros(1)}, np.zeros(1, bool), np.full(1, -1), {"stopped_step": np.full(1, -1),
-        ...     "rank_at_stop": np.ones(1)})
+        ...     "rank_at_stop": np.ones(1), "centred_rank_at_stop": np.ones(1)})
         >>> early_windows(Training.read(result), Config(real_data=False)).tolist()
         [150.0]
     """
