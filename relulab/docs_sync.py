@@ -31,7 +31,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from relulab.experiments import REGISTRY
-from relulab.experiments.base import Experiment
 from relulab.records.robustness import RobustnessRecord
 from relulab.records.summary import SummaryRecord
 from relulab.registry import registration
@@ -151,13 +150,6 @@ def _paper_readme_rows(records: dict[str, RobustnessRecord], names: Iterable[str
     return f"{heading}\n\n{table}"
 
 
-def _claim_hashes(experiment: Experiment, preset: str) -> dict[str, str]:
-    """Each claim's registration hash at ``preset`` today, and the whole registration's under
-    ``""`` (what :func:`relulab.report.readme.paper_cell` compares a paper run with)."""
-    today = registration(experiment, preset)
-    return {"": today.hash, **{c["id"]: c["hash"] for c in today.claims}}
-
-
 def _scorecard_rows(
     root: Path, records: Mapping[str, RobustnessRecord], paper: Mapping[str, RobustnessRecord]
 ) -> list[ScorecardRow]:
@@ -179,7 +171,7 @@ def _scorecard_rows(
                 {c["id"]: (c["kind"], c["beyond_seed"]) for c in quick.claims},
                 experiment.stand_in(experiment.presets[PRESET]) if experiment.stand_in else "",
                 {
-                    run.preset: _claim_hashes(experiment, run.preset)
+                    run.preset: registration(experiment, run.preset)
                     for run in paper_runs.values()
                     if run.preset in experiment.presets
                 },

@@ -355,6 +355,7 @@ def test_paper_cell_leaves_out_claims_registered_anew_since_the_run():
     runs predate) counts only the claims whose own registration is still today's; the others are
     named, never counted under criteria that no longer stand."""
     from relulab.records.claims import ClaimRecord
+    from relulab.records.registration import Registration
     from relulab.records.summary import RegistrationRecord, SummaryRecord
     from relulab.report.readme import ScorecardRow, paper_cell
 
@@ -367,7 +368,9 @@ def test_paper_cell_leaves_out_claims_registered_anew_since_the_run():
             {}, {}, {}, "", "cpu", registration=RegistrationRecord(whole, "registered"),
         )  # fmt: skip
 
-    today = {"": "now", "kept": "h1", "moved": "new"}
+    today = Registration(
+        "t", "paper", {}, {}, ({"id": "kept", "hash": "h1"}, {"id": "moved", "hash": "new"}), "now"
+    )
     earlier = ScorecardRow("t", None, {}, {"t": run("then")}, paper_registered={"paper": today})
     assert paper_cell(earlier)[0] == (
         "1 holds · robustness not measured · 1 registered anew since the run (not counted)"

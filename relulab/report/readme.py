@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from relulab.records.claims import ClaimRecord
+from relulab.records.registration import Registration
 from relulab.records.robustness import RobustnessRecord
 from relulab.records.standing import Standing, count_line, record_standing, standing
 from relulab.records.summary import SummaryRecord
@@ -23,9 +25,9 @@ class ScorecardRow:
     """One experiment's records: its quick robustness record (``None``: none committed), the
     registration hash of each of its claims at the quick preset today, its committed paper runs
     by folder, its paper robustness record, each claim's kind (claim or check) and whether it
-    is beyond the seed, as the code declares them today, and per paper run's preset the
-    registration hash of each claim today (``paper_registered``: a run's claim registered
-    anew since the run is not counted)."""
+    is beyond the seed, as the code declares them today, and per paper run's preset today's
+    registration (``paper_registered``: a run's claim registered anew since the run is not
+    counted)."""
 
     experiment: str
     quick: RobustnessRecord | None
@@ -34,7 +36,7 @@ class ScorecardRow:
     paper: RobustnessRecord | None = None
     kinds: Mapping[str, tuple[str, bool]] = field(default_factory=dict)  # id → (kind, beyond)
     stand_in: str = ""  # the quick preset's data, when they are not the seed's
-    paper_registered: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    paper_registered: Mapping[str, Registration] = field(default_factory=dict)
 
 
 def _line(standings: list[Standing], beyond: list[Standing]) -> str:
@@ -86,8 +88,7 @@ def paper_cell(row: ScorecardRow) -> tuple[str, str]:
     cells, checks = [], []
     for run in row.paper_runs.values():
         record = row.paper if run.preset == "paper" else None
-        registered = _registered_anew(row, run)
-        claims = _still_registered(run.claims, registered)
+        claims = _counted(run, row.paper_registered.get(run.preset))
         seed = [standing(c, record) for c in claims if not c.beyond_seed]
         beyond = [standing(c, record) for c in claims if c.beyond_seed]
         text = _line(seed, beyond)
@@ -96,37 +97,25 @@ def paper_cell(row: ScorecardRow) -> tuple[str, str]:
             text = f"stand-in (mechanism only: {stand_in}): {text}"
         if run.registration is None or run.registration.status != "registered":
             text += " (unregistered)"
-        text += _not_counted(run.claims, registered)
+        if len(claims) < len(run.claims):
+            text += (
+                f" · {len(run.claims) - len(claims)} registered anew since the run (not counted)"
+            )
         label = f"`{run.preset}`: " if len(row.paper_runs) > 1 else ""
         cells.append(label + text)
         checks.append(label + (check_tally(run.checks) or "—"))
     return "<br>".join(cells), "<br>".join(checks)
 
 
-def _registered_anew(row: ScorecardRow, run: SummaryRecord) -> Mapping[str, str] | None:
-    """Today's claim hashes at the run's preset when the run was judged under another
-    registration; ``None`` when its registration is today's (or today's is not known)."""
-    today = row.paper_registered.get(run.preset)
-    if today is None or run.registration is None or run.registration.hash == today.get(""):
-        return None
-    return today
-
-
-def _still_registered(claims: list, registered: Mapping[str, str] | None) -> list:
-    """The claims of a run judged under today's registration of them: all of them when the run's
-    registration is today's (``registered`` is ``None``), else those whose own hash still is."""
-    if registered is None:
-        return list(claims)
-    return [c for c in claims if c.registration and registered.get(c.id) == c.registration]
-
-
-def _not_counted(claims: list, registered: Mapping[str, str] | None) -> str:
-    """`` · 3 registered anew since the run (not counted)``: a run made under an earlier
-    registration whose claims' criteria or config changed since (re-judge or re-run it)."""
-    if registered is None:
-        return ""
-    changed = len(claims) - len(_still_registered(claims, registered))
-    return f" · {changed} registered anew since the run (not counted)" if changed else ""
+def _counted(run: SummaryRecord, today: Registration | None) -> tuple[ClaimRecord, ...]:
+    """The claims of a paper run judged under ``today``'s registration of them: all of them when
+    the run's registration is today's (or today's is not known), else those whose own hash still
+    is (a criterion or config changed since: re-judge or re-run the run)."""
+    if today is None or run.registration is None or run.registration.hash == today.hash:
+        return run.claims
+    return tuple(
+        c for c in run.claims if c.registration and today.claim_hash(c.id) == c.registration
+    )
 
 
 def scorecard_markdown(rows: list[ScorecardRow]) -> str:
