@@ -17,13 +17,14 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 __all__ = [
     "TEMP_PREFIX",
     "OutputPathError",
     "check_output_dir",
+    "check_no_links_inside",
     "check_output_file",
     "fsync_directory",
     "remove_temporaries",
@@ -127,6 +128,39 @@ def check_output_file(
         raise OutputPathError(f"{label} {path}: {existing} is a file, not a directory")
     _probe_writable(existing, label, path)
     return path
+
+
+def check_no_links_inside(root: str | Path, paths: Iterable[str | Path], label: str) -> None:
+    """Refuse to write ``paths`` under ``root`` when an existing entry between them is a
+    symbolic link: writing through it would put files outside ``root``. ``root`` itself may be
+    a link (the user named it). Creates nothing.
+
+    Args:
+        root: the output directory the user named.
+        paths: the files or directories a command will write, each under ``root``.
+        label: how the user named ``root`` (``--tensorboard``).
+
+    Raises:
+        OutputPathError: a path leaves ``root`` or passes through a link inside it.
+
+    Example:
+        >>> check_no_links_inside("logdir", ["logdir/unit/0000"], "--tensorboard")  # nothing
+    """
+    root = Path(root)
+    for path in paths:
+        relative = Path(path).relative_to(root)
+        if ".." in relative.parts:
+            raise OutputPathError(f"{label} {root}: {path} leaves the directory")
+        current = root
+        for part in relative.parts:
+            current = current / part
+            if current.is_symlink():
+                raise OutputPathError(
+                    f"{label} {root}: {current} is a symbolic link; relulab writes no file "
+                    "through a link inside its output directory (remove it)"
+                )
+            if not os.path.lexists(current):
+                break
 
 
 def temporary_path(target: Path) -> Path:

@@ -4,10 +4,12 @@ hashed before and after). The working directory holds what a user's might: a for
 directory, a plain file, runs of other configs, damaged, corrupt, tampered, unfinished and
 busy stores, bad data files. Refused requests do no training, so the suite is fast."""
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -19,7 +21,6 @@ import torch
 from relulab import cli
 from relulab.config import config_to_dict
 from relulab.experiments import get_experiment
-from relulab.runner import locked
 from relulab.store import RunStore, UnitResult
 
 MODEL = "relulab.nn.examples:deep_mlp"
@@ -69,6 +70,12 @@ def _modules(root: Path) -> Path:
         "class Exits(nn.Module):\n"
         "    def forward(self, x):\n        sys.exit(0)\n"
         "def exits():\n    return nn.Sequential(nn.Linear(64, 4), nn.ReLU(), Exits())\n"
+        "import os\n"
+        "class ExitsAtOnce(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        try:\n            os._exit(0)\n        except Exception:\n            pass\n"
+        "def exits_at_once():\n"
+        "    return nn.Sequential(nn.Linear(64, 4), nn.ReLU(), ExitsAtOnce())\n"
         "class Interrupts(nn.Module):\n"
         "    def forward(self, x):\n        raise KeyboardInterrupt\n"
         "def interrupts():\n    return nn.Sequential(nn.Linear(64, 4), nn.ReLU(), Interrupts())\n"
@@ -153,8 +160,69 @@ def workspace(tmp_path_factory):
     _store(work / "reproduce_half" / "other", units=("activations",))
     (work / "sweep_other").mkdir()
     (work / "sweep_other" / "sweep.json").write_text('{"experiment": "anisotropy", "points": []}')
-    with locked(work / "busy"):  # a live writer holds this run directory
+    _directories_of_each_kind(work)
+    with _held_by_another_process(work / "busy"):  # a live writer holds this run directory
         yield work, modules
+
+
+@contextlib.contextmanager
+def _held_by_another_process(directory: Path):
+    """``directory``'s lock held by a live child process, as a second writer would hold it
+    (this process's own locks nest, :func:`relulab.runner.locked`)."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from pathlib import Path\n"
+            "from relulab.runner import locked\n"
+            "with locked(Path(sys.argv[1])):\n"
+            "    print('held', flush=True)\n"
+            "    time.sleep(3600)\n",
+            str(directory),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _directories_of_each_kind(work: Path) -> None:
+    """A plain sweep, a robustness run (interrupted: a sweep record with a ``preset`` reading;
+    finished: ``robustness.json``) and a diagnose report, for the kind checks of issue 47."""
+    (work / "sweep_plain").mkdir()
+    (work / "sweep_plain" / "sweep.json").write_text(
+        json.dumps(
+            {
+                "experiment": "anisotropy",
+                "preset": "quick",
+                "grid": {"d": ["4", "6"]},
+                "fixed": [],
+                "points": [{"name": "d=4"}, {"name": "d=6"}],
+            }
+        )
+    )
+    (work / "robustness_interrupted").mkdir()
+    (work / "robustness_interrupted" / "sweep.json").write_text(
+        json.dumps(
+            {
+                "experiment": "anisotropy",
+                "preset": "quick",
+                "grid": {"d": ["5"]},
+                "points": [{"name": "preset"}, {"name": "d=5"}],
+            }
+        )
+    )
+    (work / "robustness_done").mkdir()
+    (work / "robustness_done" / "robustness.json").write_text("{}")
+    (work / "diagnosis").mkdir()
+    (work / "diagnosis" / ".relulab-diagnose").write_text("written by relulab diagnose\n")
+    (work / "diagnosis" / "probe.csv").write_text("init,mode\n")
 
 
 def _tree_digest(root: Path) -> str:
@@ -252,7 +320,7 @@ CASES = {
     ),
     # reproduce
     "reproduce-unknown-only": (["reproduce", "--only", "nope"], "unknown experiment"),
-    "reproduce-empty-only": (["reproduce", "--only", ","], "unknown experiment"),
+    "reproduce-empty-only": (["reproduce", "--only", ","], "holds an empty name"),
     "reproduce-unknown-preset": (["reproduce", "--preset", "huge"], "unknown preset"),
     "reproduce-out-foreign": (["reproduce", "--out", "thesis"], "holds no relulab runs"),
     "reproduce-out-file": (["reproduce", "--out", "afile"], "is not a directory"),
@@ -350,7 +418,7 @@ CASES = {
     ),
     "sweep-out-run": (
         ["sweep", "anisotropy", "--grid", "d=4", "--out", "run_other"],
-        "no relulab sweep",
+        "holds a relulab run, not a sweep",
     ),
     "sweep-out-file": (
         ["sweep", "anisotropy", "--grid", "d=4", "--out", "afile"],
@@ -382,7 +450,7 @@ CASES = {
     ),
     # bench (its workloads must never start: see the fixture below)
     "bench-unknown-workload": (["bench", "--workloads", "w9"], "unknown workload"),
-    "bench-no-workload": (["bench", "--workloads", ","], "unknown workload"),
+    "bench-no-workload": (["bench", "--workloads", ","], "holds an empty name"),
     "bench-out-directory": (["bench", "--out", "thesis"], "is a directory"),
     "bench-out-under-file": (["bench", "--out", "afile/bench.json"], "is a file"),
     "bench-out-empty": (["bench", "--out", ""], "must not be empty"),
@@ -488,7 +556,118 @@ if PROC:
         }
     )
 
-COMMANDS = ("list", "run", "reproduce", "report", "sweep", "bench", "theory", "diagnose", "export")
+# Issue 47: every directory a command writes is refused unless it holds the same kind (and, for
+# a sweep or robustness run, the same request); an empty path or list is never a default.
+CASES.update(
+    {
+        "robustness-out-plain-sweep": (
+            ["robustness", "anisotropy", "--out", "sweep_plain"],
+            "holds a relulab sweep, not a robustness run",
+        ),
+        "robustness-out-run": (
+            ["robustness", "anisotropy", "--out", "run_other"],
+            "holds a relulab run, not a robustness run",
+        ),
+        "robustness-out-diagnosis": (
+            ["robustness", "anisotropy", "--out", "diagnosis"],
+            "holds a relulab diagnose report",
+        ),
+        "sweep-out-robustness-interrupted": (
+            ["sweep", "anisotropy", "--grid", "d=5", "--out", "robustness_interrupted"],
+            "holds a relulab robustness run, not a sweep",
+        ),
+        "sweep-out-robustness-done": (
+            ["sweep", "anisotropy", "--grid", "d=5", "--out", "robustness_done"],
+            "holds a relulab robustness run, not a sweep",
+        ),
+        "sweep-out-narrower-grid": (
+            ["sweep", "anisotropy", "--grid", "d=4", "--out", "sweep_plain"],
+            "may only widen",
+        ),
+        "sweep-out-other-key": (
+            ["sweep", "anisotropy", "--grid", "n_samples=100", "--out", "sweep_plain"],
+            "may only widen",
+        ),
+        "sweep-out-other-preset": (
+            ["sweep", "anisotropy", "--preset", "paper", "--grid", "d=4,6", "--out", "sweep_plain"],
+            "with preset quick",
+        ),
+        "sweep-out-other-set": (
+            [
+                "sweep",
+                "anisotropy",
+                "--grid",
+                "d=4,6",
+                "--set",
+                "n_samples=100",
+                "--out",
+                "sweep_plain",
+            ],
+            "with --set []",
+        ),
+        "run-out-sweep": (
+            ["run", "anisotropy", "--out", "sweep_plain"],
+            "holds a relulab sweep, not a run",
+        ),
+        "run-out-diagnosis": (
+            ["run", "anisotropy", "--out", "diagnosis"],
+            "holds a relulab diagnose report, not a run",
+        ),
+        "diagnose-out-sweep": (
+            ["diagnose", MODEL, "--out", "sweep_plain"],
+            "holds a relulab sweep, not a diagnose report",
+        ),
+        "diagnose-out-run": (
+            ["diagnose", MODEL, "--out", "run_other"],
+            "holds a relulab run, not a diagnose report",
+        ),
+        "robustness-out-empty": (["robustness", "anisotropy", "--out", ""], "must not be empty"),
+        "robustness-fields-empty": (
+            ["robustness", "anisotropy", "--fields", ""],
+            "must not be empty",
+        ),
+        "robustness-fields-empty-name": (
+            ["robustness", "anisotropy", "--fields", "d,,n_samples"],
+            "holds an empty name",
+        ),
+        "report-robustness-empty": (
+            ["report", "run_other", "--robustness", ""],
+            "must not be empty",
+        ),
+        "reproduce-robustness-empty": (["reproduce", "--robustness", " "], "must not be empty"),
+        "rejudge-robustness-empty": (["rejudge", "run_other", "--robustness", ""], "empty"),
+        "diagnose-out-empty": (["diagnose", MODEL, "--out", ""], "must not be empty"),
+        "diagnose-data-empty": (["diagnose", MODEL, "--data", ""], "must not be empty"),
+        "diagnose-compare-inits-empty-name": (
+            ["diagnose", MODEL, "--compare-inits", "he,"],
+            "holds an empty name",
+        ),
+        "sweep-out-empty": (["sweep", "anisotropy", "--grid", "d=4", "--out", ""], "empty"),
+        "export-units-empty": (
+            ["export", "--tensorboard", "tb", "--units", "", "run_other"],
+            "must not be empty",
+        ),
+        "export-units-empty-name": (
+            ["export", "--tensorboard", "tb", "--units", ",", "run_other"],
+            "holds an empty name",
+        ),
+        "bench-workloads-empty-name": (["bench", "--workloads", "w1,,w2"], "holds an empty name"),
+    }
+)
+
+COMMANDS = (
+    "list",
+    "run",
+    "reproduce",
+    "report",
+    "rejudge",
+    "sweep",
+    "robustness",
+    "bench",
+    "theory",
+    "diagnose",
+    "export",
+)
 
 
 def test_every_command_is_covered():
@@ -565,3 +744,20 @@ def test_ray_address_nothing_listens_at_is_refused_before_ray_init(
         out, err = capsys.readouterr()
         assert err.count("\n") == 1 and message in err and out == "", err
         assert _tree_digest(in_workspace) == before
+
+
+def test_a_model_calling_os_exit_is_a_failed_probe_not_a_silent_success(workspace):
+    """Run in a child process: were ``os._exit`` not intercepted, it would end the test run."""
+    work, modules = workspace
+    before = _tree_digest(work)
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(modules), *sys.path])}
+    child = subprocess.run(
+        [sys.executable, "-m", "relulab", "diagnose", "r6_factories:exits_at_once"],
+        cwd=work,
+        env={**environment, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert child.returncode == 2, child.stderr
+    assert child.stderr.count("\n") == 1 and "called os._exit(0)" in child.stderr
+    assert _tree_digest(work) == before

@@ -90,7 +90,7 @@ def test_diagnose_rewrites_its_own_report_but_never_another_directory(tmp_path, 
     (run / "runs.sqlite").write_bytes(b"")
     capsys.readouterr()
     assert _diagnose(run) == 2
-    assert "holds no relulab diagnose report" in capsys.readouterr().err
+    assert "holds a relulab run, not a diagnose report" in capsys.readouterr().err
     assert (run / "report.html").read_text() == "the run's report"
     assert sorted(p.name for p in run.iterdir()) == ["report.html", "runs.sqlite"]
 

@@ -8,7 +8,14 @@ import argparse
 
 from rich.table import Table
 
-from relulab.cli.common import UsageError, apply_threads, bounded_int, console, thread_count
+from relulab.cli.common import (
+    UsageError,
+    apply_threads,
+    bounded_int,
+    console,
+    name_list,
+    thread_count,
+)
 
 __all__ = ["SUITES", "add_parser", "command"]
 
@@ -111,7 +118,7 @@ def _remedies(args: argparse.Namespace) -> int:
     from relulab.bench.remedies import FULL, QUICK, remedies_markdown, run_remedies
     from relulab.files import check_output_file, write_atomic
 
-    names = [name.strip() for name in (args.cases or "").split(",") if name.strip()]
+    names = name_list(args.cases, "--cases") or []
     unknown = [name for name in names if name not in _case_names()]
     if unknown:
         raise UsageError(
@@ -145,7 +152,7 @@ def _engine(args: argparse.Namespace) -> int:
     from relulab.files import check_output_file
     from relulab.runner import resolve_device
 
-    names = [name.strip().lower() for name in args.workloads.split(",") if name.strip()]
+    names = [name.lower() for name in name_list(args.workloads, "--workloads") or []]
     unknown = [name for name in names if name not in WORKLOADS]
     if unknown or not names:
         raise UsageError(

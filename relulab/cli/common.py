@@ -25,6 +25,7 @@ __all__ = [
     "STANDING_STYLES",
     "VERDICT_STYLES",
     "UsageError",
+    "name_list",
     "add_executor_options",
     "add_run_options",
     "apply_threads",
@@ -60,11 +61,37 @@ class UsageError(Exception):
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr (no usage dump) and exit code 2."""
+    """argparse, but a usage error is one line on stderr (no usage dump) and exit code 2, and
+    an empty (or blank) value is an error for every argument: no path, name or list of relulab
+    means "the default" or "the working directory" when given as ``''``."""
 
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"relulab: error: {message}\n")
         raise SystemExit(EXIT_USAGE)
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        passed_on = action.nargs in (argparse.PARSER, argparse.REMAINDER)  # a sub-command's
+        if not arg_string.strip() and not passed_on:
+            raise argparse.ArgumentError(action, "must not be empty")
+        return super()._get_value(action, arg_string)
+
+
+def name_list(text: str | None, label: str) -> list[str] | None:
+    """The names of a comma-separated option (``--fields a,b``); ``None`` when not given.
+
+    Raises:
+        UsageError: an empty list or an empty name in it (``','``, ``'a,,b'``).
+
+    Example:
+        >>> name_list(" a, b ", "--fields"), name_list(None, "--fields")
+        (['a', 'b'], None)
+    """
+    if text is None:
+        return None
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise UsageError(f"{label} {text!r} holds an empty name; give comma-separated names")
+    return names
 
 
 def positive_int(text: str) -> int:

@@ -15,24 +15,33 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 import torch
 
-from relulab.cli.common import UsageError, bounded_int, console, positive_int, seed_int
+from relulab.cli.common import (
+    UsageError,
+    bounded_int,
+    console,
+    name_list,
+    positive_int,
+    seed_int,
+)
 from relulab.cli.diagnose_tables import PRINTERS, markdown_table
 from relulab.errors import describe_error
 from relulab.files import check_output_dir, write_atomic
 from relulab.progress import LINE_INTERVAL_S, StepLines, format_seconds, stderr_is_terminal
 from relulab.progress import write_line as _write_line
-from relulab.runner import DirectoryInUseError, check_not_in_use, is_scaffolding, locked
+from relulab.runner import DirectoryInUseError, check_not_in_use, locked
+from relulab.runner.rundir import DIAGNOSE_MARKER, check_holds
 
 if TYPE_CHECKING:
     from relulab.probe.diagnose import Diagnosis
@@ -47,7 +56,6 @@ __all__ = [
     "markdown_table",
 ]
 
-DIAGNOSE_MARKER = ".relulab-diagnose"  # marks a directory as a diagnose report's: rewritable
 MAX_SAMPLES = 10_000_000
 COMPARED_INITS = ("kaiming_normal", "lecun_normal", "orthogonal", "scale_bias", "lsuv")
 #: The layouts of the printed tables (``--format``).
@@ -210,17 +218,9 @@ def _check_out(text: str) -> Path:
         out = check_output_dir(text)
         if out.is_dir():
             check_not_in_use(out)
+        check_holds(out, "diagnose report")
     except (ValueError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
-    if (
-        out.is_dir()
-        and not (out / DIAGNOSE_MARKER).is_file()
-        and any(not is_scaffolding(child.name) for child in out.iterdir())
-    ):
-        raise UsageError(
-            f"--out {out} is not empty and holds no relulab diagnose report; "
-            "choose another directory"
-        )
     return out
 
 
@@ -290,11 +290,22 @@ class _UserCodeStoppedError(Exception):
     """The user's model (or its module) called ``sys.exit`` or raised ``KeyboardInterrupt``."""
 
 
+class _ProcessExitRequest(BaseException):
+    """``os._exit(status)`` called by the model's code (a ``BaseException``, so that the model's
+    own ``except Exception`` does not swallow it)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
 @contextlib.contextmanager
 def _user_code() -> Iterator[None]:
-    """Run the user's model: a ``SystemExit`` it raises, or a ``KeyboardInterrupt`` it raises
-    itself (not one from Ctrl-C, which still interrupts), fails the probe like any other error
-    instead of ending relulab silently."""
+    """Run the user's model: a ``SystemExit`` it raises, an ``os._exit`` it calls, or a
+    ``KeyboardInterrupt`` it raises itself (not one from Ctrl-C, which still interrupts), fails
+    the probe like any other error instead of ending relulab silently. The model still runs in
+    this process: a signal it sends itself, a crash or an exit from compiled code ends relulab
+    (docs/probe.md says so)."""
     interrupted = False
     main = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGINT) if main else None
@@ -304,10 +315,16 @@ def _user_code() -> Iterator[None]:
         interrupted = True
         raise KeyboardInterrupt
 
+    def exit_at_once(status: int) -> NoReturn:
+        raise _ProcessExitRequest(status)
+
     if main:
         signal.signal(signal.SIGINT, on_ctrl_c)
+    real_exit, os._exit = os._exit, exit_at_once  # type: ignore[assignment]
     try:
         yield
+    except _ProcessExitRequest as stop:
+        raise _UserCodeStoppedError(f"the model's code called os._exit({stop.status})") from None
     except SystemExit as stop:
         raise _UserCodeStoppedError(f"the model's code called sys.exit({stop.code!r})") from None
     except KeyboardInterrupt:
@@ -315,6 +332,7 @@ def _user_code() -> Iterator[None]:
             raise
         raise _UserCodeStoppedError("the model's code raised KeyboardInterrupt") from None
     finally:
+        os._exit = real_exit
         if main:
             signal.signal(signal.SIGINT, previous)
 
@@ -406,11 +424,41 @@ def _probe(
     return found, data, source
 
 
-def command(args: argparse.Namespace) -> int:
-    from relulab.probe.diagnose import comparison_table, key_metrics
+def _write_report(
+    out: Path,
+    model: str,
+    found: Diagnosis,
+    tables: dict[str, Any],
+    data: object,
+    source: str,
+) -> Path:
     from relulab.report import write_diagnose_report
 
-    inits = (args.compare_inits or args.init).split(",")
+    write_atomic(out / DIAGNOSE_MARKER, "written by relulab diagnose\n")
+    frame = found.frame
+    frame.insert(1, "mode", found.mode)
+    write_atomic(out / "probe.csv", frame.to_csv(index=False))
+    return write_diagnose_report(
+        out,
+        model,
+        found.inits,
+        _data_shape(data),
+        tables,
+        found.names,
+        mode=found.mode,
+        skipped=found.skipped,
+        calls=found.calls,
+        notes=found.notes,
+        data_source=source,
+        flags=found.flags,
+        advice=found.advice,
+    )
+
+
+def command(args: argparse.Namespace) -> int:
+    from relulab.probe.diagnose import comparison_table, key_metrics
+
+    inits = name_list(args.compare_inits, "--compare-inits") or name_list(args.init, "--init")
     unknown = [name for name in inits if name != "default" and name not in _init_names()]
     if unknown:
         raise UsageError(
@@ -421,29 +469,15 @@ def command(args: argparse.Namespace) -> int:
     terminal = console()
     layout = args.format or ("table" if terminal.is_terminal else "markdown")
     lines = DiagnoseLines(args.model, len(inits), not (args.quiet or stderr_is_terminal()))
-    found, data, source = _probe(args, inits, shape, lines)
-    tables = {metric: comparison_table(found.frame, metric) for metric in key_metrics(found.frame)}
     try:
-        with locked(out):  # one writer: a second diagnose into --out is refused, not lost
-            write_atomic(out / DIAGNOSE_MARKER, "written by relulab diagnose\n")
-            frame = found.frame
-            frame.insert(1, "mode", found.mode)
-            write_atomic(out / "probe.csv", frame.to_csv(index=False))
-            report = write_diagnose_report(
-                out,
-                args.model,
-                found.inits,
-                _data_shape(data),
-                tables,
-                found.names,
-                mode=found.mode,
-                skipped=found.skipped,
-                calls=found.calls,
-                notes=found.notes,
-                data_source=source,
-                flags=found.flags,
-                advice=found.advice,
-            )
+        # one writer from the first probe to the last byte: a second diagnose into --out is
+        # refused at once, never silently replaced (a refused probe removes what the lock made)
+        with locked(out):
+            found, data, source = _probe(args, inits, shape, lines)
+            tables = {
+                metric: comparison_table(found.frame, metric) for metric in key_metrics(found.frame)
+            }
+            report = _write_report(out, args.model, found, tables, data, source)
     except DirectoryInUseError as error:
         raise UsageError(str(error)) from None
     lines.stage(f"report written to {report}")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from relulab.cli.common import UsageError, console, positive_int
-from relulab.files import OutputPathError, check_output_dir
-from relulab.runner import DirectoryInUseError
-from relulab.runner.rundir import check_not_in_use
+from relulab.cli.common import UsageError, console, name_list, positive_int
+from relulab.files import OutputPathError, check_no_links_inside, check_output_dir
+from relulab.runner import DirectoryInUseError, locked
+from relulab.runner.rundir import check_not_in_use, directory_holds
 from relulab.store import STORE_FILENAME, StoreError
 
 __all__ = ["add_parser", "command"]
@@ -58,8 +58,26 @@ def _run_dirs(directory: Path) -> list[tuple[Path, str]]:
     return [(run, run.name) for run in runs]
 
 
+def _export_runs(
+    runs: list[tuple[Path, str]], logdir: Path, units: list[str] | None, args: argparse.Namespace
+) -> None:
+    from relulab.report.tensorboard import export_tensorboard
+
+    terminal = console()
+    for run_dir, sub in runs:
+        exported = export_tensorboard(
+            run_dir, logdir / sub, units, args.max_networks, "--tensorboard"
+        )
+        if not args.quiet:
+            for unit in exported:
+                terminal.print(
+                    f"{run_dir.name}/{unit.unit}: {unit.written} of {unit.networks} networks, "
+                    f"curves {', '.join(unit.curves) or '(none)'}, {unit.records} records each"
+                )
+
+
 def command(args: argparse.Namespace) -> int:
-    from relulab.report.tensorboard import export_tensorboard, summary_writer_class
+    from relulab.report.tensorboard import summary_writer_class
 
     try:
         summary_writer_class()
@@ -69,24 +87,23 @@ def command(args: argparse.Namespace) -> int:
         logdir = check_output_dir(args.tensorboard, "--tensorboard")
         if logdir.exists() and not logdir.is_dir():
             raise UsageError(f"--tensorboard {logdir} exists and is not a directory")
+        holds = directory_holds(logdir)
+        if holds not in (None, "other files"):  # TensorBoard's own logs are welcome
+            raise UsageError(
+                f"--tensorboard {logdir} holds a relulab {holds}; choose another directory"
+            )
         runs = _run_dirs(Path(args.run_dir))
+        check_no_links_inside(logdir, [logdir / sub for _, sub in runs if sub], "--tensorboard")
         for run_dir, _ in runs:
             check_not_in_use(run_dir)  # a run still being written exports a partial store
     except (OutputPathError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
-    units = [u.strip() for u in args.units.split(",") if u.strip()] if args.units else None
-    terminal = console()
-    for run_dir, sub in runs:
-        try:
-            exported = export_tensorboard(run_dir, logdir / sub, units, args.max_networks)
-        except (StoreError, KeyError) as error:
-            raise UsageError(str(error).strip("'\"")) from None
-        if not args.quiet:
-            for unit in exported:
-                terminal.print(
-                    f"{run_dir.name}/{unit.unit}: {unit.written} of {unit.networks} networks, "
-                    f"curves {', '.join(unit.curves) or '(none)'}, {unit.records} records each"
-                )
+    units = name_list(args.units, "--units")
+    try:
+        with locked(logdir):  # one writer from the first event file to the last
+            _export_runs(runs, logdir, units, args)
+    except (StoreError, KeyError, OutputPathError, DirectoryInUseError) as error:
+        raise UsageError(str(error).strip("'\"")) from None
     if not args.quiet:
-        terminal.print(f"tensorboard --logdir {logdir}")
+        console().print(f"tensorboard --logdir {logdir}")
     return 0

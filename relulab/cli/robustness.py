@@ -17,6 +17,7 @@ from relulab.cli.common import (
     apply_threads,
     console,
     executor_from,
+    name_list,
 )
 from relulab.records.robustness import RobustnessRecord
 from relulab.report.robustness import STANDING_VERDICT
@@ -89,7 +90,7 @@ def _print_claims(record: RobustnessRecord) -> None:
 
 def command(args: argparse.Namespace) -> int:
     out = args.out or Path("runs") / f"robustness-{args.experiment}-{args.preset}"
-    fields = [f.strip() for f in args.fields.split(",") if f.strip()] if args.fields else None
+    fields = name_list(args.fields, "--fields")
     try:
         # validate every reading before anything is written or an executor is started
         variants = single_variants(args.experiment, args.preset, fields)

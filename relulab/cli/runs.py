@@ -27,6 +27,7 @@ from relulab.cli.common import (
     apply_threads,
     console,
     executor_from,
+    name_list,
 )
 from relulab.experiments import REGISTRY
 from relulab.files import check_output_dir, write_atomic
@@ -252,7 +253,7 @@ def _command_run(args: argparse.Namespace) -> int:
 def _selected_experiments(only: str | None) -> list[str]:
     if only is None:
         return list(REGISTRY)
-    names = [name.strip() for name in only.split(",") if name.strip()]
+    names = name_list(only, "--only") or []
     unknown = [name for name in names if name not in REGISTRY]
     if unknown or not names:
         raise UsageError(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from relulab.files import check_no_links_inside
 from relulab.store import STORE_FILENAME, RunStore
 
 __all__ = ["ExportedUnit", "export_tensorboard", "safe_component", "summary_writer_class"]
@@ -79,11 +80,22 @@ def _run_name(index: int, condition: dict[str, Any], keys: Sequence[str]) -> str
     return f"{index:04d}_{label}" if label else f"{index:04d}"
 
 
+def _check_no_links(logdir: Path, units: Sequence[str], label: str) -> None:
+    """No symbolic link where a network's event files go (``logdir/UNIT/RUN``), checked before
+    the first file is written: SummaryWriter would write through it, outside ``logdir``."""
+    unit_dirs = [logdir / safe_component(name) for name in units]
+    check_no_links_inside(logdir, unit_dirs, label)
+    for unit_dir in unit_dirs:
+        children = list(unit_dir.iterdir()) if unit_dir.is_dir() else []
+        check_no_links_inside(logdir, children, label)
+
+
 def export_tensorboard(
     run_dir: str | Path,
     logdir: str | Path,
     units: Sequence[str] | None = None,
     max_networks: int | None = None,
+    label: str = "logdir",
 ) -> list[ExportedUnit]:
     """Write the recorded curves of the run in ``run_dir`` as TensorBoard event files.
 
@@ -92,6 +104,7 @@ def export_tensorboard(
         logdir: where to write; one sub-directory per unit, one per network inside it.
         units: the units to export (default: every finished unit).
         max_networks: at most this many networks per unit, the first ones (default: all).
+        label: how the user named ``logdir``, for messages.
 
     Returns:
         One :class:`ExportedUnit` per unit exported.
@@ -100,6 +113,7 @@ def export_tensorboard(
         ImportError: the ``tensorboard`` package is not installed.
         StoreError: ``run_dir`` holds no readable run store.
         KeyError: a unit named in ``units`` is not in the store.
+        OutputPathError: a symbolic link inside ``logdir`` where event files would go.
     """
     writer_class = summary_writer_class()
     logdir = Path(logdir)
@@ -110,6 +124,8 @@ def export_tensorboard(
         for name in units or names:
             if name not in names:
                 raise KeyError(f"unit {name!r} is not in {run_dir}; units: {', '.join(names)}")
+        _check_no_links(logdir, units or names, label)
+        for name in units or names:
             result = store.unit(name)
             count = min(max_networks or result.n_networks, result.n_networks)
             steps = [int(step) for step in result.steps]

@@ -51,6 +51,7 @@ from relulab.records.robustness import (
 from relulab.records.sweep import SweepPointRecord, SweepRecord
 from relulab.report.robustness import write_robustness_page
 from relulab.runner.outputs import judge_reading, read_summary, rejudge
+from relulab.runner.rundir import locked
 from relulab.runner.sweep import (
     PreparedSweep,
     SweepPoint,
@@ -182,7 +183,7 @@ def prepare_robustness(
         ``DirectoryInUseError``, as :func:`relulab.runner.sweep.prepare_sweep` does.
     """
     out = check_output_dir(out_dir)
-    _check_sweep_dir(out, name)
+    _check_sweep_dir(out, name, preset, fixed, kind="robustness run")
     keys = list(dict.fromkeys(field for v in variants for field in v.fields))
     fixed_keys = {item.partition("=")[0].strip() for item in fixed}
     both = [key for key in keys if key in fixed_keys]
@@ -341,11 +342,12 @@ def run_robustness(
     """
     common = (fixed, seed, device, out_dir, executor, quiet, allow_dirty)
     singles = single_variants(name, preset, fields)
-    record = _run_readings(name, preset, singles, *common)
-    flipped = flipping_fields(record)
-    if pairs and len(flipped) >= 2:
-        both = [*singles, *pair_variants(name, preset, flipped)]
-        record = _run_readings(name, preset, both, *common)
+    with locked(Path(out_dir)):  # one writer from the first reading to robustness.json
+        record = _run_readings(name, preset, singles, *common)
+        flipped = flipping_fields(record)
+        if pairs and len(flipped) >= 2:
+            both = [*singles, *pair_variants(name, preset, flipped)]
+            record = _run_readings(name, preset, both, *common)
     return record
 
 

@@ -6,7 +6,10 @@ killed process left, its units' checkpoints) does not make a directory foreign. 
 process writes a run directory it holds an exclusive lock (:func:`locked`): ``fcntl.flock`` on
 ``.relulab.lock``, which holds the writer's PID. A second writer is refused at once with that
 PID. The kernel drops the lock when its holder dies, however it dies, so a lock file left by a
-killed process never blocks. (Where ``fcntl`` does not exist — Windows — directories are not
+killed process never blocks. A process may nest :func:`locked` on a directory it holds (a
+robustness run holds its directory from the first reading to ``robustness.json``, and each of
+its sweeps locks it again): the inner call is a no-op, and :func:`check_not_in_use` does not
+refuse the holder itself. (Where ``fcntl`` does not exist — Windows — directories are not
 locked.)
 """
 
@@ -21,7 +24,8 @@ from typing import Any
 
 from relulab.engine.checkpoint import CHECKPOINT_DIRNAME
 from relulab.files import TEMP_PREFIX
-from relulab.store import STORE_FILENAME, RunStore
+from relulab.records.robustness import ROBUSTNESS_FILENAME
+from relulab.store import STORE_FILENAME, SWEEP_FILENAME, RunStore, StoreError, read_sweep_record
 
 try:
     import fcntl
@@ -29,15 +33,20 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
 __all__ = [
+    "DIAGNOSE_MARKER",
     "LOCK_FILENAME",
     "DirectoryInUseError",
     "check_not_in_use",
     "check_run_dir",
+    "check_holds",
+    "directory_holds",
     "is_scaffolding",
     "locked",
 ]
 
 LOCK_FILENAME = ".relulab.lock"
+_HELD: set[Path] = set()  # the directories this process holds the lock of (for nesting)
+DIAGNOSE_MARKER = ".relulab-diagnose"  # marks a directory as a diagnose report's: rewritable
 
 
 class DirectoryInUseError(RuntimeError):
@@ -80,7 +89,7 @@ def check_not_in_use(directory: Path) -> None:
     lock path is not a plain file; writes nothing (a missing lock file is not created)."""
     lock_path = directory / LOCK_FILENAME
     _check_lock_entry(directory, lock_path)
-    if fcntl is None:
+    if fcntl is None or directory.resolve() in _HELD:  # no locks; or the holder is us
         return
     try:
         handle = os.open(lock_path, os.O_RDONLY)
@@ -97,8 +106,46 @@ def check_not_in_use(directory: Path) -> None:
 @contextlib.contextmanager
 def locked(directory: Path) -> Iterator[None]:
     """Hold ``directory``'s exclusive lock (creating the directory); :class:`DirectoryInUseError` if
-    a live process holds it. The lock file is removed on release."""
+    a live process holds it. The lock file is removed on release, and so are the directories
+    the lock created if nothing else was written into them (a command refused after taking
+    its lock leaves no trace)."""
+    created = _missing_ancestors(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    key = directory.resolve()
+    if key in _HELD:  # this process holds it already (a robustness run's sweep): nested
+        yield
+        return
+    try:
+        with _hold(directory):
+            _HELD.add(key)
+            try:
+                yield
+            finally:
+                _HELD.discard(key)
+    finally:
+        _remove_if_empty(created)
+
+
+def _missing_ancestors(directory: Path) -> list[Path]:
+    """``directory`` and those of its parents that do not exist yet, deepest first."""
+    missing = []
+    current = directory
+    while not os.path.lexists(current) and current.parent != current:
+        missing.append(current)
+        current = current.parent
+    return missing
+
+
+def _remove_if_empty(directories: list[Path]) -> None:
+    for directory in directories:  # deepest first; stops at the first that holds something
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+
+
+@contextlib.contextmanager
+def _hold(directory: Path) -> Iterator[None]:
     if fcntl is None:
         yield
         return
@@ -128,17 +175,75 @@ def locked(directory: Path) -> Iterator[None]:
         os.close(handle)
 
 
+def directory_holds(directory: Path) -> str | None:
+    """What a directory a command is about to write already holds, by the file that marks each
+    kind: ``"robustness run"`` (``robustness.json``, or a ``sweep.json`` with a ``preset``
+    reading — what an interrupted ``relulab robustness`` leaves; a plain sweep's points are
+    always named ``key=value``), ``"sweep"`` (``sweep.json``), ``"run"`` (``runs.sqlite``),
+    ``"diagnose report"`` (a diagnose report's marker), ``"other files"`` (anything else), or
+    ``None`` (absent, or holding only relulab's scaffolding).
+
+    Args:
+        directory: the directory (it may not exist).
+
+    Returns:
+        The kind, as above.
+
+    Example:
+        >>> directory_holds(Path("no/such/directory")) is None
+        True
+    """
+    if not directory.is_dir():
+        return None
+    if os.path.lexists(directory / ROBUSTNESS_FILENAME):
+        return "robustness run"
+    if os.path.lexists(directory / SWEEP_FILENAME):
+        with contextlib.suppress(StoreError):
+            if any(point.name == "preset" for point in read_sweep_record(directory).points):
+                return "robustness run"
+        return "sweep"
+    if os.path.lexists(directory / STORE_FILENAME):
+        return "run"
+    if os.path.lexists(directory / DIAGNOSE_MARKER):
+        return "diagnose report"
+    if any(not is_scaffolding(child.name) for child in directory.iterdir()):
+        return "other files"
+    return None
+
+
+def check_holds(directory: Path, kind: str, label: str = "--out") -> bool:
+    """Refuse a directory that holds something other than ``kind`` (:func:`directory_holds`);
+    writes nothing.
+
+    Args:
+        directory: the directory a command is about to write.
+        kind: what the command writes (``"run"``, ``"sweep"``, ``"robustness run"``,
+            ``"diagnose report"``).
+        label: how the user named it.
+
+    Returns:
+        Whether it already holds a ``kind`` (to be checked for the same config by the caller).
+
+    Raises:
+        ValueError: it holds another kind, or files relulab did not write.
+    """
+    holds = directory_holds(directory)
+    if holds is None:
+        return False
+    if holds == kind:
+        return True
+    if holds == "other files":
+        raise ValueError(
+            f"{label} {directory} is not empty and holds no relulab {kind}; "
+            "choose another directory"
+        )
+    raise ValueError(f"{label} {directory} holds a relulab {holds}, not a {kind}; choose another")
+
+
 def check_run_dir(out_dir: Path, experiment: str, preset: str, config: dict[str, Any]) -> None:
     """Refuse a path that is a file, a non-empty foreign directory, or a store holding finished
     units of a different run; writes nothing (whether it is in use: :func:`check_not_in_use`)."""
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"--out {out_dir} exists and is not a directory")
-    if not out_dir.is_dir():
-        return
-    store_path = out_dir / STORE_FILENAME
-    if os.path.lexists(store_path):
-        RunStore.check_resumable(store_path, experiment, preset, config)
-    elif any(not is_scaffolding(child.name) for child in out_dir.iterdir()):
-        raise ValueError(
-            f"--out {out_dir} is not empty and holds no relulab run; choose another directory"
-        )
+    if check_holds(out_dir, "run"):
+        RunStore.check_resumable(out_dir / STORE_FILENAME, experiment, preset, config)

@@ -12,14 +12,16 @@ tuple-valued field: ``--grid widths="30,100;300,1000"`` is two points). Each val
 checked exactly as ``--set key=value`` is, point by point, before anything is written; the
 point's directory is named after its parsed settings (``d=4,lr=0.1``), so the same grid always
 maps to the same directories and a re-run resumes. A ``DIR`` holding a sweep of the same
-experiment may be re-used with a wider grid: finished points are kept.
+experiment, preset and ``--set`` may be re-used with a wider grid: finished points are kept. A
+``DIR`` holding anything else — a robustness run, a run, a diagnose report, a sweep of another
+request whose points the new record would orphan — is refused before anything is written.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +44,7 @@ from relulab.runner.execute import (
     prepare_run,
     rebuild_outputs,
 )
-from relulab.runner.rundir import check_not_in_use, is_scaffolding, locked
+from relulab.runner.rundir import check_holds, check_not_in_use, locked
 from relulab.store import SWEEP_FILENAME, StoreError, read_sweep_record
 
 __all__ = [
@@ -134,26 +136,52 @@ def point_name(settings: dict[str, Any]) -> str:
     return ",".join(f"{key}={_name_part(value)}" for key, value in settings.items())
 
 
-def _check_sweep_dir(out: Path, experiment: str) -> None:
-    """``out`` is absent, empty, or a sweep of ``experiment``; and no live process writes it."""
+def _check_sweep_dir(
+    out: Path,
+    experiment: str,
+    preset: str,
+    fixed: Sequence[str],
+    grid: dict[str, list[str]] | None = None,
+    kind: str = "sweep",
+) -> None:
+    """``out`` is absent, empty, or a ``kind`` (``"sweep"`` or ``"robustness run"``) of the same
+    experiment, preset, ``--set`` overrides and (for a sweep) grid — resuming it rewrites its
+    record, so another request would orphan its points; and no live process writes it."""
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} exists and is not a directory")
     if not out.is_dir():
         return
     check_not_in_use(out)
-    if (out / SWEEP_FILENAME).is_file():
-        try:
-            stored = read_sweep_record(out).experiment
-        except StoreError as error:
-            raise ValueError(f"--out {out}: {error}") from None
-        if stored != experiment:
-            raise ValueError(
-                f"--out {out} holds a sweep of {stored!r}, not {experiment!r}; choose another"
-            )
-    elif any(not is_scaffolding(child.name) for child in out.iterdir()):
+    if not check_holds(out, kind) or not (out / SWEEP_FILENAME).is_file():
+        return
+    try:
+        stored = read_sweep_record(out)
+    except StoreError as error:
+        raise ValueError(f"--out {out}: {error}") from None
+    if stored.experiment != experiment:
         raise ValueError(
-            f"--out {out} is not empty and holds no relulab sweep; choose another directory"
+            f"--out {out} holds a {kind} of {stored.experiment!r}, not {experiment!r}; "
+            "choose another"
         )
+    asked = {"preset": preset or stored.preset, "--set": sorted(fixed)}
+    held = {"preset": stored.preset or preset, "--set": sorted(stored.fixed)}  # '': not recorded
+    differs = [key for key in asked if asked[key] != held[key]]
+    if grid is not None and not _widens(grid, stored.grid):
+        asked["--grid"], held["--grid"] = grid, dict(stored.grid)
+        differs.append("--grid")
+    if differs:
+        key = differs[0]
+        raise ValueError(
+            f"--out {out} holds a {kind} of {experiment} with {key} {held[key]}, not "
+            f"{asked[key]}; re-run with the same request (a sweep's grid may only widen) to "
+            "resume it, or choose another directory"
+        )
+
+
+def _widens(grid: dict[str, list[str]], stored: Mapping[str, list[str]]) -> bool:
+    """Whether ``grid`` keeps every point of the ``stored`` grid (same keys, no value dropped),
+    so re-using the directory orphans none of its points."""
+    return list(grid) == list(stored) and all(set(stored[k]) <= set(grid[k]) for k in grid)
 
 
 def prepare_sweep(
@@ -200,7 +228,7 @@ def prepare_sweep(
     if size > MAX_POINTS:
         raise ConfigError(f"the grid has {size} points; at most {MAX_POINTS} are allowed")
     out = check_output_dir(out_dir)
-    _check_sweep_dir(out, name)
+    _check_sweep_dir(out, name, preset, fixed, grid)
     point_overrides = [
         [f"{key}={value}" for key, value in zip(grid, values, strict=True)]
         for values in itertools.product(*grid.values())
