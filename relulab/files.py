@@ -26,6 +26,7 @@ __all__ = [
     "check_output_dir",
     "check_no_links_inside",
     "check_output_file",
+    "check_path_name",
     "fsync_directory",
     "remove_temporaries",
     "replacing",
@@ -61,7 +62,24 @@ def _probe_writable(directory: Path, label: str, path: Path) -> None:
     os.unlink(name)
 
 
-def _check_names(path: str | Path, label: str) -> None:
+def check_path_name(path: str | Path, label: str) -> None:
+    """Refuse a path that is empty (or blank), holds a NUL or has a component over 255 bytes —
+    the name alone, nothing on disk is looked at. An empty string would otherwise mean the
+    working directory, silently.
+
+    Args:
+        path: the path as given.
+        label: how the user named it, for the message (``--out``, ``log_dir``).
+
+    Raises:
+        OutputPathError: a ``ValueError``.
+
+    Example:
+        >>> check_path_name("", "log_dir")
+        Traceback (most recent call last):
+            ...
+        relulab.files.OutputPathError: log_dir must not be empty
+    """
     text = os.fspath(path)
     if not text.strip():
         raise OutputPathError(f"{label} must not be empty")
@@ -86,7 +104,7 @@ def check_output_dir(path: str | Path, label: str = "--out") -> Path:
         >>> check_output_dir("/proc/runs")  # doctest: +SKIP
         OutputPathError: --out /proc/runs: cannot write in /proc (No such file or directory)
     """
-    _check_names(path, label)
+    check_path_name(path, label)
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise OutputPathError(f"{label} {path} exists and is not a directory")
@@ -110,7 +128,7 @@ def check_output_file(
     Returns:
         ``path`` as a :class:`~pathlib.Path`.
     """
-    _check_names(path, label)
+    check_path_name(path, label)
     path = Path(path)
     if suffixes and path.suffix.lower() not in suffixes:
         raise OutputPathError(f"{label} {path} must end in {' or '.join(suffixes)}")

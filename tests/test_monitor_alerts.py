@@ -116,7 +116,9 @@ def test_a_nan_weight_warns_once_with_the_layer_and_step_and_reads_as_nan(thresh
     assert "step 0" in line and "non-finite" in line and "from 3#0" in line
     table = monitor.table(0)
     assert not math.isnan(table.loc["1#0", "dead_fraction"])  # before the NaN: measured
-    assert table.loc["3#0"].isna().all()  # every statistic NaN, none of them healthy
+    bad = table.loc["3#0"]
+    assert bad.drop("non_finite").isna().all()  # every statistic NaN, none of them healthy
+    assert bad["non_finite"] == 1.0 and table.loc["1#0", "non_finite"] == 0.0  # the flag
     (alert,) = [a for a in monitor.alerts if a.statistic == NON_FINITE]
     assert alert.layer == "3#0" and alert.step == 0 and "non-finite" in alert.message()
 
@@ -128,6 +130,7 @@ def test_infinite_inputs_and_effective_rank_are_non_finite_not_an_error():
     monitor = Monitor(model, x, effective_rank=True, thresholds=None, histograms=True)
     with pytest.warns(MonitorWarning, match="non-finite activations"):
         (stats,) = monitor.measure(0).values()
+    assert stats.pop("non_finite") == 1.0
     assert all(math.isnan(value) for value in stats.values())
     assert "effective_rank_centred" in stats and stats.keys() >= {"dead_fraction", "delta"}
 

@@ -8,6 +8,9 @@ layer is affine in :math:`(W, b)`. ``nn.MultiheadAttention``'s ``in_proj`` third
 pre-hook on the attention from its query/key/value inputs, its ``out_proj`` from the attention's
 output. The pass ends (:class:`~relulab.init.data.StopForward`) once the last block is set.
 A block whose output is constant over the data is restored (:class:`ConstantInputWarning`).
+Data without samples or holding NaN or ±inf are refused before anything changes, and a block
+whose output on the data or whose new weight is not finite is restored and the pass refused
+(:mod:`relulab.init.checks`): no scheme leaves NaN or ±inf in a weight.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from relulab.init.checks import check_data, check_finite_values, non_finite_count
 from relulab.init.data import (
     Batch,
     Data,
@@ -136,6 +140,7 @@ class _Session:
         self.done.add(block)
         self.advance()
         saved = self.saved.pop(block)  # held only while the block is being set
+        self._refuse_non_finite_output(block, saved, output)
         divisor = float(self.rule.divisor(block, output))
         second_moment = float(output.square().mean())
         if divisor <= self.constant_tol * second_moment:
@@ -143,10 +148,37 @@ class _Session:
             self._leave_constant(block, divisor, second_moment)
             return None
         new, iterations = self.rule.fit(block, output)
+        self._refuse_non_finite_values(block, saved)
         self.report.append(
             block_report(block, self.rule.scheme, new, iterations, self.notes.get(block))
         )
         return new
+
+    def _refuse_non_finite_output(
+        self, block: WeightBlock, saved: tuple[Tensor, Tensor | None], output: Tensor
+    ) -> None:
+        """A block whose output on the (finite) data is not finite — an earlier layer or the
+        model overflowed — cannot be set: restored, and the pass refused."""
+        bad = non_finite_count(output)
+        if bad:
+            block.restore(saved)
+            raise ValueError(
+                f"{self.rule.scheme}: layer {block.name!r} ({block.kind}) gave {bad} non-finite "
+                f"values (NaN or ±inf) of {output.numel()} on the data, from the freshly drawn "
+                "weights (an earlier layer or the model overflowed): it and the layers after it "
+                "are left as they were, the layers before it are set"
+            )
+
+    def _refuse_non_finite_values(
+        self, block: WeightBlock, saved: tuple[Tensor, Tensor | None]
+    ) -> None:
+        """The block's new weight and bias are finite, or it is restored and refused."""
+        values = {f"{block.name}.weight": block.read(), f"{block.name}.bias": block.bias}
+        try:
+            check_finite_values(self.rule.scheme, values)
+        except ValueError:
+            block.restore(saved)
+            raise
 
     def _leave_constant(self, block: WeightBlock, divisor: float, second_moment: float) -> None:
         detail = (
@@ -299,6 +331,7 @@ def calibrate(
     """
     blocks, left = select_blocks(model, options.include, options.exclude)
     batch = gather_batches(data, options.max_batches, options.get_input)
+    check_data(batch, rule.scheme)
     notes = prepare(blocks)
     session = _Session(blocks, rule, generator, options.constant_tol, notes)
     with (

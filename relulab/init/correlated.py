@@ -26,6 +26,7 @@ import warnings
 import torch
 from torch import Tensor
 
+from relulab.init.checks import check_fan_in, check_finite_values
 from relulab.theory.correlated import check_row_covariance, covariance_coefficients
 
 __all__ = ["correlate_rows", "correlated_"]
@@ -117,13 +118,15 @@ def correlated_(
     if not (math.isfinite(sigma_b2) and sigma_b2 >= 0):
         raise ValueError(f"sigma_b2 must be a number ≥ 0, got {sigma_b2!r}")
     rows = weight.shape[0]
-    fan_in = weight[0].numel()
+    fan_in = math.prod(weight.shape[1:])
     if k is not None:
         a, b = covariance_coefficients(k, parameterisation, fan_in)
     check_row_covariance(a, b)
     with torch.no_grad():
         g = torch.randn(rows, fan_in, generator=generator, dtype=torch.float64)
-        weight.copy_(correlate_rows(g, sigma_w2, a, b).reshape(weight.shape).to(weight.dtype))
+        drawn = correlate_rows(g, sigma_w2, a, b)
+        check_finite_values("correlated_", {"weight": drawn})
+        weight.copy_(drawn.reshape(weight.shape).to(weight.dtype))
         if bias is not None and sigma_b2 > 0:
             drawn = torch.randn(rows, generator=generator, dtype=torch.float64)
             bias.copy_((drawn * math.sqrt(sigma_b2)).to(bias.dtype))
@@ -138,6 +141,7 @@ def _check_layer(weight: Tensor, bias: object) -> None:
         raise ValueError(
             f"correlated_ needs a weight of at least 2 dimensions (out, in, …), got {shape}"
         )
+    check_fan_in(weight, "correlated_")
     if bias is not None and (
         not isinstance(bias, Tensor) or tuple(bias.shape) != (weight.shape[0],)
     ):

@@ -20,6 +20,10 @@ left of the scheme without a bias: the weights drawn alone, :math:`V \in \mathbb
 R^{n_{out}\times n_{in}}`, the Beta entry then always a weight) or ``"add"`` (a zero bias
 parameter first, then the whole scheme; only a model-level initialiser can add a parameter:
 :func:`~relulab.init.init_model_` with ``bias_free="add"``).
+
+**Refused** (``ValueError``, nothing written): a weight of fan-in 0 (the scale
+:math:`1/\sqrt{n_{in}}` is undefined), and parameters that would make a weight NaN or ±inf
+(:mod:`relulab.init.checks`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import math
 import torch
 from torch import Tensor
 
+from relulab.init.checks import check_fan_in, check_finite_values
 from relulab.init.correlated import correlated_
 from relulab.init.tensor import BIAS_FREE, BiasFree, InitNotApplicableError, fans
 
@@ -79,6 +84,7 @@ def _with_bias(scheme: str, weight: Tensor, bias: Tensor | None, bias_free: str)
     if not isinstance(weight, Tensor) or weight.dim() < 2:
         shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
         raise ValueError(f"{scheme} needs a weight of ≥ 2 dimensions (out, in, …), got {shape}")
+    check_fan_in(weight, scheme)
     if bias is None:
         if bias_free == "error":
             raise InitNotApplicableError(
@@ -102,8 +108,10 @@ def _with_bias(scheme: str, weight: Tensor, bias: Tensor | None, bias_free: str)
 
 
 @torch.no_grad()
-def _assign(weight: Tensor, bias: Tensor | None, matrix: Tensor) -> None:
-    """``[W, b]`` (or ``W`` alone without a bias) from the rows of ``matrix``."""
+def _assign(scheme: str, weight: Tensor, bias: Tensor | None, matrix: Tensor) -> None:
+    """``[W, b]`` (or ``W`` alone without a bias) from the rows of ``matrix``, refused (nothing
+    written) if it holds NaN or ±inf (a NaN or infinite scheme parameter)."""
+    check_finite_values(scheme, {"the weight and bias": matrix})
     columns = matrix if bias is None else matrix[:, :-1]
     weight.copy_(columns.reshape(weight.shape).to(weight.dtype))
     if bias is not None:
@@ -156,7 +164,7 @@ def rai_(
     gaussian = torch.randn(fan_out, columns, generator=generator, dtype=torch.float64)
     scaled = gaussian * (std / math.sqrt(fan_in))
     matrix, _ = rai_matrix(fan_out, columns - 1, scaled, generator, alpha)  # any column
-    _assign(weight, bias, matrix)
+    _assign("rai_", weight, bias, matrix)
     return weight
 
 
@@ -214,5 +222,5 @@ def raai_(
         generator=generator,
     )
     matrix, _ = rai_matrix(fan_out, columns - 1, rows, generator, alpha)
-    _assign(weight, bias, matrix)
+    _assign("raai_", weight, bias, matrix)
     return weight

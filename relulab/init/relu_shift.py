@@ -16,6 +16,7 @@ import math
 
 from torch import Tensor, nn
 
+from relulab.init.checks import check_data, check_finite_values, non_finite_count
 from relulab.init.data import (
     Data,
     StopForward,
@@ -70,6 +71,17 @@ def analytic_relu_shift(
     return pre_activation_std / math.sqrt(2 * math.pi)
 
 
+def _check_input(name: str, z: Tensor) -> None:
+    """Refuse a ReLU−b module whose input on the (finite) data is not finite."""
+    bad = non_finite_count(z)
+    if bad:
+        raise ValueError(
+            f"calibrate_relu_shift_: the input of {name!r} holds {bad} non-finite values (NaN "
+            f"or ±inf) of {z.numel()} on the data (an earlier layer overflowed): its shift and "
+            "the later ones are left as they were"
+        )
+
+
 def calibrate_relu_shift_(model: nn.Module, data: Data) -> InitReport:
     r"""Set every :class:`relulab.nn.ReLUMinusB`'s shift to the per-neuron mean of its ReLU
     output on ``data``, :math:`b_i = \langle \mathrm{ReLU}(z_i)\rangle` over samples (and
@@ -79,6 +91,8 @@ def calibrate_relu_shift_(model: nn.Module, data: Data) -> InitReport:
     call and sets the shift before the module runs, so later modules see centred outputs — as
     if each were calibrated on a pass of its own. The pass stops after the last one; it runs
     in :func:`relulab.init.data.calibration_mode` (dropout off, running statistics restored).
+    Data without samples or holding NaN or ±inf are refused before any shift is set, and a
+    module whose input is not finite is refused (:mod:`relulab.init.checks`).
 
     Args:
         model: an ``nn.Module`` with :class:`~relulab.nn.ReLUMinusB` activations.
@@ -110,7 +124,9 @@ def calibrate_relu_shift_(model: nn.Module, data: Data) -> InitReport:
         if name is None:
             return
         z = inputs[0]
+        _check_input(name, z)
         shift = centring_shift(z, module_sample_dims(z))
+        check_finite_values("relu_shift_calibration", {f"{name}.b": shift})
         module.set_shift(shift)
         report.append(
             LayerReport(name, "ReLUMinusB", "relu_shift_calibration", 0.0, float(shift.mean()))
@@ -119,6 +135,7 @@ def calibrate_relu_shift_(model: nn.Module, data: Data) -> InitReport:
             raise StopForward
 
     batch = gather_batches(data)
+    check_data(batch, "calibrate_relu_shift_")
     hooks = [module.register_forward_pre_hook(calibrate) for _, module in modules]
     try:
         with calibration_mode(model):

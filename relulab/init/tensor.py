@@ -32,7 +32,9 @@ casts instead, so float32 and float64 tensors get the same numbers from the same
 (but not torch's numbers): the registry (:data:`relulab.init.SCHEMES`), and through it the
 engine's batched networks and :func:`~relulab.init.init_model_`, draws that way. ``kaiming_*``
 also take ``gain=`` (keyword only) to give the gain directly; with the gain torch would compute
-the draws are still torch's. Schemes of weight *and* bias — :func:`torch_default_`,
+the draws are still torch's. Unlike torch's, a ``mean``, ``std``, ``a`` or ``gain`` that is
+NaN or ±inf is a ``ValueError`` (torch fills the tensor with NaN or ±inf without a word;
+:mod:`relulab.init.checks`). Schemes of weight *and* bias — :func:`torch_default_`,
 :func:`~relulab.init.rai_`, :func:`~relulab.init.raai_` and :func:`~relulab.init.correlated_` —
 share one convention: ``(weight, bias, *, scheme parameters…, generator=None)``. RAI, RAAI and
 the correlated rows are always drawn in float64.
@@ -76,6 +78,8 @@ from torch.nn.init import (  # noqa: F401
     xavier_uniform_,
     zeros_,
 )
+
+from relulab.init.checks import check_finite_numbers
 
 __all__ = [
     "BIAS_FREE",
@@ -266,6 +270,7 @@ def normal_(
         True
     """
     _check_draw(draw)
+    check_finite_numbers("normal_", mean=mean, std=std)
     if draw == "torch":
         return torch.nn.init.normal_(tensor, mean, std, generator)
     return _fill_normal(tensor, std, generator, mean)
@@ -307,7 +312,7 @@ def torch_default_(
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             torch.nn.init.uniform_(bias, -bound, bound, generator)
         return weight
-    bound = 1 / math.sqrt(fan_in)
+    bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0  # torch's rule for fan-in 0
     _fill_uniform(weight, bound, generator)
     if bias is not None:
         _fill_uniform(bias, bound, generator)
@@ -351,6 +356,7 @@ def kaiming_normal_(
         2.0
     """
     _check_draw(draw)
+    check_finite_numbers("kaiming_normal_", a=a, gain=gain)
     if _is_empty(tensor):
         return tensor
     if draw == "torch" and gain is None:
@@ -396,6 +402,7 @@ def kaiming_uniform_(
         True
     """
     _check_draw(draw)
+    check_finite_numbers("kaiming_uniform_", a=a, gain=gain)
     if _is_empty(tensor):
         return tensor
     if draw == "torch" and gain is None:
@@ -467,6 +474,7 @@ def orthogonal_(
         True
     """
     _check_draw(draw)
+    check_finite_numbers("orthogonal_", gain=gain)
     if draw == "torch":
         return torch.nn.init.orthogonal_(tensor, gain, generator)
     if tensor.dim() < 2:

@@ -15,7 +15,9 @@ pre-activation histograms to the same TensorBoard writer (the trainer's logger, 
 ``log_dir=``) and W&B run as the scalars. The trainer's optimiser is given to the monitor
 (unless ``optimizer=`` or ``learning_rate=`` is), so units that die during training are
 reported with the learning rate then. ``callback.monitor`` holds the monitor (its
-``history``, ``alerts``, ``learning_rates``) once training has started.
+``history``, ``alerts``, ``learning_rates``) once training has started. A bad batch or option
+(a batch of 0 samples, ``log_dir=""``, a misspelt option) is refused when the callback is made,
+not at the start of training.
 
 Example:
     >>> from relulab.probe.callbacks import RelulabLightningCallback    # doctest: +SKIP
@@ -33,7 +35,8 @@ from typing import Any
 
 from torch import nn
 
-from relulab.probe.monitor import Monitor
+from relulab.probe.monitor import Monitor, _check_batch
+from relulab.probe.monitor_config import monitor_config
 
 # both built on first access by the module __getattr__ below
 __all__ = ["RelulabLightningCallback", "RelulabTrainerCallback"]  # noqa: F822
@@ -54,6 +57,8 @@ class _MonitorHolder:
             raise ValueError("give the batch to monitor (with Monitor options), or monitor=")
         if monitor is not None and options:
             raise ValueError(f"options {sorted(options)} go to Monitor; monitor= is already made")
+        if monitor is None:
+            _check_options(batch, every, options)
         self.batch = batch
         self.every = every
         self.options = options
@@ -73,6 +78,16 @@ class _MonitorHolder:
                 options["optimizer"] = optimizer  # the trainer's: its lr at each measurement
             self.monitor = Monitor(model, self.batch, self.every, **options)
         return self.monitor
+
+
+def _check_options(batch: Any, every: int | None, options: dict[str, Any]) -> None:
+    """Refuse a bad batch or option when the callback is made, as :class:`Monitor` would at
+    the start of training (an empty ``log_dir``, a batch of 0 samples, a misspelt option)."""
+    _check_batch(batch)
+    given = {key: value for key, value in options.items() if key != "config"}
+    if every is not None:
+        given["every"] = every
+    monitor_config(options.get("config"), given)
 
 
 def _logger_writer(trainer: Any) -> Any:

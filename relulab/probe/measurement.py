@@ -11,7 +11,10 @@ those of :mod:`relulab.nn.statistics`.
 
 A call whose reductions are not finite (a NaN or an infinity in its input or output, or a sum
 that overflowed) is **non-finite**: every statistic of it is NaN — never the "0 dead, 100 %
-balanced" that comparisons with NaN would give — and :attr:`Measured.non_finite` names it.
+balanced" that comparisons with NaN would give —, its ``non_finite`` flag is 1.0 (0.0 for a
+finite call) and :attr:`Measured.non_finite` names it. A call that no row reached (a batch of 0
+samples, from a nested batch or a ``forward=`` that drops them) is left out and named in
+:attr:`Measured.empty`.
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ STATISTICS = (
     "delta_relative",
     "effective_rank_uncentred",
     "effective_rank_centred",
+    "non_finite",
 )
 
 _RECTIFIER_STATES = ("dead_fraction", "always_on_fraction", "balanced_fraction")
@@ -136,12 +140,15 @@ class Measured:
         non_finite: the layers whose activations or reductions were not finite (their
             statistics are NaN), in call order.
         histograms: with ``histograms=True``, each finite layer's :class:`Histogram`.
+        empty: the layers whose input had no rows (0 samples, or every position padding):
+            left out of ``statistics``, in call order.
     """
 
     statistics: dict[str, dict[str, float]]
     families: dict[str, str]
     non_finite: list[str] = field(default_factory=list)
     histograms: dict[str, Histogram] = field(default_factory=dict)
+    empty: list[str] = field(default_factory=list)
 
 
 def _working(tensor: Tensor) -> Tensor:
@@ -194,6 +201,7 @@ class Recorder(TorchFunctionMode):
         self.mask = None if mask is None else mask.detach().bool()
         self.histograms = histograms
         self.calls: list[_Call] = []
+        self.empty: list[str] = []
         self._stack: list[tuple[nn.Module, _Call | None]] = []
         self._counts: Counter = Counter()
         self._producer: calls.Producer | None = None
@@ -282,6 +290,9 @@ class Recorder(TorchFunctionMode):
             raise ProbeError(f"activation call {name}: {error}") from None
         w, dims = self._rows(_working(z), axis)
         count = math.prod(w.shape[d] for d in dims)
+        if count == 0:  # no sample reached this call: nothing to reduce (amin would raise)
+            self.empty.append(name)
+            return None
         mean, variance = _mean_variance(w, dims)
         call = _Call(name, family, axis, count, w.amin(dim=dims), w.amax(dim=dims), mean, variance)
         if self.histograms and count:
@@ -383,13 +394,17 @@ def _histogram(call: _Call, r: dict[str, Tensor]) -> Histogram:
     )
 
 
-def measured(recorded: list[_Call], effective_rank: bool = False) -> Measured:
-    """Every recorded call's statistics as floats, by layer name, with the layers that were not
-    finite and, where binned, the histograms.
+def measured(
+    recorded: list[_Call], effective_rank: bool = False, empty: list[str] | None = None
+) -> Measured:
+    """Every recorded call's statistics as floats, by layer name — ``non_finite`` 1.0 and every
+    other statistic NaN for a call whose values were not finite, ``non_finite`` 0.0 otherwise —
+    with the layers that were not finite and, where binned, the histograms.
 
     Args:
         recorded: the :attr:`Recorder.calls` of one forward pass.
         effective_rank: whether the calls kept rows for the effective ranks.
+        empty: the :attr:`Recorder.empty` calls of the pass (no rows, not measured).
 
     Returns:
         A :class:`Measured`.
@@ -403,19 +418,21 @@ def measured(recorded: list[_Call], effective_rank: bool = False) -> Measured:
         >>> list(result.statistics), result.families, result.non_finite
         (['1#0'], {'1#0': 'rectifier'}, [])
     """
-    result = Measured({}, {})
+    result = Measured({}, {}, empty=list(empty or ()))
     reductions_by_call, finite_by_call = _on_cpu(recorded)
     for call, reductions, finite in zip(recorded, reductions_by_call, finite_by_call, strict=True):
         result.families[call.name] = call.family
         if not finite:
             result.non_finite.append(call.name)
             result.statistics[call.name] = _non_finite_statistics(call, effective_rank)
+            result.statistics[call.name]["non_finite"] = 1.0
             continue
         stats = _call_statistics(call.family, reductions)
         if call.rows is not None:
             rows = call.rows.cpu().double()
             stats["effective_rank_uncentred"] = _effective_rank(rows, centred=False)
             stats["effective_rank_centred"] = _effective_rank(rows, centred=True)
+        stats["non_finite"] = 0.0
         result.statistics[call.name] = stats
         if call.histogram is not None:
             result.histograms[call.name] = _histogram(call, reductions)

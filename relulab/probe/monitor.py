@@ -23,7 +23,11 @@ tokens out, both as in the probe. Every statistic is the function of
 * with ``effective_rank=True``: ``effective_rank_uncentred`` and ``effective_rank_centred``
   of :math:`h` (seed ``004_…`` eq. 1).
 
-A layer whose activations are not finite has every statistic NaN, and is warned about.
+A layer whose activations are not finite (NaN or ±inf) has every statistic NaN and its
+``non_finite`` flag 1.0 (0.0 when finite: a row of the history, a scalar of TensorBoard and
+W&B), and is warned about once, with the layer and the step — never read as healthy. A layer no
+sample reached (a batch of 0 samples) is left out with one warning; a measurement that reached
+no layer is skipped, not raised: a training hook does not stop the training.
 
 **Cost.** Between measurements the model carries no hooks at all and :meth:`Monitor.step` is
 one modulo. A measurement is one ``torch.no_grad`` forward pass over the batch with hooks
@@ -55,7 +59,7 @@ from torch import Tensor, nn
 
 from relulab.nn.run import model_device, to_device
 from relulab.probe.advice import AdviceList, Thresholds
-from relulab.probe.alerts import ADVICE, Alert, Context, MonitorWarning, review
+from relulab.probe.alerts import ADVICE, SHOWN, Alert, Context, MonitorWarning, review
 from relulab.probe.calls import ProbeError, token_mask
 from relulab.probe.core import MODEL_ERRORS, model_run_error, preserved
 from relulab.probe.measurement import STATISTICS, Measured, Recorder, measured
@@ -91,11 +95,13 @@ HISTORY_COLUMNS = ("step", "layer", "statistic", "value")
 
 
 def _tensors(batch: Any) -> list[Tensor]:
+    """Every tensor of ``batch``, nested mappings, tuples and lists included."""
     if isinstance(batch, Tensor):
         return [batch]
-    values = batch.values() if isinstance(batch, Mapping) else batch
-    if isinstance(batch, Mapping | tuple | list):
-        return [value for value in values if isinstance(value, Tensor)]
+    if isinstance(batch, Mapping):
+        batch = list(batch.values())
+    if isinstance(batch, tuple | list):
+        return [tensor for value in batch for tensor in _tensors(value)]
     return []
 
 
@@ -104,8 +110,9 @@ def _check_batch(batch: Any) -> None:
     for tensor in _tensors(batch):
         if tensor.dim() >= 1 and tensor.shape[0] == 0:
             raise ValueError(
-                f"the monitored batch has no samples (a tensor of shape {tuple(tensor.shape)}); "
-                "give at least one sample, samples on the first axis"
+                f"the monitored batch has no samples: got a batch of 0 samples (a tensor of "
+                f"shape {tuple(tensor.shape)}); give at least one sample, samples on the first "
+                "axis"
             )
     token_mask(batch)
 
@@ -263,8 +270,15 @@ class Monitor:
         Args:
             step: the step to file the measurement under.
 
+        A layer whose activations hold NaN or ±inf has every statistic NaN and ``non_finite``
+        1.0 (0.0 for a finite layer), and is warned about once. A layer that no sample reached
+        (a batch of 0 samples, e.g. a nested batch or a ``forward=`` that drops them) is left
+        out, with one :class:`MonitorWarning` naming it the first time; when no layer was
+        reached the step is skipped (``{}``) — a training hook does not stop the training.
+
         Returns:
-            ``{layer: {statistic: value}}`` (NaN throughout for a non-finite layer).
+            ``{layer: {statistic: value}}`` (NaN throughout, ``non_finite`` 1.0, for a
+            non-finite layer).
 
         Raises:
             ModelRunError: the model failed on the batch (the probe's error, with the batch's
@@ -272,6 +286,10 @@ class Monitor:
             ValueError: the forward pass made no activation call.
         """
         found = self._record_forward()
+        self._warn_empty(step, found.empty)
+        if not found.statistics and found.empty:  # nothing reached: skip, training goes on
+            self._state.last_step = step
+            return {}
         if not found.statistics:
             raise ValueError(
                 f"the monitored {type(self.model).__name__} made no activation call on the "
@@ -404,7 +422,24 @@ class Monitor:
                     raise
                 except MODEL_ERRORS as error:
                     raise model_run_error(self.model, self.batch, error) from None
-        return measured(recorder.calls, self.config.effective_rank)
+        return measured(recorder.calls, self.config.effective_rank, recorder.empty)
+
+    def _warn_empty(self, step: int, empty: list[str]) -> None:
+        """One :class:`MonitorWarning` naming the layers that no sample reached, each the first
+        time only."""
+        new = [layer for layer in empty if (layer, "empty") not in self._state.warned]
+        if not new:
+            return
+        self._state.warned.update((layer, "empty") for layer in new)
+        more = f", … {len(new) - SHOWN} more" if len(new) > SHOWN else ""
+        shown = ", ".join(new[:SHOWN]) + more
+        warnings.warn(
+            f"relulab monitor, step {step}: {shown} got a batch of 0 samples (no row to "
+            "measure): left out of this measurement; give the monitor a batch whose samples "
+            "reach every activation",
+            MonitorWarning,
+            stacklevel=4,
+        )
 
     def _select(self, result: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
         chosen = self.statistics

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from torch import nn
 
+from relulab.files import check_path_name
 from relulab.probe.advice import Thresholds
 from relulab.probe.measurement import STATISTICS
 
@@ -44,7 +45,8 @@ class MonitorConfig:
         every: measure at the steps divisible by ``every``.
         mode: ``"train"`` (batch statistics, dropout on) or ``"eval"``.
         writer: a TensorBoard ``SummaryWriter`` (anything with ``add_scalar``).
-        log_dir: or a directory to create one in (closed by :meth:`Monitor.close`).
+        log_dir: or a directory to create one in (closed by :meth:`Monitor.close`); an empty
+            string is a ``ValueError`` (not the working directory).
         wandb: ``"auto"`` logs to the active ``wandb.run`` if wandb is imported, ``True`` the
             same (warns if wandb is missing), ``False`` never, or a run object.
         thresholds: when to warn (:class:`Thresholds`; ``None`` for no threshold warnings — a
@@ -97,6 +99,7 @@ class MonitorConfig:
             raise ValueError(f"mode must be 'train' or 'eval', got {self.mode!r}")
         if self.writer is not None and self.log_dir is not None:
             raise ValueError("give a writer or a log_dir, not both")
+        _check_names(self)
         unknown = sorted(set(self.statistics or ()) - set(STATISTICS))
         if unknown:
             raise ValueError(f"unknown statistics {unknown}; choose from {', '.join(STATISTICS)}")
@@ -108,6 +111,27 @@ class MonitorConfig:
                 f"{type(self.optimizer).__name__}; or give learning_rate="
             )
         object.__setattr__(self, "activation_types", tuple(self.activation_types))
+
+
+def _check_names(config: MonitorConfig) -> None:
+    """Refuse an empty ``log_dir`` (it would mean the working directory, silently), an empty
+    ``prefix`` (tags starting with "/") and a ``statistics`` that is empty (nothing recorded)
+    or a single string (its letters would be read as names)."""
+    if config.log_dir is not None:
+        check_path_name(config.log_dir, "log_dir")
+    if not isinstance(config.prefix, str) or not config.prefix.strip():
+        raise ValueError(f"prefix must be a non-empty string, got {config.prefix!r}")
+    statistics = config.statistics
+    if isinstance(statistics, str):
+        raise ValueError(
+            f"statistics must be a list of names, got the string {statistics!r}; "
+            f"write statistics=[{statistics!r}]"
+        )
+    if statistics is not None and hasattr(statistics, "__len__") and not len(statistics):
+        raise ValueError(
+            "statistics is empty: nothing would be recorded; give at least one of "
+            f"{', '.join(STATISTICS)}, or None for all"
+        )
 
 
 _OPTIONS = tuple(item.name for item in dataclasses.fields(MonitorConfig))
