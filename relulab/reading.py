@@ -34,6 +34,7 @@ __all__ = [
     "format_size",
     "json_depth",
     "read_bytes_bounded",
+    "read_head",
     "read_json",
     "read_text_bounded",
 ]
@@ -96,9 +97,9 @@ def _not_regular(path: Path, label: str, mode: int) -> InputFileError:
     if path.is_symlink():
         target = os.path.realpath(path)
         return InputFileError(
-            f"{label} {path} is a symbolic link to {target}, {kind}; expected a regular file"
+            f"{label} {path} is a symbolic link to {target}, {kind}, not a regular file"
         )
-    return InputFileError(f"{label} {path} is {kind}; expected a regular file")
+    return InputFileError(f"{label} {path} is {kind}, not a regular file")
 
 
 def _stat(path: Path, label: str) -> os.stat_result:
@@ -147,7 +148,7 @@ def check_input_file(
         >>> check_input_file("/dev/zero", "--data")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        relulab.reading.InputFileError: --data /dev/zero is a character device; expected a ...
+        relulab.reading.InputFileError: --data /dev/zero is a character device, not a regular file
     """
     text = os.fspath(path)
     if not text.strip():
@@ -201,6 +202,14 @@ def read_bytes_bounded(
         b'# relulab'
     """
     path = check_input_file(path, label, max_bytes, what)
+    data = _read_regular(path, label, max_bytes + 1)
+    _check_size(path, label, len(data), max_bytes, what)
+    return data
+
+
+def _read_regular(path: Path, label: str, limit: int) -> bytes:
+    """At most ``limit`` bytes of ``path``, opened without blocking and checked to be a
+    regular file on the open descriptor (a FIFO swapped in after a check cannot hang it)."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
@@ -210,14 +219,34 @@ def read_bytes_bounded(
         status = os.fstat(handle)
         if not stat.S_ISREG(status.st_mode):  # replaced between the check and the open
             raise _not_regular(path, label, status.st_mode)
-        data = _read_descriptor(handle, max_bytes + 1)
+        return _read_descriptor(handle, limit)
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise InputFileError(f"{label} {path} cannot be read ({reason})") from None
     finally:
         os.close(handle)
-    _check_size(path, label, len(data), max_bytes, what)
-    return data
+
+
+def read_head(path: str | Path, label: str, n: int) -> bytes:
+    """The first ``n`` bytes of a regular file of any size (its magic number), checked and
+    read as :func:`read_bytes_bounded` reads.
+
+    Args:
+        path: the file a user named.
+        label: how to name it in a refusal.
+        n: how many bytes to read at most.
+
+    Returns:
+        Up to ``n`` bytes (fewer when the file is shorter).
+
+    Raises:
+        InputFileError: the file is refused (see :func:`check_input_file`).
+
+    Example:
+        >>> read_head("runs.sqlite", "run store", 16)  # doctest: +SKIP
+        b'SQLite format 3\x00'
+    """
+    return _read_regular(check_input_file(path, label), label, n)
 
 
 def read_text_bounded(
