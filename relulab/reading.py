@@ -21,7 +21,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -33,6 +33,7 @@ __all__ = [
     "check_json_depth",
     "format_size",
     "json_depth",
+    "open_regular",
     "read_bytes_bounded",
     "read_head",
     "read_json",
@@ -207,24 +208,54 @@ def read_bytes_bounded(
     return data
 
 
-def _read_regular(path: Path, label: str, limit: int) -> bytes:
-    """At most ``limit`` bytes of ``path``, opened without blocking and checked to be a
-    regular file on the open descriptor (a FIFO swapped in after a check cannot hang it)."""
+def _open_descriptor(path: Path, label: str) -> int:
+    """``path`` opened without blocking and checked to be a regular file on the open
+    descriptor (a FIFO swapped in after a check cannot hang the reader)."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise InputFileError(f"{label} {path} cannot be read ({reason})") from None
+    status = os.fstat(handle)
+    if not stat.S_ISREG(status.st_mode):  # replaced between the check and the open
+        os.close(handle)
+        raise _not_regular(path, label, status.st_mode)
+    return handle
+
+
+def _read_regular(path: Path, label: str, limit: int) -> bytes:
+    """At most ``limit`` bytes of ``path`` (:func:`_open_descriptor`)."""
+    handle = _open_descriptor(path, label)
     try:
-        status = os.fstat(handle)
-        if not stat.S_ISREG(status.st_mode):  # replaced between the check and the open
-            raise _not_regular(path, label, status.st_mode)
         return _read_descriptor(handle, limit)
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise InputFileError(f"{label} {path} cannot be read ({reason})") from None
     finally:
         os.close(handle)
+
+
+def open_regular(path: str | Path, label: str = "file") -> BinaryIO:
+    """A regular file a user named, open for reading in binary (for readers that take only
+    what they need, such as a zip archive's members): checked by :func:`check_input_file`,
+    then opened without blocking and checked again on the descriptor.
+
+    Args:
+        path: the file a user named.
+        label: how to name it in a refusal.
+
+    Returns:
+        The open file; the caller closes it.
+
+    Raises:
+        InputFileError: the file is refused (see :func:`check_input_file`).
+
+    Example:
+        >>> with open_regular("data.npz", "--data") as stream:  # doctest: +SKIP
+        ...     stream.read(4)
+        b'PK\x03\x04'
+    """
+    return os.fdopen(_open_descriptor(check_input_file(path, label), label), "rb")
 
 
 def read_head(path: str | Path, label: str, n: int) -> bytes:
