@@ -178,7 +178,7 @@ def _read_descriptor(handle: int, limit: int) -> bytes:
 def read_bytes_bounded(
     path: str | Path,
     label: str = "file",
-    max_bytes: int = MAX_JSON_BYTES,
+    max_bytes: int | None = None,
     what: str = "a file it reads",
 ) -> bytes:
     """The content of a regular file of at most ``max_bytes``, never reading more than one
@@ -188,7 +188,7 @@ def read_bytes_bounded(
     Args:
         path: the file a user named.
         label: how to name it in a refusal.
-        max_bytes: the largest size accepted.
+        max_bytes: the largest size accepted (``None``: :data:`MAX_JSON_BYTES`).
         what: what the cap is for, as the refusal says it.
 
     Returns:
@@ -202,6 +202,7 @@ def read_bytes_bounded(
         >>> read_bytes_bounded("README.md", "readme", 2**20)[:9]  # doctest: +SKIP
         b'# relulab'
     """
+    max_bytes = MAX_JSON_BYTES if max_bytes is None else max_bytes
     path = check_input_file(path, label, max_bytes, what)
     data = _read_regular(path, label, max_bytes + 1)
     _check_size(path, label, len(data), max_bytes, what)
@@ -283,7 +284,7 @@ def read_head(path: str | Path, label: str, n: int) -> bytes:
 def read_text_bounded(
     path: str | Path,
     label: str = "file",
-    max_bytes: int = MAX_JSON_BYTES,
+    max_bytes: int | None = None,
     what: str = "a text file",
 ) -> str:
     """:func:`read_bytes_bounded`'s bytes decoded as UTF-8; undecodable bytes are a one-line
@@ -292,7 +293,7 @@ def read_text_bounded(
     Args:
         path: the file a user named.
         label: how to name it in a refusal.
-        max_bytes: the largest size accepted.
+        max_bytes: the largest size accepted (``None``: :data:`MAX_JSON_BYTES`).
         what: what the cap is for, as the refusal says it.
 
     Returns:
@@ -413,8 +414,8 @@ def check_json_depth(data: bytes, path: Path, label: str, max_depth: int) -> Non
 def read_json(
     path: str | Path,
     label: str = "JSON record",
-    max_bytes: int = MAX_JSON_BYTES,
-    max_depth: int = MAX_JSON_DEPTH,
+    max_bytes: int | None = None,
+    max_depth: int | None = None,
 ) -> Any:
     """A JSON file a user named, parsed: bounded in size (:func:`read_bytes_bounded`) and in
     nesting depth (checked before parsing; a ``RecursionError`` is refused too).
@@ -422,8 +423,8 @@ def read_json(
     Args:
         path: the file.
         label: how to name it in a refusal (``robustness record``).
-        max_bytes: the largest size accepted (:data:`MAX_JSON_BYTES`).
-        max_depth: the deepest nesting accepted (:data:`MAX_JSON_DEPTH`).
+        max_bytes: the largest size accepted (``None``: :data:`MAX_JSON_BYTES`).
+        max_depth: the deepest nesting accepted (``None``: :data:`MAX_JSON_DEPTH`).
 
     Returns:
         The parsed value.
@@ -440,7 +441,7 @@ def read_json(
     """
     data = read_bytes_bounded(path, label, max_bytes, "a JSON record")
     path = Path(path)
-    check_json_depth(data, path, label, max_depth)
+    check_json_depth(data, path, label, MAX_JSON_DEPTH if max_depth is None else max_depth)
     try:
         return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as error:

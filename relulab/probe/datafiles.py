@@ -355,6 +355,7 @@ def _pt_part(value: object, file: Path, samples: int, name: str = "") -> _Read:
     if value.is_complex():
         raise ValueError(f"{where} holds {value.dtype} data, expected real numbers")
     part = value.detach()[:samples] if value.ndim else value.detach()
+    _check_fits(file, part.nelement() * part.element_size(), f"its first {samples} samples")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         copied = part.clone()  # a copy of the slice alone: the memory map is released
