@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from relulab.experiments import REGISTRY
+from relulab.reading import read_json
 from relulab.records.robustness import RobustnessRecord
 from relulab.records.summary import SummaryRecord
 from relulab.registry import registration
@@ -122,7 +123,7 @@ def load_records(directory: Path) -> dict[str, RobustnessRecord]:
     """
     records = {}
     for path in sorted(Path(directory).glob("*/robustness.json")):
-        record = RobustnessRecord.from_json(path.read_text(encoding="utf-8"))
+        record = RobustnessRecord.from_dict(read_json(path, "robustness record"))
         if record.experiment != path.parent.name:
             raise ValueError(f"{path}: a record of {record.experiment!r}, not of its folder")
         records[path.parent.name] = record
@@ -132,7 +133,7 @@ def load_records(directory: Path) -> dict[str, RobustnessRecord]:
 def load_paper_runs(directory: Path) -> dict[str, SummaryRecord]:
     """The committed paper runs by folder: ``directory/<run>/summary.json``."""
     return {
-        path.parent.name: SummaryRecord.from_json(path.read_text(encoding="utf-8"))
+        path.parent.name: SummaryRecord.from_dict(read_json(path, "summary"))
         for path in sorted(Path(directory).glob("*/summary.json"))
     }
 

@@ -40,6 +40,7 @@ from relulab.checkout import checkout_root, code_changes, git
 from relulab.config import alternatives, config_to_dict
 from relulab.experiments.base import Experiment
 from relulab.experiments.claims import ClaimSpec, PostHoc
+from relulab.reading import read_text_bounded
 from relulab.records.registration import Registration, registration_hash
 from relulab.records.summary import RegistrationRecord
 
@@ -184,7 +185,7 @@ def registered(experiment: Experiment, preset: str) -> Registration | None:
     path = registry_path(experiment, preset)
     if not path.is_file():
         return None
-    return Registration.from_json(path.read_text(encoding="utf-8"))
+    return Registration.from_json(read_text_bounded(path, "registry file", what="a JSON record"))
 
 
 def registration_status(

@@ -48,6 +48,7 @@ import pandas as pd
 
 from relulab.faults import fault_point
 from relulab.files import fsync_directory, remove_temporaries, temporary_path
+from relulab.reading import InputFileError, check_input_file, read_head, read_json
 from relulab.records.sweep import SweepRecord
 from relulab.records.units import UnitResult
 
@@ -135,8 +136,10 @@ def _reading(method: F) -> F:
 
 
 def _check_is_store(path: Path) -> None:
-    with path.open("rb") as handle:
-        header = handle.read(len(_SQLITE_HEADER))
+    try:
+        header = read_head(path, "run store", len(_SQLITE_HEADER))
+    except InputFileError as error:
+        raise StoreError(f"{error}; refusing to touch it") from None
     if header != _SQLITE_HEADER:
         raise StoreError(
             f"{path} is not a relulab run store (not an SQLite file); refusing to touch it"
@@ -184,9 +187,11 @@ def _inspect(path: Path) -> tuple[sqlite3.Connection, str] | None:
     """An open connection to the complete store at ``path`` and its schema, or ``None`` when
     the file provably holds nothing (0 bytes, or an SQLite file whose tables are all relulab's
     and all empty: a creation cut short). Raises :class:`StoreError` for anything else."""
-    if not path.is_file():
-        raise StoreError(f"{path} is not a file; refusing to touch it")
-    if path.stat().st_size == 0:
+    try:
+        size = check_input_file(path, "run store").stat().st_size
+    except InputFileError as error:
+        raise StoreError(f"{error}; refusing to touch it") from None
+    if size == 0:
         return None
     _check_is_store(path)
     connection = sqlite3.connect(path)
@@ -672,7 +677,13 @@ def read_sweep_record(sweep_dir: str | Path) -> SweepRecord:
     """
     path = Path(sweep_dir) / SWEEP_FILENAME
     try:
-        return SweepRecord.from_json(path.read_text(encoding="utf-8"))
+        return SweepRecord.from_dict(read_json(path, "sweep record"))
+    except InputFileError as error:
+        if not os.path.lexists(path):
+            raise StoreError(
+                f"{Path(sweep_dir)} is not a relulab sweep (no {SWEEP_FILENAME})"
+            ) from None
+        raise StoreError(str(error)) from None
     except FileNotFoundError:
         raise StoreError(
             f"{Path(sweep_dir)} is not a relulab sweep (no {SWEEP_FILENAME})"

@@ -313,7 +313,7 @@ CASES = {
     "run-lock-is-directory": (["run", "anisotropy", "--out", "lock_is_dir"], "not a plain file"),
     "run-lock-is-symlink": (["run", "anisotropy", "--out", "lock_is_link"], "not a plain file"),
     "run-out-dangling-link": (["run", "anisotropy", "--out", "dangling"], "dangling"),
-    "run-out-store-is-dir": (["run", "anisotropy", "--out", "store_is_dir"], "is not a file"),
+    "run-out-store-is-dir": (["run", "anisotropy", "--out", "store_is_dir"], "not a regular file"),
     "run-bias-window": (
         ["run", "bias-after-relu", "--set", "shifts=0,0.5,0.9"],
         "optimum_window",

@@ -30,6 +30,7 @@ from relulab.cli.runs import (
 )
 from relulab.experiments import REGISTRY
 from relulab.files import check_output_dir, write_atomic
+from relulab.reading import InputFileError, read_text_bounded
 from relulab.records.robustness import ROBUSTNESS_FILENAME, ROBUSTNESS_PAGE
 from relulab.records.summary import SummaryRecord
 from relulab.registry import sync
@@ -100,12 +101,20 @@ def _rejudge_runs(runs: Sequence[Path]) -> Rejudged:
     return rejudged
 
 
+def _holds(path: Path, text: str) -> bool:
+    """Whether ``path`` is a readable record holding exactly ``text`` (read bounded: a FIFO,
+    a device or an oversized file in its place does not)."""
+    try:
+        return read_text_bounded(path, "record", what="a JSON record") == text
+    except InputFileError:
+        return False
+
+
 def _report_check(rejudged: Rejudged) -> int:
     differing = [
         (run_dir, new, old)
         for run_dir, new, old in rejudged
-        if not (run_dir / SUMMARY_FILENAME).is_file()
-        or (run_dir / SUMMARY_FILENAME).read_text(encoding="utf-8") != new.to_json()
+        if not _holds(run_dir / SUMMARY_FILENAME, new.to_json())
     ]
     for run_dir, new, old in differing:
         print(f"differs: {run_dir / SUMMARY_FILENAME}: {_differences(new, old)}")
@@ -147,7 +156,7 @@ def _rejudge_robustness(directory: Path, check: bool) -> int:
     rejudged = [(run_dir, new, old) for run_dir, (new, old) in summaries]
     if check:
         status = _report_check(rejudged)
-        same = (directory / ROBUSTNESS_FILENAME).read_text(encoding="utf-8") == record.to_json()
+        same = _holds(directory / ROBUSTNESS_FILENAME, record.to_json())
         if not same:
             print(f"differs: {directory / ROBUSTNESS_FILENAME}")
         return status if same else EXIT_DIFFERS

@@ -34,6 +34,7 @@ import torch
 
 from relulab.faults import fault_point
 from relulab.files import replacing
+from relulab.reading import InputFileError, check_input_file
 
 __all__ = [
     "CHECKPOINT_DIRNAME",
@@ -112,6 +113,11 @@ class FileCheckpoint:
         or taken under another identity: a warning says which and that training starts
         over)."""
         if not self.path.exists():
+            return None
+        try:
+            check_input_file(self.path, "checkpoint")  # a FIFO or device would hang torch.load
+        except InputFileError as error:
+            self._ignore(f"it cannot be read ({error})")
             return None
         try:
             saved = torch.load(self.path, map_location="cpu", weights_only=False)

@@ -17,7 +17,6 @@ withheld with its numbers, so the reader sees why.
 from __future__ import annotations
 
 import functools
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from relulab.probe.remedies import API, REMEDIES, Remedy
+from relulab.reading import read_json
 
 __all__ = [
     "TABLE",
@@ -178,7 +178,7 @@ def _read(path: str) -> dict[str, Any]:
     file = Path(path)
     if not file.is_file():
         return {}
-    return json.loads(file.read_text(encoding="utf-8"))
+    return read_json(file, "benchmark table")
 
 
 def load_table(path: str | Path | None = None) -> dict[str, Any]:

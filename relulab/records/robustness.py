@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from relulab.reading import InputFileError, read_json
 from relulab.records.summary import RegistrationRecord, summary_text
 
 __all__ = [
@@ -241,7 +242,9 @@ def read_robustness_run(directory: str | Path) -> RobustnessRun:
     """
     path = Path(directory) / ROBUSTNESS_FILENAME
     try:
-        record = RobustnessRecord.from_json(path.read_text(encoding="utf-8"))
+        record = RobustnessRecord.from_dict(read_json(path, "robustness record"))
+    except InputFileError:
+        raise
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ValueError(
             f"{path} is not a readable robustness record ({type(error).__name__}: "

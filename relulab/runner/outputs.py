@@ -32,6 +32,7 @@ from relulab.experiments import get_experiment
 from relulab.experiments.base import Experiment
 from relulab.faults import fault_point
 from relulab.files import remove_temporaries, write_atomic
+from relulab.reading import read_json
 from relulab.records import UnitResult, UnitSchemaError
 from relulab.records.robustness import RobustnessRun
 from relulab.records.summary import (
@@ -155,7 +156,7 @@ def read_summary(out_dir: Path) -> SummaryRecord | None:
     """The run's ``summary.json`` as a record, ``None`` when there is none or it is unreadable."""
     path = Path(out_dir) / SUMMARY_FILENAME
     try:
-        return SummaryRecord.from_json(path.read_text(encoding="utf-8"))
+        return SummaryRecord.from_dict(read_json(path, "summary"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import io
+import os
 import pickle
 import warnings
 import zlib
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from relulab.reading import InputFileError, read_bytes_bounded
 from relulab.tasks.images.errors import ImageDataError
 
 __all__ = [
@@ -85,9 +87,12 @@ def _read_bytes(path: Path) -> bytes:
     try:
         if path.stat().st_size > MAX_DATA_BYTES:
             raise _too_big(path, "the file")
-        raw = path.read_bytes()
     except OSError as error:
         raise ImageDataError(f"{path}: cannot read ({error.strerror or error})") from None
+    try:  # bounded even if the file is swapped or grows after the size check
+        raw = read_bytes_bounded(path, "data file", MAX_DATA_BYTES, "a data file")
+    except InputFileError as error:
+        raise ImageDataError(str(error)) from None
     return _gunzip(path, raw) if raw.startswith(_GZIP_MAGIC) else raw
 
 
@@ -286,15 +291,19 @@ def read_tiff_stack(path: str | Path) -> np.ndarray:
     from PIL import Image, ImageSequence
 
     path = Path(path)
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise ImageDataError(f"{path}: no such file")
+    try:  # read whole and bounded: Pillow never opens the path (a FIFO swapped in would hang)
+        raw = read_bytes_bounded(path, "image file", MAX_DATA_BYTES, "a data file")
+    except InputFileError as error:
+        raise ImageDataError(str(error)) from None
     pages: list[np.ndarray] = []
     caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as recorded:
             warnings.simplefilter("always")  # Pillow's "Corrupt EXIF data" joins the error
             caught = recorded
-            with Image.open(path) as image:
+            with Image.open(io.BytesIO(raw)) as image:
                 for number, page in enumerate(ImageSequence.Iterator(image)):
                     if page.mode in _CONVERTIBLE_MODES:
                         page = page.convert("L")
