@@ -605,6 +605,14 @@ CASES.update(
             ],
             "with --set []",
         ),
+        "reproduce-out-sweep": (
+            ["reproduce", "--out", "sweep_plain"],
+            "holds a relulab sweep, not a reproduction",
+        ),
+        "reproduce-out-run": (
+            ["reproduce", "--out", "run_other"],
+            "holds a relulab run, not a reproduction",
+        ),
         "run-out-sweep": (
             ["run", "anisotropy", "--out", "sweep_plain"],
             "holds a relulab sweep, not a run",

@@ -52,6 +52,7 @@ from relulab.runner import (
     prepare_run,
     rebuild_outputs,
 )
+from relulab.runner.rundir import directory_holds
 from relulab.runner.sweep import SWEEP_PAGE, rebuild_sweep
 from relulab.store import STORE_FILENAME, SWEEP_FILENAME, StoreError, has_store, open_run_store
 
@@ -270,6 +271,9 @@ def _check_reproduce_dir(out_text: str) -> Path:
             check_not_in_use(out)
     except (ValueError, DirectoryInUseError) as error:
         raise UsageError(str(error)) from None
+    holds = directory_holds(out)
+    if holds not in (None, "other files"):  # a reproduction is a directory of runs
+        raise UsageError(f"--out {out} holds a relulab {holds}, not a reproduction; choose another")
     children = (
         [child for child in out.iterdir() if not is_scaffolding(child.name)] if out.is_dir() else []
     )
