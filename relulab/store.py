@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from relulab.faults import fault_point
-from relulab.files import fsync_directory, remove_temporaries, temporary_path
+from relulab.files import check_path_name, fsync_directory, remove_temporaries, temporary_path
 from relulab.reading import InputFileError, check_input_file, read_head, read_json
 from relulab.records.sweep import SweepRecord
 from relulab.records.units import UnitResult
@@ -603,6 +603,7 @@ class RunStore:
 def has_store(run_dir: str | Path) -> bool:
     """Whether ``run_dir`` holds a run store: ``runs.sqlite``, or its archive
     ``runs.sqlite.xz`` (how ``results/`` commits one)."""
+    check_path_name(run_dir, "run_dir")  # '' is no default for the cwd
     run_dir = Path(run_dir)
     return os.path.lexists(run_dir / STORE_FILENAME) or (run_dir / STORE_ARCHIVE).is_file()
 
@@ -634,6 +635,7 @@ def open_run_store(run_dir: str | Path) -> Iterator[RunStore]:
         ...     store.meta()["experiment"]
         'anisotropy'
     """
+    check_path_name(run_dir, "run_dir")  # '' is no default for the cwd
     run_dir = Path(run_dir)
     archive = run_dir / STORE_ARCHIVE
     if os.path.lexists(run_dir / STORE_FILENAME) or not archive.is_file():
@@ -649,6 +651,7 @@ def open_run_store(run_dir: str | Path) -> Iterator[RunStore]:
 
 def load(run_dir: str | Path) -> pd.DataFrame:
     """All networks of a run directory (or a ``runs.sqlite`` path) as one pandas DataFrame."""
+    check_path_name(run_dir, "run_dir")  # '' is no default for the cwd
     path = Path(run_dir)
     if not path.is_dir():
         with RunStore.open(path) as store:
@@ -675,6 +678,7 @@ def read_sweep_record(sweep_dir: str | Path) -> SweepRecord:
         >>> read_sweep_record("runs/aniso-sweep").experiment  # doctest: +SKIP
         'anisotropy'
     """
+    check_path_name(sweep_dir, "sweep_dir")  # '' is no default for the cwd
     path = Path(sweep_dir) / SWEEP_FILENAME
     try:
         return SweepRecord.from_dict(read_json(path, "sweep record"))
@@ -713,6 +717,7 @@ def load_sweep(sweep_dir: str | Path) -> pd.DataFrame:
         >>> frame = relulab.store.load_sweep("runs/aniso-sweep")   # doctest: +SKIP
         >>> frame.groupby("d")["final_sigma1_over_sigma2"].mean()   # doctest: +SKIP
     """
+    check_path_name(sweep_dir, "sweep_dir")  # '' is no default for the cwd
     directory = Path(sweep_dir)
     record = read_sweep_record(directory)
     points = [(point.name, dict(point.settings)) for point in record.points]

@@ -144,3 +144,30 @@ def test_robustness_holds_its_directory_from_the_first_reading_to_the_record(tmp
     monkeypatch.setattr(robustness, "pair_variants", lambda *args: [])
     robustness.run_robustness("anisotropy", "quick", None, True, [], None, "cpu", out, None)
     assert held_during == [True, True], "the lock was released between the two passes"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "relulab.store:load",
+        "relulab.store:load_sweep",
+        "relulab.store:read_sweep_record",
+        "relulab.store:has_store",
+        "relulab.store:open_run_store",
+        "relulab.report.tensorboard:export_tensorboard",
+    ],
+)
+def test_an_empty_path_is_an_error_in_the_python_api_too(call, tmp_path, monkeypatch):
+    """``''`` would be the working directory, silently (issue 47 item 5)."""
+    import importlib
+
+    module, name = call.split(":")
+    function = getattr(importlib.import_module(module), name)
+    monkeypatch.chdir(tmp_path)
+    arguments = ("", str(tmp_path / "tb")) if name == "export_tensorboard" else ("",)
+    with pytest.raises(ValueError, match="must not be empty"):
+        result = function(*arguments)
+        if hasattr(result, "__enter__"):
+            with result:
+                pass
+    assert list(tmp_path.iterdir()) == []

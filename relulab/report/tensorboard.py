@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from relulab.files import check_no_links_inside
+from relulab.files import check_no_links_inside, check_path_name
 from relulab.store import STORE_FILENAME, RunStore
 
 __all__ = ["ExportedUnit", "export_tensorboard", "safe_component", "summary_writer_class"]
@@ -115,6 +115,8 @@ def export_tensorboard(
         KeyError: a unit named in ``units`` is not in the store.
         OutputPathError: a symbolic link inside ``logdir`` where event files would go.
     """
+    check_path_name(run_dir, "run_dir")  # '' would mean the working directory, silently
+    check_path_name(logdir, label)
     writer_class = summary_writer_class()
     logdir = Path(logdir)
     exported = []
