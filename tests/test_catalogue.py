@@ -4,6 +4,7 @@ from the catalogue equals the table the code declared by hand before it (snapsho
 
 from __future__ import annotations
 
+import ast
 import inspect
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import torch.nn.functional as F  # noqa: N812
 from torch import Tensor, nn
 
 from relulab.nn import catalogue
-from relulab.nn.catalogue import ACTIVATIONS, LAYERS, activation_kind
+from relulab.nn.catalogue import ACTIVATIONS, LAYERS, activation_kind, layer_kind
 
 ROOT = Path(__file__).resolve().parents[1] / "relulab"
 
@@ -304,3 +305,71 @@ def test_theory_kernels_by_name_are_unchanged():
     assert get_kernel("leaky_relu", slope=0.2).name == "leaky_relu(0.2)"
     with pytest.raises(ValueError, match="choose relu, relu_b, leaky_relu, abs, linear, erf"):
         get_kernel("nope")
+
+
+def test_probe_init_and_replace_decide_as_before_on_example_and_hf_models():
+    """tests/catalogue_snapshot.json was written by tests/catalogue_fingerprint.py on the code
+    before the catalogue: the probe's calls (name, kind, family, unit axis and rule, producer,
+    kinks), the initialisers' blocks and replace_activations' findings are unchanged."""
+    import json
+
+    from catalogue_fingerprint import all_fingerprints
+
+    expected = json.loads((Path(__file__).parent / "catalogue_snapshot.json").read_text())
+    found = json.loads(json.dumps(all_fingerprints()))  # tuples → lists, as stored
+    if "bert" not in found:  # transformers not installed: compare the rest
+        expected = {name: value for name, value in expected.items() if name in found}
+    assert found == expected
+
+
+def test_hf_conv1d_is_one_kind_for_the_probe_and_the_initialisers():
+    """Before, the probe knew transformers' Conv1D by qualified name and the initialisers by
+    class name + ``nf``: now both know either (a subclass, or a copy in another library)."""
+    from relulab.init.layers import is_hf_conv1d, model_blocks
+    from relulab.probe.calls import CallRecorder
+
+    class Conv1D(nn.Module):  # a copy of HF's Conv1D outside transformers
+        def __init__(self, nf: int, nx: int) -> None:
+            super().__init__()
+            self.nf = nf
+            self.weight = nn.Parameter(torch.randn(nx, nf))
+            self.bias = nn.Parameter(torch.zeros(nf))
+
+        def forward(self, x):
+            return torch.addmm(self.bias, x.view(-1, x.shape[-1]), self.weight).view(
+                *x.shape[:-1], self.nf
+            )
+
+    copy = Conv1D(4, 3)
+    assert layer_kind(copy).name == "hf_conv1d" and is_hf_conv1d(copy)
+    model = nn.Sequential(copy, nn.ReLU())
+    assert CallRecorder(model).producer_modules == {id(copy): ("Conv1D", "in_out")}
+    assert [b._layout for b in model_blocks(model)] == ["in_out"]
+    pytorch_utils = pytest.importorskip("transformers.pytorch_utils")
+    sub = type("FusedConv1D", (pytorch_utils.Conv1D,), {})(4, 3)  # matched through its base
+    assert is_hf_conv1d(sub) and [b._layout for b in model_blocks(sub)] == ["in_out"]
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+@pytest.mark.parametrize("package", ["nn", "engine", "init", "theory"])
+def test_lower_floors_never_import_the_probe_and_theory_never_torch(package):
+    bad = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for name in _imports(path)
+        if name.startswith("relulab.probe")
+        or (package == "theory" and name.split(".")[0] == "torch")
+        or (package == "theory" and name.startswith("relulab.nn"))
+    ]
+    assert not bad, bad
+    catalogue_imports = _imports(ROOT / "nn" / "catalogue.py")
+    assert {n for n in catalogue_imports if n.startswith("relulab")} == {"relulab.nn.relu_minus_b"}
