@@ -37,7 +37,7 @@ statistics are those of a plain loop that also evaluates the loss after its last
 
 **Trace.** Forward hooks on the (meta) module record, in call order, the input and output of
 every ``nn.Linear`` / ``nn.Conv{1,2,3}d`` call (``inputs``, ``linear_outputs``) and the input and
-output of every activation module of :data:`relulab.probe.ACTIVATION_TYPES` (``preactivations``,
+output of every activation module of :data:`relulab.nn.catalogue.ACTIVATIONS` (``preactivations``,
 ``activations``); functional activations (``F.relu``) are not seen by the trace (the probe sees
 them, one network at a time).
 """
@@ -63,8 +63,8 @@ from relulab.engine.copies import (
 from relulab.engine.family import BatchedFamily, Trace
 from relulab.engine.streams import minibatches
 from relulab.init import InitReport, apply_init_, get_scheme
+from relulab.nn.catalogue import ACTIVATIONS, layer_module_types
 from relulab.nn.statistics import sample_moments_from_sums
-from relulab.probe import ACTIVATION_TYPES
 
 __all__ = [
     "FUNCTIONAL_LOSSES",
@@ -74,7 +74,13 @@ __all__ = [
     "minibatches",
 ]
 
-LAYER_TYPES = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
+#: The layers whose calls the trace records (catalogue kinds ``linear`` and ``conv``).
+LAYER_TYPES: tuple[type[nn.Module], ...] = layer_module_types("linear", "conv")
+
+#: The activation modules whose calls the trace records: every catalogued activation type.
+ACTIVATION_TYPES: tuple[type[nn.Module], ...] = tuple(
+    module for kind in ACTIVATIONS for module in kind.modules
+)
 
 #: Named per-network losses (one network's output and targets → a scalar).
 FUNCTIONAL_LOSSES: dict[str, Callable[[Tensor, Tensor], Tensor]] = {

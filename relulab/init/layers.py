@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
+from relulab.nn.catalogue import layer_kind, layer_module_types
+
 __all__ = [
     "LAYER_TYPES",
     "Selector",
@@ -58,13 +60,10 @@ __all__ = [
     "untouched_weights",
 ]
 
-#: The module types whose weight is a block as it is.
-LAYER_TYPES: tuple[type[nn.Module], ...] = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
-CONV_TRANSPOSE_TYPES: tuple[type[nn.Module], ...] = (
-    nn.ConvTranspose1d,
-    nn.ConvTranspose2d,
-    nn.ConvTranspose3d,
-)
+#: The module types whose weight is a block as it is (catalogue kinds ``linear``, ``conv``).
+LAYER_TYPES: tuple[type[nn.Module], ...] = layer_module_types("linear", "conv")
+#: The transposed convolutions (catalogue kind ``conv_transpose``).
+CONV_TRANSPOSE_TYPES: tuple[type[nn.Module], ...] = layer_module_types("conv_transpose")
 
 #: A filter: a glob on the module name (it matches the name or any dotted prefix of it, so
 #: ``"pooler"`` covers ``pooler.dense``), a compiled regular expression (``re.search`` on the
@@ -76,15 +75,18 @@ QKV = ("q", "k", "v")
 
 def is_hf_conv1d(module: nn.Module) -> bool:
     """Whether ``module`` is a HuggingFace ``Conv1D`` (weight ``(in, out)``, :math:`xW + b`),
-    told by its class name and its ``nf`` attribute so that transformers need not be imported.
+    told as :data:`relulab.nn.catalogue.LAYERS` declares it — by the qualified name of its
+    class or a base class, or by its class name and its ``nf`` attribute — so that transformers
+    need not be imported.
 
     Example:
         >>> is_hf_conv1d(nn.Conv1d(2, 3, 1)), is_hf_conv1d(nn.Linear(2, 3))
         (False, False)
     """
+    kind = layer_kind(module)
     return (
-        type(module).__name__ == "Conv1D"
-        and hasattr(module, "nf")
+        kind is not None
+        and kind.layout == "in_out"
         and isinstance(getattr(module, "weight", None), Tensor)
     )
 
@@ -97,7 +99,10 @@ def is_layer(module: nn.Module) -> bool:
         >>> is_layer(nn.ConvTranspose2d(2, 3, 2)), is_layer(nn.LayerNorm(3))
         (True, False)
     """
-    return isinstance(module, LAYER_TYPES + CONV_TRANSPOSE_TYPES) or is_hf_conv1d(module)
+    kind = layer_kind(module)
+    if kind is None or kind.blocks != "whole":
+        return False
+    return kind.layout != "in_out" or is_hf_conv1d(module)
 
 
 @dataclass(eq=False)
@@ -242,12 +247,9 @@ def _dotted(prefix: str, name: str) -> str:
 
 def _plain_block(name: str, module: nn.Module) -> WeightBlock:
     kind = type(module).__name__
-    layout = "out_in"
-    if is_hf_conv1d(module):
-        layout = "in_out"
-    elif isinstance(module, CONV_TRANSPOSE_TYPES):
-        layout = "transposed"
-    features_last = isinstance(module, nn.Linear) or layout == "in_out"
+    declared = layer_kind(module)
+    layout = declared.layout if declared is not None and declared.layout else "out_in"
+    features_last = declared is not None and declared.unit_axis == -1
     return WeightBlock(
         name,
         module,
@@ -293,6 +295,12 @@ def _attention_blocks(name: str, attention: nn.MultiheadAttention) -> list[Weigh
     return blocks + [block]
 
 
+def _splits_qkv(module: nn.Module) -> bool:
+    """A packed-attention layer (``nn.MultiheadAttention``): q, k, v blocks and ``out_proj``."""
+    kind = layer_kind(module)
+    return kind is not None and kind.blocks == "qkv"
+
+
 def model_blocks(model: nn.Module) -> list[WeightBlock]:
     """Every block of ``model`` in ``named_modules()`` order (a shared module once).
 
@@ -312,7 +320,7 @@ def model_blocks(model: nn.Module) -> list[WeightBlock]:
     for name, module in model.named_modules():
         if id(module) in claimed:
             continue
-        if isinstance(module, nn.MultiheadAttention):
+        if _splits_qkv(module):
             blocks += _attention_blocks(name, module)
             claimed.add(id(module.out_proj))
         elif is_layer(module) and isinstance(getattr(module, "weight", None), Tensor):

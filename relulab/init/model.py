@@ -60,6 +60,7 @@ from relulab.init.data import Batch, Data, StopForward, gather_batches, run_unti
 from relulab.init.layers import Selector, WeightBlock, is_hf_conv1d, is_layer
 from relulab.init.report import InitReport, LayerReport, block_report, layer_report
 from relulab.init.tensor import BIAS_FREE, BiasFree, InitNotApplicableError, orthogonal_
+from relulab.nn.catalogue import layer_kind
 from relulab.nn.statistics import module_sample_dims
 
 __all__ = [
@@ -194,7 +195,11 @@ def capture(model: nn.Module, module: nn.Module, data: Data, what: str = "output
 
 
 def _features_last(layer: nn.Module) -> bool:
-    return isinstance(layer, nn.Linear | nn.MultiheadAttention) or is_hf_conv1d(layer)
+    """A layer the initialisers set whose catalogued unit axis is the last one."""
+    kind = layer_kind(layer)
+    if kind is None or kind.blocks is None or kind.unit_axis != -1:
+        return False
+    return kind.layout != "in_out" or is_hf_conv1d(layer)
 
 
 def feature_layout(layer: nn.Module, output: Tensor) -> Tensor:

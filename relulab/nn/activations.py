@@ -14,7 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
+
+from relulab.nn.catalogue import ACTIVATIONS
+from relulab.nn.relu_minus_b import ReLUMinusB
 
 __all__ = ["Activation", "ReLUMinusB", "get_activation", "leaky_relu", "ACTIVATION_NAMES"]
 
@@ -48,11 +51,19 @@ def _tanh_grad(z: Tensor) -> Tensor:
     return 1 - torch.tanh(z) ** 2
 
 
+#: The derivatives of the activations the engines train by hand; the rest of each (function,
+#: slopes) is its declaration in :data:`relulab.nn.catalogue.ACTIVATIONS`.
+_DERIVATIVES: dict[str, Callable[[Tensor], Tensor]] = {
+    "relu": _relu_grad,
+    "silu": _silu_grad,
+    "tanh": _tanh_grad,
+    "linear": torch.ones_like,
+}
+
 _ACTIVATIONS: dict[str, Activation] = {
-    "relu": Activation("relu", torch.relu, _relu_grad, slopes=(0.0, 1.0)),
-    "silu": Activation("silu", torch.nn.functional.silu, _silu_grad),
-    "tanh": Activation("tanh", torch.tanh, _tanh_grad),
-    "linear": Activation("linear", lambda z: z, torch.ones_like, slopes=(1.0, 1.0)),
+    kind.name: Activation(kind.name, kind.fn, _DERIVATIVES[kind.name], slopes=kind.slopes)
+    for kind in ACTIVATIONS
+    if kind.name in _DERIVATIVES and kind.fn is not None
 }
 
 ACTIVATION_NAMES: tuple[str, ...] = tuple(_ACTIVATIONS)
@@ -79,31 +90,3 @@ def get_activation(name: str, slope: float = 0.01) -> Activation:
         raise ValueError(
             f"unknown activation {name!r}; choose one of {', '.join(ACTIVATION_NAMES)}, leaky_relu"
         ) from None
-
-
-class ReLUMinusB(nn.Module):
-    r""":math:`\mathrm{ReLU}(z) - b`: ReLU followed by a fixed negative bias (seed ``000_…``).
-
-    ``b`` is a scalar or one value per feature (axis 1: Linear units, conv channels); ``b = 0``
-    is the plain ReLU. For :math:`z \sim N(0, s^2)` the choice
-    :math:`b^* = E[\mathrm{ReLU}(z)] = s/\sqrt{2\pi}` centres the output ([D], the half-normal
-    mean); :func:`relulab.init.calibrate_relu_shift_` measures a per-feature shift on data.
-    """
-
-    def __init__(self, b: float | Tensor = 0.0) -> None:
-        super().__init__()
-        # float64 keeps a Python float exact; forward casts to the activation's dtype
-        self.register_buffer("b", torch.as_tensor(b, dtype=torch.float64).clone())
-
-    def set_shift(self, b: float | Tensor) -> None:
-        """Replace the shift (scalar or per feature)."""
-        self.b = torch.as_tensor(b, dtype=self.b.dtype, device=self.b.device).detach().clone()
-
-    def forward(self, z: Tensor) -> Tensor:
-        b = self.b.to(z.dtype)
-        if b.dim() == 1:
-            b = b.reshape((-1,) + (1,) * (z.dim() - 2))
-        return torch.relu(z) - b
-
-    def extra_repr(self) -> str:
-        return f"b={self.b.item():g}" if self.b.dim() == 0 else f"b=per-feature({self.b.numel()})"

@@ -11,7 +11,8 @@ Module replacement cannot reach an activation written as a *function* inside a `
 (``F.relu(x)``, ``torch.relu``, ``x.relu()``): those calls keep computing the old activation.
 :func:`replace_activations` reads the source of the model's own ``forward`` methods for such
 calls (nothing runs), and, given an example input, counts the activation calls one forward pass
-makes that are not modules (:func:`relulab.probe.probe`); either finding is recorded and warned
+makes that are not modules (:func:`relulab.nn.call_count.activation_calls`, the probe's call
+naming without its measurements); either finding is recorded and warned
 about (:class:`ActivationReplacementWarning`).
 """
 
@@ -26,6 +27,8 @@ from dataclasses import dataclass, field
 
 from torch import Tensor, nn
 
+from relulab.nn.call_count import activation_calls
+from relulab.nn.catalogue import ACTIVATIONS
 from relulab.nn.run import model_device
 
 __all__ = [
@@ -39,21 +42,10 @@ __all__ = [
 #: A factory of replacements: called with the site's qualified name and the module it replaces.
 ModuleFactory = Callable[[str, nn.Module], nn.Module]
 
-#: The functional forms of the activation modules (the probe's short names).
+#: The functional forms of the activation modules (the probe's short names): each catalogued
+#: kind with both module types and functions (:data:`relulab.nn.catalogue.ACTIVATIONS`).
 _FUNCTION_NAMES: dict[type[nn.Module], tuple[str, ...]] = {
-    nn.ReLU: ("relu",),
-    nn.ReLU6: ("relu6",),
-    nn.LeakyReLU: ("leaky_relu",),
-    nn.PReLU: ("prelu",),
-    nn.RReLU: ("rrelu",),
-    nn.ELU: ("elu",),
-    nn.CELU: ("celu",),
-    nn.SELU: ("selu",),
-    nn.GELU: ("gelu",),
-    nn.SiLU: ("silu",),
-    nn.Mish: ("mish",),
-    nn.Softplus: ("softplus",),
-    nn.Tanh: ("tanh",),
+    module: (kind.name,) for kind in ACTIVATIONS if kind.functions for module in kind.modules
 }
 
 
@@ -184,7 +176,8 @@ def replace_activations(
 
     Activations written as functions in ``forward`` (``F.relu(x)``) cannot be replaced this
     way: the source of the model's own ``forward`` methods is read for them, and with
-    ``example_input`` one forward pass (:func:`relulab.probe.probe`, the model left as found)
+    ``example_input`` one forward pass (:func:`relulab.nn.call_count.activation_calls`, the
+    model left as found)
     counts the activation calls that are not modules and the replaced modules called more than
     once. Findings go to the record (:meth:`Replaced.notes`) and, with ``warn``, to an
     :class:`ActivationReplacementWarning`.
@@ -379,30 +372,17 @@ def _count_calls(
 ) -> tuple[list[str], dict[str, int]]:
     """One probed forward pass: the functional calls of the replaced activation (all of them
     for a type with no known function), and the replaced modules called more than once."""
-    from relulab.probe import probe
-
     own_types = tuple({type(r.replacement) for r in replacements})
-    try:
-        result = probe(
-            model,
-            example_input,
-            max_rank_samples=2,
-            activation_types=own_types,
-            mode="train" if model.training else "eval",
-        )
-    except ValueError as error:
-        if str(error).startswith("no ReLU-family"):  # the model calls no activation at all
-            return [], {}
-        raise
+    calls = activation_calls(model, example_input, own_types)
     names = _names_of(types)
     functional = [
-        layer.name
-        for layer in result.layers
-        if layer.kind.startswith("F.") and (names is None or layer.kind[2:] in names)
+        call.name
+        for call in calls
+        if call.kind.startswith("F.") and (names is None or call.kind[2:] in names)
     ]
     replaced = {r.name for r in replacements}
-    calls: dict[str, int] = {}
-    for layer in result.layers:
-        if layer.module in replaced and not layer.kind.startswith("F."):
-            calls[layer.module] = max(calls.get(layer.module, 0), layer.call + 1)
-    return functional, {name: n for name, n in calls.items() if n > 1}
+    counts: dict[str, int] = {}
+    for call in calls:
+        if call.module in replaced and not call.kind.startswith("F."):
+            counts[call.module] = max(counts.get(call.module, 0), call.call + 1)
+    return functional, {name: n for name, n in counts.items() if n > 1}

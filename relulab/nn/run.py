@@ -4,13 +4,21 @@ data do not fit it."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
-__all__ = ["expected_input", "model_device", "run_model", "to_device"]
+__all__ = [
+    "cuda_devices",
+    "expected_input",
+    "model_device",
+    "preserved",
+    "run_model",
+    "to_device",
+]
 
 
 def model_device(model: nn.Module) -> torch.device | None:
@@ -65,3 +73,51 @@ def run_model(model: nn.Module, batch: Tensor, data_shape: tuple[int, ...] | Non
             f"the model could not run on data of shape {data_shape or tuple(batch.shape)} "
             f"(its first layer expects {expected_input(model)}): {error}"
         ) from None
+
+
+def cuda_devices(tensors: Iterable[Tensor]) -> list[int]:
+    """The CUDA device indices the ``tensors`` live on.
+
+    Example:
+        >>> cuda_devices([torch.zeros(2)])
+        []
+    """
+    return sorted({t.device.index or 0 for t in tensors if t.is_cuda})
+
+
+@contextmanager
+def preserved(model: nn.Module, devices: Sequence[int] = ()) -> Iterator[None]:
+    """Run a block and leave ``model`` as it was: every module's training flag, every buffer
+    (same tensor objects, same values — BatchNorm's running statistics and batch counts), and
+    torch's global random state (CPU, the CUDA devices holding the model's parameters and
+    buffers, and any further CUDA ``devices``); the fused fast path of
+    ``nn.TransformerEncoderLayer`` / ``nn.MultiheadAttention`` is off inside.
+
+    Example:
+        >>> bn = nn.BatchNorm1d(3)
+        >>> with preserved(bn):
+        ...     _ = bn.train()(torch.randn(8, 3) + 5)
+        >>> bn.training, float(bn.running_mean.abs().sum())
+        (True, 0.0)
+    """
+    flags = [(module, module.training) for module in model.modules()]
+    buffers = [
+        (module, name, buffer, buffer.detach().clone())
+        for module in model.modules()
+        for name, buffer in module.named_buffers(recurse=False)
+    ]
+    fastpath = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        model_devices = cuda_devices([*model.parameters(), *model.buffers()])
+        with torch.random.fork_rng(devices=sorted({*model_devices, *devices})):
+            yield
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fastpath)
+        for module, training in flags:
+            module.training = training
+        with torch.no_grad():
+            for module, name, buffer, saved in buffers:
+                if getattr(module, name, None) is not buffer:
+                    setattr(module, name, buffer)
+                buffer.copy_(saved)

@@ -51,15 +51,15 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F  # noqa: N812 (the name every PyTorch user reads)
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
-from relulab.nn.activations import ReLUMinusB
+from relulab.nn import catalogue
+from relulab.nn.catalogue import Family
 
 __all__ = [
     "ACTIVATION_FUNCTIONS",
@@ -80,29 +80,16 @@ __all__ = [
     "zero_padding",
 ]
 
-Family = Literal["rectifier", "leaky", "smooth", "other"]
-
 #: ``rectifier``: zero output and zero gradient for :math:`z \le 0` (dead units exist);
 #: ``leaky``: a non-zero gradient below zero; ``smooth``: smooth, non-zero gradient almost
 #: everywhere; ``other``: a module type the caller added, of unknown kind.
 FAMILIES: tuple[str, ...] = ("rectifier", "leaky", "smooth", "other")
 
+# Every table below is built from the one declaration per kind in relulab.nn.catalogue.
+
 #: Activation module types and their family.
 ACTIVATION_MODULES: dict[type[nn.Module], Family] = {
-    nn.ReLU: "rectifier",
-    ReLUMinusB: "rectifier",
-    nn.ReLU6: "rectifier",
-    nn.LeakyReLU: "leaky",
-    nn.PReLU: "leaky",
-    nn.RReLU: "leaky",
-    nn.ELU: "leaky",
-    nn.CELU: "leaky",
-    nn.SELU: "leaky",
-    nn.GELU: "smooth",
-    nn.SiLU: "smooth",
-    nn.Mish: "smooth",
-    nn.Softplus: "smooth",
-    nn.Tanh: "smooth",
+    module: kind.family for kind in catalogue.ACTIVATIONS for module in kind.modules
 }
 
 #: Composite activation modules — one activation written as several operations (GPT-2's
@@ -111,30 +98,8 @@ ACTIVATION_MODULES: dict[type[nn.Module], Family] = {
 #: Hugging Face ``transformers``' ``activations`` module (5.x and 4.x names) and BLOOM's GELU.
 #: Their input is the pre-activation; the operations inside are not layers of their own.
 COMPOSITE_ACTIVATIONS: dict[str, Family] = {
-    **{
-        f"transformers.activations.{name}": "smooth"
-        for name in (
-            "GELUActivation",
-            "NewGELUActivation",
-            "GELUTanh",
-            "PytorchGELUTanh",
-            "FastGELUActivation",
-            "QuickGELUActivation",
-            "ClippedGELUActivation",
-            "AccurateGELUActivation",
-            "SiLUActivation",
-            "MishActivation",
-            "SqrtSoftplusActivation",
-        )
-    },
-    "transformers.activations.ReLUSquaredActivation": "rectifier",
-    "transformers.activations.XIELUActivation": "leaky",
-    "transformers.models.bloom.modeling_bloom.BloomGelu": "smooth",
+    name: kind.family for kind in catalogue.ACTIVATIONS for name in kind.classes
 }
-
-
-def _qualified_name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def activation_family(module_type: type) -> Family | None:
@@ -154,56 +119,17 @@ def activation_family(module_type: type) -> Family | None:
         >>> activation_family(type("NewGELUActivation", (nn.Module,), where))
         'smooth'
     """
-    for base in module_type.__mro__:
-        if base in ACTIVATION_MODULES:
-            return ACTIVATION_MODULES[base]
-        family = COMPOSITE_ACTIVATIONS.get(_qualified_name(base))
-        if family is not None:
-            return family
-    return None
+    kind = catalogue.activation_kind(module_type)
+    return None if kind is None else kind.family
 
 
 def _functions() -> dict[Callable, tuple[str, Family]]:
     table: dict[Callable, tuple[str, Family]] = {}
-    groups: list[tuple[Family, list[tuple[str, list[str]]]]] = [
-        (
-            "rectifier",
-            [
-                ("relu", ["F.relu", "F.relu_", "torch.relu", "torch.relu_"]),
-                ("relu", ["Tensor.relu", "Tensor.relu_"]),
-                ("relu6", ["F.relu6"]),
-            ],
-        ),
-        (
-            "leaky",
-            [
-                ("leaky_relu", ["F.leaky_relu", "F.leaky_relu_"]),
-                ("prelu", ["F.prelu", "torch.prelu"]),
-                ("rrelu", ["F.rrelu", "F.rrelu_"]),
-                ("elu", ["F.elu", "F.elu_"]),
-                ("celu", ["F.celu", "F.celu_"]),
-                ("selu", ["F.selu", "F.selu_", "torch.selu", "torch.selu_"]),
-            ],
-        ),
-        (
-            "smooth",
-            [
-                ("gelu", ["F.gelu"]),
-                ("silu", ["F.silu"]),
-                ("mish", ["F.mish"]),
-                ("softplus", ["F.softplus"]),
-                ("tanh", ["torch.tanh", "torch.tanh_", "Tensor.tanh", "Tensor.tanh_"]),
-            ],
-        ),
-    ]
-    namespaces = {"F": F, "torch": torch, "Tensor": Tensor}
-    for family, entries in groups:
-        for short, dotted in entries:
-            for path in dotted:
-                space, _, attribute = path.partition(".")
-                function = getattr(namespaces[space], attribute, None)
-                if function is not None:
-                    table.setdefault(function, (short, family))
+    for kind in catalogue.ACTIVATIONS:
+        for path in kind.functions:
+            function = catalogue.function(path)
+            if function is not None:
+                table.setdefault(function, (kind.name, kind.family))
     return table
 
 
@@ -212,30 +138,10 @@ ACTIVATION_FUNCTIONS: dict[Callable, tuple[str, Family]] = _functions()
 
 #: Functions whose output has a feature axis: name, axis (−1 last, 1 channels).
 PRODUCER_FUNCTIONS: dict[Callable, tuple[str, int]] = {
-    function: (name, axis)
-    for name, axis, function in [
-        ("linear", -1, F.linear),
-        ("addmm", -1, torch.addmm),
-        ("addmm", -1, Tensor.addmm),
-        ("matmul", -1, torch.matmul),
-        ("matmul", -1, Tensor.matmul),
-        ("mm", -1, torch.mm),
-        ("mm", -1, Tensor.mm),
-        ("bmm", -1, torch.bmm),
-        ("bilinear", -1, F.bilinear),
-        ("embedding", -1, F.embedding),
-        ("layer_norm", -1, F.layer_norm),
-        ("rms_norm", -1, getattr(F, "rms_norm", None)),
-        ("conv1d", 1, F.conv1d),
-        ("conv2d", 1, F.conv2d),
-        ("conv3d", 1, F.conv3d),
-        ("conv_transpose1d", 1, F.conv_transpose1d),
-        ("conv_transpose2d", 1, F.conv_transpose2d),
-        ("conv_transpose3d", 1, F.conv_transpose3d),
-        ("batch_norm", 1, F.batch_norm),
-        ("group_norm", 1, F.group_norm),
-        ("instance_norm", 1, F.instance_norm),
-    ]
+    function: (path.partition(".")[2], kind.unit_axis)
+    for kind in catalogue.LAYERS
+    for path in kind.functions
+    for function in [catalogue.function(path)]
     if function is not None
 }
 
@@ -248,14 +154,32 @@ RECENT_PRODUCERS = 64
 #: Modules whose output is a producer's (last axis), by qualified class name, with the layout
 #: of their ``weight``: Hugging Face's ``Conv1D`` (GPT-2's Linear: ``x @ W + b`` with ``W``
 #: stored ``(in, out)``, computed by ``torch.addmm`` on the flattened input and re-viewed).
-PRODUCER_MODULES: dict[str, tuple[str, Literal["in_out"]]] = {
-    "transformers.pytorch_utils.Conv1D": ("Conv1D", "in_out"),
-    "transformers.modeling_utils.Conv1D": ("Conv1D", "in_out"),
+PRODUCER_MODULES: dict[str, tuple[str, str]] = {
+    name: (kind.label, kind.layout or "out_in")
+    for kind in catalogue.LAYERS
+    if kind.module_output
+    for name in kind.classes
 }
 
 #: Producers whose weight gives each unit a hyperplane ``w_j·x + b_j``, and its layout:
 #: ``out_in`` (``F.linear``: row j) or ``in_out`` (``addmm(b, x, W)``: column j).
-_WEIGHTED = {"linear": "out_in", "addmm": "in_out", "Conv1D": "in_out"}
+_WEIGHTED = {
+    **{
+        path.partition(".")[2]: kind.layout
+        for kind in catalogue.LAYERS
+        if kind.weight_argument is not None
+        for path in kind.functions
+    },
+    **{kind.label: kind.layout for kind in catalogue.LAYERS if kind.module_output},
+}
+
+#: The weight and bias arguments of those producers: ``(position, keyword)`` each.
+_ARGUMENTS = {
+    path.partition(".")[2]: (kind.weight_argument, kind.bias_argument)
+    for kind in catalogue.LAYERS
+    if kind.weight_argument is not None
+    for path in kind.functions
+}
 
 
 def family_of(module_type: type[nn.Module]) -> Family:
@@ -602,10 +526,10 @@ class CallRecorder(TorchFunctionMode):
             and (activation_family(type(m)) is not None or isinstance(m, tuple(extra_types)))
         }
         self.producer_modules = {
-            id(m): PRODUCER_MODULES[name]
+            id(m): (kind.label, kind.layout or "out_in")
             for m in model.modules()
-            for name in [_producer_module_name(type(m))]
-            if name is not None
+            for kind in [catalogue.layer_kind(m)]
+            if kind is not None and kind.module_output
         }
         self.unit_axis = unit_axis
         self.keep_rows = keep_rows
@@ -702,12 +626,10 @@ class CallRecorder(TorchFunctionMode):
     ) -> None:
         function, axis = producer
         weight = bias = None
-        if function == "linear":
-            weight = _argument(args, kwargs, 1, "weight")
-            bias = _argument(args, kwargs, 2, "bias")
-        elif function == "addmm":  # addmm(bias, x, W): x @ W + bias, W stored (in, out)
-            weight = _argument(args, kwargs, 2, "mat2")
-            bias = _argument(args, kwargs, 0, "input")
+        if function in _ARGUMENTS:  # F.linear(x, W, b); addmm(b, x, W): W stored (in, out)
+            (w_position, w_name), (b_position, b_name) = _ARGUMENTS[function]
+            weight = _argument(args, kwargs, w_position, w_name)
+            bias = _argument(args, kwargs, b_position, b_name)
         self._remember(
             _producer(
                 self._caller_path(), function, axis, output, weight, bias, _WEIGHTED.get(function)
@@ -803,13 +725,6 @@ class CallRecorder(TorchFunctionMode):
             self._producer = None
             self._recent.clear()
             self._mask = None
-
-
-def _producer_module_name(module_type: type) -> str | None:
-    for base in module_type.__mro__:
-        if _qualified_name(base) in PRODUCER_MODULES:
-            return _qualified_name(base)
-    return None
 
 
 def _producer(

@@ -38,15 +38,15 @@ parameters' ``.grad``, hooks, and torch's global random state.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
-from relulab.nn.run import expected_input, model_device, to_device
+from relulab.nn.run import cuda_devices as _cuda_devices
+from relulab.nn.run import expected_input, model_device, preserved, to_device
 from relulab.probe.calls import (
     ACTIVATION_FUNCTIONS,
     ACTIVATION_MODULES,
@@ -120,44 +120,6 @@ class ModelRunError(ValueError):
         super().__init__(message)
         self.data = data
         self.reason = reason
-
-
-@contextmanager
-def preserved(model: nn.Module, devices: Sequence[int] = ()) -> Iterator[None]:
-    """Run a block and leave ``model`` as it was: every module's training flag, every buffer
-    (same tensor objects, same values — BatchNorm's running statistics and batch counts), and
-    torch's global random state (CPU, the CUDA devices holding the model's parameters and
-    buffers, and any further CUDA ``devices``); the fused fast path of
-    ``nn.TransformerEncoderLayer`` / ``nn.MultiheadAttention`` is off inside.
-
-    Example:
-        >>> bn = nn.BatchNorm1d(3)
-        >>> with preserved(bn):
-        ...     _ = bn.train()(torch.randn(8, 3) + 5)
-        >>> bn.training, float(bn.running_mean.abs().sum())
-        (True, 0.0)
-    """
-    flags = [(module, module.training) for module in model.modules()]
-    buffers = [
-        (module, name, buffer, buffer.detach().clone())
-        for module in model.modules()
-        for name, buffer in module.named_buffers(recurse=False)
-    ]
-    fastpath = torch.backends.mha.get_fastpath_enabled()
-    torch.backends.mha.set_fastpath_enabled(False)
-    try:
-        model_devices = _cuda_devices([*model.parameters(), *model.buffers()])
-        with torch.random.fork_rng(devices=sorted({*model_devices, *devices})):
-            yield
-    finally:
-        torch.backends.mha.set_fastpath_enabled(fastpath)
-        for module, training in flags:
-            module.training = training
-        with torch.no_grad():
-            for module, name, buffer, saved in buffers:
-                if getattr(module, name, None) is not buffer:
-                    setattr(module, name, buffer)
-                buffer.copy_(saved)
 
 
 # -- the data: a tensor or a mapping of model arguments ------------------------------------
@@ -300,11 +262,6 @@ def _scalar_loss(loss: Any) -> Any:
     if isinstance(loss, Mapping):
         return loss.get("loss")
     return getattr(loss, "loss", loss)
-
-
-def _cuda_devices(tensors: Iterable[Tensor]) -> list[int]:
-    """The CUDA device indices the ``tensors`` live on."""
-    return sorted({t.device.index or 0 for t in tensors if t.is_cuda})
 
 
 def _loss_reduction(loss_fn: Callable, output: Any, target: Tensor) -> str:

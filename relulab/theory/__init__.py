@@ -31,6 +31,7 @@ from relulab.theory.deep_linear import (
     relu_hitting_delay,
 )
 from relulab.theory.kernels import (
+    KERNEL_NAMES,
     ActivationKernel,
     QuadratureKernel,
     ReLUFamilyKernel,
@@ -98,6 +99,7 @@ __all__ = [
     "function_mode_strengths",
     "gated_linear_prediction",
     "get_kernel",
+    "KERNEL_NAMES",
     "hitting_time",
     "learning_time_constant",
     "least_squares_loss",

@@ -42,6 +42,8 @@ from numpy.polynomial.hermite_e import hermegauss
 from scipy.special import erf
 
 __all__ = [
+    "KERNELS",
+    "KERNEL_NAMES",
     "ActivationKernel",
     "ReLUFamilyKernel",
     "QuadratureKernel",
@@ -269,10 +271,38 @@ def _gelu_derivative(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1 + erf(z / np.sqrt(2))) + z * np.exp(-0.5 * z * z) / np.sqrt(TWO_PI)
 
 
+#: The kernels by name, each built from ``(slope, shift)`` (the smooth ones ignore both): the
+#: table :data:`relulab.nn.catalogue.ACTIVATIONS` points into by name, so theory never imports
+#: torch.
+KERNELS: dict[str, Callable[[float, float], ActivationKernel]] = {
+    "relu": lambda slope, shift: ReLUFamilyKernel(
+        0.0, 1.0, shift, "relu" if not shift else f"relu-{shift:g}"
+    ),
+    "relu_b": lambda slope, shift: ReLUFamilyKernel(0.0, 1.0, shift, f"relu-{shift:g}"),
+    "leaky_relu": lambda slope, shift: ReLUFamilyKernel(
+        slope, 1.0, shift, f"leaky_relu({slope:g})"
+    ),
+    "abs": lambda slope, shift: ReLUFamilyKernel(-1.0, 1.0, shift, "abs"),
+    "linear": lambda slope, shift: ReLUFamilyKernel(1.0, 1.0, shift, "linear"),
+    "erf": lambda slope, shift: ErfKernel(
+        "erf", erf, lambda z: 2 / np.sqrt(np.pi) * np.exp(-z * z)
+    ),
+    "tanh": lambda slope, shift: QuadratureKernel("tanh", np.tanh, lambda z: 1 - np.tanh(z) ** 2),
+    "silu": lambda slope, shift: QuadratureKernel(
+        "silu", lambda z: z * _sigmoid(z), lambda z: _sigmoid(z) * (1 + z * (1 - _sigmoid(z)))
+    ),
+    "gelu": lambda slope, shift: QuadratureKernel("gelu", _gelu, _gelu_derivative),
+}
+
+#: The names :func:`get_kernel` knows.
+KERNEL_NAMES: tuple[str, ...] = tuple(KERNELS)
+
+
 def get_kernel(name: str, slope: float = 0.01, shift: float = 0.0) -> ActivationKernel:
-    """The :class:`ActivationKernel` of an activation by name: the ReLU family exactly
-    (``relu``, ``relu_b``, ``leaky_relu``, ``abs``, ``linear``), ``erf`` with its closed-form
-    cross moment, ``tanh``, ``silu``, ``gelu`` by quadrature.
+    """The :class:`ActivationKernel` of an activation by name (:data:`KERNEL_NAMES`): the ReLU
+    family exactly (``relu``, ``relu_b``, ``leaky_relu``, ``abs``, ``linear``), ``erf`` with
+    its closed-form cross moment, ``tanh``, ``silu``, ``gelu`` by quadrature. An activation
+    module's kernel name is declared in :data:`relulab.nn.catalogue.ACTIVATIONS`.
 
     Args:
         name: the activation.
@@ -282,34 +312,16 @@ def get_kernel(name: str, slope: float = 0.01, shift: float = 0.0) -> Activation
     Returns:
         The kernel.
 
+    Raises:
+        ValueError: ``name`` is not one of :data:`KERNEL_NAMES`.
+
     Example:
         >>> get_kernel("leaky_relu", slope=0.1).name
         'leaky_relu(0.1)'
     """
-    if name == "relu":
-        return ReLUFamilyKernel(0.0, 1.0, shift, "relu" if not shift else f"relu-{shift:g}")
-    if name == "relu_b":
-        return ReLUFamilyKernel(0.0, 1.0, shift, f"relu-{shift:g}")
-    if name == "leaky_relu":
-        return ReLUFamilyKernel(slope, 1.0, shift, f"leaky_relu({slope:g})")
-    if name == "abs":
-        return ReLUFamilyKernel(-1.0, 1.0, shift, "abs")
-    if name == "linear":
-        return ReLUFamilyKernel(1.0, 1.0, shift, "linear")
-    smooth = {
-        "erf": lambda: ErfKernel("erf", erf, lambda z: 2 / np.sqrt(np.pi) * np.exp(-z * z)),
-        "tanh": lambda: QuadratureKernel("tanh", np.tanh, lambda z: 1 - np.tanh(z) ** 2),
-        "silu": lambda: QuadratureKernel(
-            "silu", lambda z: z * _sigmoid(z), lambda z: _sigmoid(z) * (1 + z * (1 - _sigmoid(z)))
-        ),
-        "gelu": lambda: QuadratureKernel("gelu", _gelu, _gelu_derivative),
-    }
-    if name not in smooth:
-        raise ValueError(
-            f"unknown activation {name!r}; choose relu, relu_b, leaky_relu, abs, "
-            f"linear, {', '.join(smooth)}"
-        )
-    return smooth[name]()
+    if name not in KERNELS:
+        raise ValueError(f"unknown activation {name!r}; choose {', '.join(KERNEL_NAMES)}")
+    return KERNELS[name](slope, shift)
 
 
 def monte_carlo_cross(
