@@ -1,6 +1,7 @@
 """One loss vocabulary (issue 48): every loss name is defined once, in
 :data:`relulab.engine.losses.LOSSES`, and resolved by :func:`~relulab.engine.losses.get_loss`
-for both kinds of problem."""
+for both kinds of problem; the capabilities :func:`~relulab.engine.train` uses are declared as
+protocols, not probed by name."""
 
 from __future__ import annotations
 
@@ -11,14 +12,18 @@ import torch
 from torch import nn
 
 from relulab.engine import (
+    BatchedAdam,
     BatchedMLP,
+    BatchedSGD,
     FunctionalFamily,
     FunctionalProblem,
     MLPSpec,
     SupervisedProblem,
+    minibatches,
 )
 from relulab.engine.functional import FUNCTIONAL_LOSSES
 from relulab.engine.losses import LOSSES, LossName, get_loss, squared_error_scale
+from relulab.engine.train import Compilable, KnowsStepWork, RecordsInOnePass
 
 
 def test_the_type_and_the_registry_name_the_same_losses():
@@ -84,3 +89,16 @@ def test_an_unknown_or_unfit_loss_name_is_a_clear_error(make, message):
     with pytest.raises(ValueError) as raised:
         make()
     assert str(raised.value) == message
+
+
+def test_capabilities_are_declared_protocols():
+    model = BatchedMLP(MLPSpec((3, 4, 1)), n_networks=2)
+    supervised = SupervisedProblem(model, torch.randn(8, 3), torch.randn(8, 1))
+    assert isinstance(supervised, RecordsInOnePass | KnowsStepWork | Compilable)
+    assert all(isinstance(supervised, p) for p in (RecordsInOnePass, KnowsStepWork, Compilable))
+    family = FunctionalFamily(lambda: nn.Linear(3, 1), 2)
+    x, y = torch.randn(8, 3), torch.randn(8, 1)
+    functional = FunctionalProblem(family, minibatches(x, y, 4, torch.Generator()))
+    assert not any(isinstance(functional, p) for p in (RecordsInOnePass, KnowsStepWork, Compilable))
+    assert isinstance(BatchedSGD(model.params, 0.1), Compilable)
+    assert not isinstance(BatchedAdam(model.params, 0.1), Compilable)

@@ -150,7 +150,7 @@ class SupervisedProblem:
     def compilable(self) -> bool:
         """Whether a step is a pure function of the parameters (full batch, the model's manual
         backward), so that :func:`~relulab.engine.train` may compile several into one call."""
-        return self.batch_size is None and bool(getattr(self.model, "manual_backward", False))
+        return self.batch_size is None and bool(self.model.manual_backward)
 
     def loss_and_grads(self) -> tuple[Tensor, list[Tensor]]:
         """Per-network losses ``(S,)`` on the next batch and their gradients (the model's
@@ -195,12 +195,12 @@ class SupervisedProblem:
             and x_obs is self.x
             and y_obs is self.y
             and not self.model.manual_backward
-            and getattr(self.model, "differentiable_trace", False)
-            and not self._redefines("loss_and_grads")
-            and not self._redefines("observe")
+            and self.model.differentiable_trace
+            and not self._redefines_loss_and_grads
+            and not self._redefines_observe
         )
         if not shared_pass:
-            if with_grads or self._redefines("loss_and_grads"):
+            if with_grads or self._redefines_loss_and_grads:
                 losses, grads = self.loss_and_grads()
             else:
                 losses, grads = self._loss_without_grads(), None
@@ -212,10 +212,16 @@ class SupervisedProblem:
         with torch.no_grad():
             return losses.detach(), grads, self._observe_trace(trace)
 
-    def _redefines(self, method: str) -> bool:
-        """Whether a subclass redefines ``method`` (:meth:`loss_and_grads`, :meth:`observe`):
-        the shared traced pass would bypass its version, so it gets the separate calls."""
-        return getattr(type(self), method) is not getattr(SupervisedProblem, method)
+    @property
+    def _redefines_loss_and_grads(self) -> bool:
+        """Whether a subclass redefines :meth:`loss_and_grads`: the shared traced pass would
+        bypass its version, so it gets the separate calls."""
+        return type(self).loss_and_grads is not SupervisedProblem.loss_and_grads
+
+    @property
+    def _redefines_observe(self) -> bool:
+        """Whether a subclass redefines :meth:`observe` (as :attr:`_redefines_loss_and_grads`)."""
+        return type(self).observe is not SupervisedProblem.observe
 
     def _loss_without_grads(self) -> Tensor:
         x, y = self._next_batch()
