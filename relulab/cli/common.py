@@ -11,10 +11,13 @@ import argparse
 import math
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import torch
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from relulab.runner.executor import Executor
 
 __all__ = [
     "EXIT_CLAIMS_DO_NOT_HOLD",
@@ -228,7 +231,7 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def executor_from(args: argparse.Namespace) -> Any:
+def executor_from(args: argparse.Namespace) -> Executor:
     """The executor ``--executor/--jobs/--threads/--address`` ask for, connected; one-line
     :class:`UsageError` when it cannot be had (Ray not installed, no cluster at ADDR) — before
     anything is written."""

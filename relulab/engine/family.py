@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Literal
 
 import torch
 from torch import Tensor, nn
+
+from relulab.engine.losses import LossName
 
 __all__ = [
     "COMPILED_SMALL_PRODUCT",
@@ -35,8 +36,6 @@ __all__ = [
     "batched_matmul",
     "shared_input_grads",
 ]
-
-LossName = Literal["mse", "half_sum"]
 
 
 def batched_linear(h: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:

@@ -61,6 +61,7 @@ from relulab.engine.copies import (
     loop_loss_and_grads,
 )
 from relulab.engine.family import BatchedFamily, Trace
+from relulab.engine.losses import LOSSES, get_loss
 from relulab.engine.streams import minibatches
 from relulab.init import InitReport, apply_init_, get_scheme
 from relulab.nn.catalogue import ACTIVATIONS, layer_module_types
@@ -82,10 +83,10 @@ ACTIVATION_TYPES: tuple[type[nn.Module], ...] = tuple(
     module for kind in ACTIVATIONS for module in kind.modules
 )
 
-#: Named per-network losses (one network's output and targets → a scalar).
+#: The losses of :data:`relulab.engine.losses.LOSSES` with a per-network form (one network's
+#: output and targets → a scalar), by name.
 FUNCTIONAL_LOSSES: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
-    "mse": nn.functional.mse_loss,
-    "cross_entropy": nn.functional.cross_entropy,
+    name: loss.per_network for name, loss in LOSSES.items() if loss.per_network is not None
 }
 
 InitData = Tensor | Callable[[int], Tensor] | None
@@ -526,11 +527,7 @@ class FunctionalProblem:
         observe_fn: Callable[[FunctionalFamily], dict[str, Tensor]] | None = None,
     ) -> None:
         if isinstance(loss, str):
-            if loss not in FUNCTIONAL_LOSSES:
-                raise ValueError(
-                    f"loss must be one of {', '.join(FUNCTIONAL_LOSSES)} or a callable"
-                )
-            loss = FUNCTIONAL_LOSSES[loss]
+            loss = get_loss(loss, "per_network", alternative="a callable")
         self.family = family
         self.params = family.params
         self.n_networks = family.n_networks

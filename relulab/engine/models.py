@@ -43,6 +43,7 @@ from relulab.engine.family import (
     shared_input_grads,
 )
 from relulab.engine.init import init_weight_stack, per_network
+from relulab.engine.losses import squared_error_scale
 from relulab.nn.activations import get_activation
 from relulab.nn.models import MLP, ResidualToy, residual_block
 from relulab.nn.statistics import BATCHED_SAMPLE_DIMS, centring_shift
@@ -279,11 +280,9 @@ class BatchedMLP(_StackedNetworks):
         output, preactivations, inputs, _ = self._forward(x)
         residual = output - y
         squared_sum = residual.square().sum(dim=(1, 2))
-        if loss == "mse":
-            scale = 1.0 / (residual.shape[1] * residual.shape[2])
-            losses, g = squared_sum * scale, residual * (2.0 * scale)
-        else:
-            losses, g = 0.5 * squared_sum, residual
+        scale = squared_error_scale(loss, residual.shape[1], residual.shape[2])
+        losses = squared_sum * scale
+        g = residual if 2.0 * scale == 1.0 else residual * (2.0 * scale)  # half_sum: g = r
         grads: list[Tensor] = []
         for layer in range(len(self.weights) - 1, -1, -1):
             h, bias = inputs[layer], self.biases[layer]

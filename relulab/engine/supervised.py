@@ -36,17 +36,11 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from relulab.engine.family import BatchedFamily, LossName, Trace
+from relulab.engine.family import BatchedFamily, Trace
+from relulab.engine.losses import LossName, get_loss
 from relulab.nn.statistics import BATCHED_SAMPLE_DIMS, UnitStates, unit_states
 
 __all__ = ["SupervisedProblem"]
-
-
-def _per_network_loss(output: Tensor, target: Tensor, loss: LossName) -> Tensor:
-    squared = (output - target).square()
-    if loss == "mse":
-        return squared.mean(dim=(1, 2))
-    return 0.5 * squared.sum(dim=(1, 2))
 
 
 def _gather_rows(data: Tensor, index: Tensor) -> Tensor:
@@ -98,8 +92,7 @@ class SupervisedProblem:
         record_error: bool = False,
         observe_data: tuple[Tensor, Tensor] | None = None,
     ) -> None:
-        if loss not in ("mse", "half_sum"):
-            raise ValueError(f"loss must be 'mse' or 'half_sum', got {loss!r}")
+        self._loss = get_loss(loss, "batched")  # ValueError for a name it does not know
         n_samples = x.shape[-2]
         if y.shape[-2] != n_samples:
             raise ValueError(f"x has {n_samples} samples but y has {y.shape[-2]}")
@@ -157,7 +150,7 @@ class SupervisedProblem:
     def compilable(self) -> bool:
         """Whether a step is a pure function of the parameters (full batch, the model's manual
         backward), so that :func:`~relulab.engine.train` may compile several into one call."""
-        return self.batch_size is None and bool(getattr(self.model, "manual_backward", False))
+        return self.batch_size is None and bool(self.model.manual_backward)
 
     def loss_and_grads(self) -> tuple[Tensor, list[Tensor]]:
         """Per-network losses ``(S,)`` on the next batch and their gradients (the model's
@@ -166,7 +159,7 @@ class SupervisedProblem:
         if self.model.manual_backward:
             return self.model.loss_and_grads(x, y, self.loss_name)
         with torch.enable_grad():
-            losses = _per_network_loss(self.model.gradient_forward(x), y, self.loss_name)
+            losses = self._loss(self.model.gradient_forward(x), y)
             grads = torch.autograd.grad(losses.sum(), self.params)
         return losses.detach(), list(grads)
 
@@ -202,34 +195,40 @@ class SupervisedProblem:
             and x_obs is self.x
             and y_obs is self.y
             and not self.model.manual_backward
-            and getattr(self.model, "differentiable_trace", False)
-            and not self._redefines("loss_and_grads")
-            and not self._redefines("observe")
+            and self.model.differentiable_trace
+            and not self._redefines_loss_and_grads
+            and not self._redefines_observe
         )
         if not shared_pass:
-            if with_grads or self._redefines("loss_and_grads"):
+            if with_grads or self._redefines_loss_and_grads:
                 losses, grads = self.loss_and_grads()
             else:
                 losses, grads = self._loss_without_grads(), None
             return losses, (grads if with_grads else None), self.observe()
         with torch.enable_grad() if with_grads else torch.no_grad():
             trace = self.model.trace(self.x)
-            losses = _per_network_loss(trace.output, self.y, self.loss_name)
+            losses = self._loss(trace.output, self.y)
             grads = list(torch.autograd.grad(losses.sum(), self.params)) if with_grads else None
         with torch.no_grad():
             return losses.detach(), grads, self._observe_trace(trace)
 
-    def _redefines(self, method: str) -> bool:
-        """Whether a subclass redefines ``method`` (:meth:`loss_and_grads`, :meth:`observe`):
-        the shared traced pass would bypass its version, so it gets the separate calls."""
-        return getattr(type(self), method) is not getattr(SupervisedProblem, method)
+    @property
+    def _redefines_loss_and_grads(self) -> bool:
+        """Whether a subclass redefines :meth:`loss_and_grads`: the shared traced pass would
+        bypass its version, so it gets the separate calls."""
+        return type(self).loss_and_grads is not SupervisedProblem.loss_and_grads
+
+    @property
+    def _redefines_observe(self) -> bool:
+        """Whether a subclass redefines :meth:`observe` (as :attr:`_redefines_loss_and_grads`)."""
+        return type(self).observe is not SupervisedProblem.observe
 
     def _loss_without_grads(self) -> Tensor:
         x, y = self._next_batch()
         if self.model.manual_backward:  # its own loss arithmetic; the explicit backward is cheap
             return self.model.loss_and_grads(x, y, self.loss_name)[0]
         with torch.no_grad():
-            return _per_network_loss(self.model.forward(x), y, self.loss_name)
+            return self._loss(self.model.forward(x), y)
 
     @torch.no_grad()
     def observe(self) -> dict[str, Tensor]:
@@ -243,11 +242,11 @@ class SupervisedProblem:
         observed: dict[str, Tensor] = {}
         y_obs = self.observe_data[1]
         if self.batch_size is not None:
-            observed["full_loss"] = _per_network_loss(trace.output, y_obs, self.loss_name)
+            observed["full_loss"] = self._loss(trace.output, y_obs)
         if self.validation is not None:
             x_val, y_val = self.validation
             output = self.model.forward(x_val)
-            observed["validation_loss"] = _per_network_loss(output, y_val, self.loss_name)
+            observed["validation_loss"] = self._loss(output, y_val)
             if self.record_error:
                 wrong = output.argmax(dim=-1) != y_val.argmax(dim=-1)
                 observed["validation_error"] = wrong.to(output.dtype).mean(dim=-1)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -24,7 +24,15 @@ from relulab.engine.checkpoint import FileCheckpoint, load_problem_state, proble
 from relulab.engine.recorder import Recorder
 from relulab.engine.threads import ThreadsOption, train_threads, using_threads
 
-__all__ = ["BatchedProblem", "Optimiser", "TrainResult", "train"]
+__all__ = [
+    "BatchedProblem",
+    "Compilable",
+    "KnowsStepWork",
+    "Optimiser",
+    "RecordsInOnePass",
+    "TrainResult",
+    "train",
+]
 
 
 class BatchedProblem(Protocol):
@@ -49,8 +57,37 @@ class BatchedProblem(Protocol):
     def observe(self) -> dict[str, Tensor]:
         """Per-network observables ``{name: (S,)}`` to record besides the loss."""
 
-    # optional: ``recording_step(with_grads) -> (loss, grads or None, observables)``, the two
-    # above at a recording step in one call (SupervisedProblem: one forward pass where it can)
+    # optional capabilities, each declared by its own protocol below: RecordsInOnePass,
+    # KnowsStepWork, Compilable
+
+
+@runtime_checkable
+class RecordsInOnePass(Protocol):
+    """A problem that gives a recording step's losses, gradients and observables in one call
+    (:class:`~relulab.engine.SupervisedProblem`: one forward pass where it can); :func:`train`
+    uses it at recording steps instead of ``loss_and_grads`` and ``observe``."""
+
+    def recording_step(
+        self, with_grads: bool = True
+    ) -> tuple[Tensor, list[Tensor] | None, dict[str, Tensor]]:
+        """``(losses (S,), gradients or None without with_grads, observables)``."""
+        ...
+
+
+@runtime_checkable
+class KnowsStepWork(Protocol):
+    """A problem that knows the multiply–adds of one step's forward pass, all networks: what
+    :func:`train` sizes its thread count by (``threads="auto"``)."""
+
+    work_per_step: int
+
+
+@runtime_checkable
+class Compilable(Protocol):
+    """A problem or optimiser that says whether its steps keep no Python-side state, so that
+    :func:`train` may compile several into one call (``compiled_steps``)."""
+
+    compilable: bool
 
 
 class Optimiser(Protocol):
@@ -159,7 +196,7 @@ def _chunk_runner(
     if problem.params[0].device.type != "cpu":
         raise ValueError("compiled_steps runs on the CPU only (where it was measured)")
     for name, part in (("problem", problem), ("optimiser", optimiser)):
-        if not getattr(part, "compilable", False):
+        if not (isinstance(part, Compilable) and part.compilable):
             raise ValueError(
                 f"compiled_steps needs a {name} without Python-side state per step "
                 f"(compilable), not {type(part).__name__} as configured"
@@ -235,10 +272,9 @@ def train(
         >>> bool((result.final["loss"] < result.curves["loss"][:, 0]).all())
         True
     """
+    work = problem.work_per_step if isinstance(problem, KnowsStepWork) else None
     count = (
-        train_threads(
-            getattr(problem, "work_per_step", None), threads, compiled=compiled_steps is not None
-        )
+        train_threads(work, threads, compiled=compiled_steps is not None)
         if problem.params[0].device.type == "cpu"
         else torch.get_num_threads()
     )
@@ -282,6 +318,7 @@ def _train(
         if progress is not None and last_reported:
             progress(last_reported)
     saved_at = step
+    one_pass = isinstance(problem, RecordsInOnePass)
 
     def loop_state() -> dict[str, Any]:
         values = (step, active, diverged_step, stopped_step, all_healthy, last_reported)
@@ -299,7 +336,7 @@ def _train(
                     continue
                 replay_until = step + length - 1  # undone: these steps go one by one
         observed = None
-        if recorder.wants(step) and hasattr(problem, "recording_step"):
+        if recorder.wants(step) and one_pass:
             loss, grads, observed = problem.recording_step(with_grads=step < steps)
         elif step < steps:
             loss, grads = problem.loss_and_grads()

@@ -23,36 +23,28 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from relulab.config import ConfigError, apply_overrides, config_to_dict
-from relulab.engine.checkpoint import CHECKPOINT_DIRNAME, checkpoint_every, remove_checkpoints
+from relulab.engine.checkpoint import CHECKPOINT_DIRNAME, checkpoint_every
 from relulab.errors import describe_error
 from relulab.experiments import get_experiment
 from relulab.experiments.base import Experiment
-from relulab.faults import fault_point
-from relulab.files import check_output_dir, remove_temporaries
+from relulab.files import check_output_dir
 from relulab.progress import UnitLines, stderr_is_terminal
-from relulab.records import UnitSchemaError
 from relulab.records.robustness import RobustnessRun
 from relulab.records.summary import SummaryRecord
 from relulab.registry import check_clean_for_results
-from relulab.runner.environment import library_versions, resolve_device
+from relulab.runner.environment import resolve_device
+from relulab.runner.executor import Executor
 from relulab.runner.outputs import (
     SUMMARY_FILENAME,
     RunFailedError,
-    build_outputs,
     check_rebuildable,
-    check_unit,
     rebuild_outputs,
 )
-from relulab.runner.parallel import (
-    PoolExecutor,
-    RayExecutor,
-    SerialExecutor,
-    UnitTask,
-    make_executor,
-)
+from relulab.runner.parallel import Outcome, UnitTask, make_executor
 from relulab.runner.resources import check_memory
-from relulab.runner.rundir import DirectoryInUseError, check_not_in_use, check_run_dir, locked
-from relulab.store import STORE_FILENAME, RunStore, StoreError
+from relulab.runner.run_directory import RunDirectory, RunOutcome
+from relulab.runner.rundir import DirectoryInUseError, check_not_in_use, check_run_dir
+from relulab.store import StoreError
 
 __all__ = [
     "PreparedRun",
@@ -120,55 +112,8 @@ def prepare_run(
     return PreparedRun(experiment, preset, config, resolved, out_path)
 
 
-def _warn_on_changed_environment(
-    store: RunStore,
-    run: PreparedRun,
-    warn: Callable[[str], None],
-    threads: int,
-    versions: dict[str, str],
-) -> None:
-    """Units computed under another thread count or device differ in the last bits, and under
-    another relulab commit perhaps more: say so. ``versions`` are this run's."""
-    recorded = store.meta()["versions"]
-    earlier = sorted({t for t in store.unit_threads().values() if t is not None})
-    if not earlier and "torch_threads" in recorded:
-        earlier = [int(recorded["torch_threads"])]
-    if earlier and earlier != [threads]:
-        before = ", ".join(map(str, earlier))
-        warn(
-            f"resuming {run.out_dir}: its finished units ran with {before} torch thread(s), "
-            f"this run uses {threads}; units computed now may differ from them in the last bits "
-            f"(pass --threads {earlier[0]} to match)"
-        )
-    device = recorded.get("device")
-    if device is not None and device != str(run.device):
-        warn(
-            f"resuming {run.out_dir}: its finished units ran on {device}, this run uses "
-            f"{run.device}; results may differ in the last bits"
-        )
-    commit, now = recorded.get("relulab_commit"), versions.get("relulab_commit")
-    if commit is not None and now is not None and commit != now:
-        warn(
-            f"resuming {run.out_dir}: its finished units ran at relulab commit {commit}, this "
-            f"run is at {now}; units computed now may differ from them"
-        )
-
-
 def _stderr_warning(message: str) -> None:
     sys.stderr.write(f"relulab: warning: {message}\n")
-
-
-@dataclass
-class RunOutcome:
-    """How one of several runs executed together ended: its summary, or the error that ended
-    it (a :class:`RunFailedError`, ``StoreError`` or ``DirectoryInUseError``)."""
-
-    run: PreparedRun
-    summary: SummaryRecord | None = None
-    error: Exception | None = None
-
-
-Executor = SerialExecutor | PoolExecutor | RayExecutor
 
 
 def execute(
@@ -203,47 +148,6 @@ def execute(
     return outcome.summary
 
 
-class _Session:
-    """One run directory being written: its lock, open store and the units still to compute."""
-
-    def __init__(self, run: PreparedRun, pending: list[str], store: RunStore, stack) -> None:
-        self.run = run
-        self.pending = pending
-        self.store = store
-        self.stack = stack
-        self.failures: list[tuple[str, BaseException]] = []
-
-    def close(self) -> None:
-        self.stack.close()
-
-
-def _open_session(run: PreparedRun, executor: Executor, warn: Callable[[str], None]) -> _Session:
-    config_dict = config_to_dict(run.config)
-    versions = {**library_versions(), "device": str(run.device)}
-    stack = contextlib.ExitStack()
-    try:
-        stack.enter_context(locked(run.out_dir))
-        remove_temporaries(run.out_dir)
-        check_run_dir(run.out_dir, run.experiment.name, run.preset, config_dict)
-        store = stack.enter_context(
-            RunStore.create_or_resume(
-                run.out_dir / STORE_FILENAME,
-                run.experiment.name,
-                run.preset,
-                config_dict,
-                versions,
-            )
-        )
-        done = store.done_units()
-        pending = [unit.name for unit in run.experiment.plan(run.config) if unit.name not in done]
-        if done and pending:
-            _warn_on_changed_environment(store, run, warn, executor.unit_threads(), versions)
-    except BaseException:
-        stack.close()
-        raise
-    return _Session(run, pending, store, stack)
-
-
 def _task(index: int, run: PreparedRun, unit: str, executor: Executor) -> UnitTask:
     return UnitTask(
         run=index,
@@ -258,31 +162,6 @@ def _task(index: int, run: PreparedRun, unit: str, executor: Executor) -> UnitTa
         checkpoints=str(run.out_dir / CHECKPOINT_DIRNAME),
         checkpoint_every=checkpoint_every(),
     )
-
-
-def _unit_failure(session: _Session) -> RunFailedError:
-    """One line: the (first) failed unit, how many more failed, what is kept and what to do."""
-    run = session.run
-    unit, error = session.failures[0]
-    more = len(session.failures) - 1
-    also = (
-        f"; {more} more unit(s) failed: "
-        + ", ".join(repr(name) for name, _ in session.failures[1:])
-        if more
-        else ""
-    )
-    kept = len(session.store.done_units())
-    advice = (
-        f"{kept} finished unit(s) are kept in {run.out_dir}: re-run the same "
-        "command to resume, or choose another --out for a different config"
-        if kept
-        else f"no unit had finished; {run.out_dir} may be reused by any config"
-    )
-    failure = RunFailedError(
-        f"{run.experiment.name}: unit {unit!r} failed ({describe_error(error)}){also}; {advice}"
-    )
-    failure.__cause__ = error
-    return failure
 
 
 def execute_runs(
@@ -317,100 +196,96 @@ def execute_runs(
     Returns:
         One :class:`RunOutcome` per run, in order.
     """
-    outcomes: list[RunOutcome | None] = [None] * len(runs)
+    outcomes: dict[int, RunOutcome] = {}
 
     def finish(index: int, outcome: RunOutcome) -> None:
         outcomes[index] = outcome
         if on_finished is not None:
             on_finished(index, outcome)
 
-    sessions: dict[int, _Session] = {}
+    def end(index: int) -> None:
+        directory = directories.pop(index)
+        try:
+            finish(index, directory.complete(robustness))
+        finally:
+            directory.close()
+
+    directories: dict[int, RunDirectory] = {}
     try:
-        for index, run in enumerate(runs):
-            try:
-                sessions[index] = _open_session(run, executor, warn)
-            except (StoreError, DirectoryInUseError) as error:
-                finish(index, RunOutcome(run, error=error))
-
-        def complete(index: int) -> None:
-            session = sessions.pop(index)
-            if session.failures:
-                failure = _unit_failure(session)
-                session.close()
-                finish(index, RunOutcome(session.run, error=failure))
-                return
-            session.store.close()
-            remove_checkpoints(session.run.out_dir)  # the area, now empty
-            try:
-                summary = build_outputs(session.run.out_dir, robustness)
-            except (RunFailedError, StoreError) as error:
-                finish(index, RunOutcome(session.run, error=error))
-            else:
-                finish(index, RunOutcome(session.run, summary=summary))
-            finally:
-                session.close()
-
-        for index in [i for i, s in sessions.items() if not s.pending]:
-            complete(index)
+        _open_directories(runs, executor.unit_threads(), warn, directories, finish)
+        for index in [i for i, directory in directories.items() if directory.computed]:
+            end(index)
         tasks = [
-            _task(index, session.run, unit, executor)
-            for index, session in sessions.items()
-            for unit in session.pending
+            _task(index, directory.run, unit, executor)
+            for index, directory in directories.items()
+            for unit in directory.pending
         ]
-        several = len(runs) > 1
-
-        def label(task: UnitTask) -> str:
-            return f"{runs[task.run].out_dir.name}/{task.unit}" if several else task.unit
 
         def skip(task: UnitTask) -> bool:
-            return task.run not in sessions  # its run ended (a serial executor's failure)
+            return task.run not in directories  # its run ended (a serial executor's failure)
 
-        show = (executor.kind != "serial") if progress is None else progress
-        terminal = stderr_is_terminal()
-        if show and terminal and isinstance(executor, SerialExecutor):
-            executor.quiet = True  # one live display at a time: ours, not the units' own bars
-        # off a terminal: a line per finished unit instead of the bar (relulab.progress)
-        lines = None if quiet or terminal else UnitLines(len(tasks))
-        with _progress_bar(len(tasks), quiet or not show) as advance:
-            advance(0, executor.activity(label))
+        with _display(runs, len(tasks), executor, quiet, progress) as show:
             for outcome in executor.outcomes(tasks, skip):
-                if outcome is None:
-                    advance(0, executor.activity(label))
-                    continue
-                index, unit = outcome.task.run, outcome.task.unit
-                session = sessions[index]
-                session.pending.remove(unit)
-                if outcome.error is not None:
-                    session.failures.append((unit, outcome.error))
-                    if not executor.keeps_going:
-                        session.pending.clear()
-                elif (mismatch := _schema_mismatch(session.run, unit, outcome.result)) is not None:
-                    session.failures.append((unit, mismatch))
-                else:
-                    session.store.save_unit(unit, outcome.result, threads=outcome.threads)
-                    fault_point(f"unit-saved:{unit}")
-                    remove_checkpoints(session.run.out_dir, unit)  # stored: not needed
-                advance(1, executor.activity(label))
-                if lines is not None:
-                    lines.finished(
-                        _run_label(runs, index), unit, outcome.wall_s, outcome.error is not None
-                    )
-                if not session.pending:
-                    complete(index)
+                if outcome is not None:
+                    directories[outcome.task.run].save(outcome, executor.keeps_going)
+                show(outcome)
+                if outcome is not None and directories[outcome.task.run].computed:
+                    end(outcome.task.run)
     finally:
-        for session in sessions.values():
-            session.close()
-    return [outcome for outcome in outcomes if outcome is not None]
+        for directory in directories.values():
+            directory.close()
+    return [outcomes[index] for index in sorted(outcomes)]
 
 
-def _schema_mismatch(run: PreparedRun, unit: str, result: Any) -> UnitSchemaError | None:
-    """The error when a computed unit does not hold what its study declares (it is not stored:
-    a reader could not use it)."""
-    try:
-        check_unit(run.experiment, run.config, unit, result)
-    except UnitSchemaError as error:
-        return error
-    return None
+def _open_directories(
+    runs: Sequence[PreparedRun],
+    threads: int,
+    warn: Callable[[str], None],
+    into: dict[int, RunDirectory],
+    finish: Callable[[int, RunOutcome], None],
+) -> None:
+    """Open every run's directory into ``into`` (index → directory); a run whose directory
+    cannot be used ends there (``finish``), the others go on."""
+    for index, run in enumerate(runs):
+        try:
+            into[index] = RunDirectory.open(run, threads, warn)
+        except (StoreError, DirectoryInUseError) as error:
+            finish(index, RunOutcome(run, error=error))
+
+
+@contextlib.contextmanager
+def _display(
+    runs: Sequence[PreparedRun],
+    total: int,
+    executor: Executor,
+    quiet: bool,
+    progress: bool | None,
+) -> Iterator[Callable[[Outcome | None], None]]:
+    """Show the progress of ``total`` units: one bar on a terminal (by default unless the
+    executor is serial, whose units show their own bars), else a line per finished unit
+    (:class:`relulab.progress.UnitLines`); nothing when ``quiet``. Yields the function to call
+    with each outcome as it is stored (``None``: a tick, the workers' activity refreshed)."""
+    several = len(runs) > 1
+
+    def label(task: UnitTask) -> str:
+        return f"{runs[task.run].out_dir.name}/{task.unit}" if several else task.unit
+
+    show = (executor.kind != "serial") if progress is None else progress
+    terminal = stderr_is_terminal()
+    if show and terminal:
+        executor.quiet = True  # one live display at a time: ours, not the units' own bars
+    lines = None if quiet or terminal else UnitLines(total)
+    with _progress_bar(total, quiet or not show) as advance:
+        advance(0, executor.activity(label))
+
+        def shown(outcome: Outcome | None) -> None:
+            advance(0 if outcome is None else 1, executor.activity(label))
+            if outcome is not None and lines is not None:
+                task = outcome.task
+                failed = outcome.error is not None
+                lines.finished(_run_label(runs, task.run), task.unit, outcome.wall_s, failed)
+
+        yield shown
 
 
 def _run_label(runs: Sequence[PreparedRun], index: int) -> str:

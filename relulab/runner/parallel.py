@@ -246,6 +246,7 @@ class PoolExecutor:
 
     kind = "pool"
     keeps_going = True
+    quiet = True  # the workers' units never show their own bars
 
     def __init__(self, jobs: int, threads: int | None) -> None:
         self.jobs = jobs
@@ -378,6 +379,7 @@ class RayExecutor:
 
     kind = "ray"
     keeps_going = True
+    quiet = True  # the tasks' units never show their own bars
 
     def __init__(self, address: str | None, jobs: int | None, threads: int | None) -> None:
         self.ray = ray_module()

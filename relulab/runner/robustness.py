@@ -50,6 +50,7 @@ from relulab.records.robustness import (
 )
 from relulab.records.sweep import SweepPointRecord, SweepRecord
 from relulab.report.robustness import write_robustness_page
+from relulab.runner.executor import Executor
 from relulab.runner.outputs import judge_reading, read_summary, rejudge
 from relulab.runner.rundir import locked
 from relulab.runner.sweep import (
@@ -328,7 +329,7 @@ def run_robustness(
     seed: int | None,
     device: str,
     out_dir: str | Path,
-    executor: Any,
+    executor: Executor,
     quiet: bool = False,
     allow_dirty: bool = False,
 ) -> RobustnessRecord:
@@ -368,7 +369,7 @@ def _run_readings(
     seed: int | None,
     device: str,
     out_dir: str | Path,
-    executor: Any,
+    executor: Executor,
     quiet: bool,
     allow_dirty: bool,
 ) -> RobustnessRecord:

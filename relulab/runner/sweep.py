@@ -44,6 +44,7 @@ from relulab.runner.execute import (
     prepare_run,
     rebuild_outputs,
 )
+from relulab.runner.executor import Executor
 from relulab.runner.rundir import check_holds, check_not_in_use, locked
 from relulab.store import SWEEP_FILENAME, StoreError, read_sweep_record
 
@@ -311,7 +312,7 @@ def _record(sweep: PreparedSweep, outcomes: dict[int, RunOutcome]) -> SweepRecor
 
 def execute_sweep(
     sweep: PreparedSweep,
-    executor: Any,
+    executor: Executor,
     quiet: bool = False,
     warn: Callable[[str], None] = _stderr_warning,
 ) -> SweepRecord:
