@@ -288,6 +288,74 @@ def train(
     return result
 
 
+@dataclass
+class _Loop:
+    """The training loop's variables (what a checkpoint saves beside the problem): the step,
+    which networks still train, the step each diverged or stopped at (−1: never), whether every
+    network is still finite and unstopped (the optimiser then skips its masks), and the last
+    step reported to the progress callback."""
+
+    step: int
+    active: Tensor
+    diverged_step: Tensor
+    stopped_step: Tensor
+    all_healthy: bool = True
+    last_reported: int = 0
+
+    @classmethod
+    def fresh(cls, n_networks: int, device: torch.device) -> _Loop:
+        active = torch.ones(n_networks, dtype=torch.bool, device=device)
+        diverged_step = torch.full((n_networks,), -1, dtype=torch.long, device=device)
+        return cls(0, active, diverged_step, torch.full_like(diverged_step, -1))
+
+    def state(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _LOOP_STATE}
+
+    def health_mask(self, loss: Tensor, check_on_host: bool) -> Tensor | None:
+        """The optimiser's mask after this step's loss: ``None`` while every network is finite
+        (asked on the host only on the CPU, where it costs nothing), else the networks still
+        training, with newly non-finite ones frozen at this step."""
+        if check_on_host and self.all_healthy and _all_finite(loss):
+            return None
+        self.all_healthy = False
+        finite = torch.isfinite(loss)
+        self.diverged_step = torch.where(self.active & ~finite, self.step, self.diverged_step)
+        self.active = self.active & finite
+        return self.active
+
+    def apply_stop(self, reached: Tensor, check_on_host: bool) -> bool:
+        """Freeze the networks ``reached`` (a stop criterion); whether any was frozen."""
+        reached = self.active & reached
+        if check_on_host and not bool(reached.any()):
+            return False
+        self.stopped_step = torch.where(reached, self.step, self.stopped_step)
+        self.active = self.active & ~reached
+        self.all_healthy = False
+        return True
+
+    def report(self, progress: ProgressCallback | None, upto: int) -> None:
+        if progress is not None:
+            progress(upto - self.last_reported)
+            self.last_reported = upto
+
+
+def _start(
+    problem: BatchedProblem,
+    optimiser: Optimiser,
+    recorder: Recorder,
+    progress: ProgressCallback | None,
+    checkpoint: FileCheckpoint | None,
+) -> _Loop:
+    """A fresh loop, or the one ``checkpoint`` saved (its progress reported again)."""
+    first = problem.params[0]
+    loop = _Loop.fresh(problem.n_networks, first.device)
+    if checkpoint is not None and (resumed := _resume(checkpoint, problem, optimiser, recorder)):
+        loop = _Loop(**{name: resumed[name] for name in _LOOP_STATE})
+        if progress is not None and loop.last_reported:
+            progress(loop.last_reported)
+    return loop
+
+
 def _train(
     problem: BatchedProblem,
     optimiser: Optimiser,
@@ -299,90 +367,73 @@ def _train(
     checkpoint: FileCheckpoint | None = None,
 ) -> TrainResult:
     first = problem.params[0]
-    device = first.device
-    recorder = Recorder(steps, record_every, problem.n_networks, device, first.dtype)
-    active = torch.ones(problem.n_networks, dtype=torch.bool, device=device)
-    diverged_step = torch.full((problem.n_networks,), -1, dtype=torch.long, device=device)
-    stopped_step = torch.full_like(diverged_step, -1)
+    recorder = Recorder(steps, record_every, problem.n_networks, first.device, first.dtype)
     # On the CPU asking "is every network still finite?" costs nothing, and while the answer is
     # yes the optimiser skips the per-network masks. On CUDA that question would stall the
     # stream every step, so there the masks are always applied (no host synchronisation).
-    check_on_host = device.type == "cpu"
-    all_healthy = True
-    last_reported = 0
+    check_on_host = first.device.type == "cpu"
     chunk = _chunk_runner(problem, optimiser, compiled_steps)
-    step, replay_until = 0, -1
-    if checkpoint is not None and (resumed := _resume(checkpoint, problem, optimiser, recorder)):
-        step, active, diverged_step, stopped_step = (resumed[k] for k in _LOOP_STATE[:4])
-        all_healthy, last_reported = resumed["all_healthy"], resumed["last_reported"]
-        if progress is not None and last_reported:
-            progress(last_reported)
-    saved_at = step
+    loop = _start(problem, optimiser, recorder, progress, checkpoint)
+    saved_at, replay_until = loop.step, -1
     one_pass = isinstance(problem, RecordsInOnePass)
-
-    def loop_state() -> dict[str, Any]:
-        values = (step, active, diverged_step, stopped_step, all_healthy, last_reported)
-        return dict(zip(_LOOP_STATE, values, strict=True))
-
-    while step <= steps:
+    while loop.step <= steps:
+        step = loop.step
         if checkpoint is not None and 0 < checkpoint.every <= step - saved_at and step < steps:
-            _save(checkpoint, problem, optimiser, recorder, loop_state())
+            _save(checkpoint, problem, optimiser, recorder, loop.state())
             saved_at = step
-        if chunk is not None and all_healthy and step > replay_until:
+        if chunk is not None and loop.all_healthy and step > replay_until:
             length = chunk.length_at(step, recorder)
             if length > 1:
                 if chunk.run(length):
-                    step += length
+                    loop.step += length
                     continue
                 replay_until = step + length - 1  # undone: these steps go one by one
-        observed = None
-        if recorder.wants(step) and one_pass:
-            loss, grads, observed = problem.recording_step(with_grads=step < steps)
-        elif step < steps:
-            loss, grads = problem.loss_and_grads()
-        else:  # the last recording: no step follows
-            loss = problem.loss_and_grads()[0]
-        if check_on_host and all_healthy and _all_finite(loss):
-            mask = None
-        else:
-            all_healthy = False
-            finite = torch.isfinite(loss)
-            diverged_step = torch.where(active & ~finite, step, diverged_step)
-            active = active & finite
-            mask = active
+        loss, grads, observed = _losses(problem, recorder.wants(step) and one_pass, step, steps)
+        mask = loop.health_mask(loss, check_on_host)
         if recorder.wants(step):
             values = {"loss": loss, **(problem.observe() if observed is None else observed)}
             recorder.record(step, values)
             if stop is not None:
-                reached = active & stop(values).to(device=device, dtype=torch.bool)
-                if not check_on_host or bool(reached.any()):
-                    stopped_step = torch.where(reached, step, stopped_step)
-                    active = active & ~reached
-                    all_healthy = False
-                    mask = active
-            if progress is not None:
-                progress(step - last_reported)
-                last_reported = step
-            if stop is not None and not bool(active.any()):
+                reached = stop(values).to(device=first.device, dtype=torch.bool)
+                if loop.apply_stop(reached, check_on_host):
+                    mask = loop.active
+            loop.report(progress, step)
+            if stop is not None and not bool(loop.active.any()):
                 recorder.hold(step)  # every network frozen: later recordings repeat this one
                 if progress is not None:
-                    progress(steps - last_reported)
+                    progress(steps - loop.last_reported)  # the bar completes; the state keeps step
                 break
         if step < steps:
             optimiser.step(grads, mask)
-        step += 1
-    if checkpoint is not None and step <= steps + 1:  # a resumed finished training skips this
-        _save(checkpoint, problem, optimiser, recorder, {**loop_state(), "step": steps + 2})
+        loop.step += 1
+    if checkpoint is not None and loop.step <= steps + 1:  # a resumed finished run skips this
+        _save(checkpoint, problem, optimiser, recorder, {**loop.state(), "step": steps + 2})
+    return _result(recorder, loop)
+
+
+def _losses(
+    problem: BatchedProblem, in_one_pass: bool, step: int, steps: int
+) -> tuple[Tensor, Any, dict[str, Tensor] | None]:
+    """This step's per-network loss, gradients (``None`` after the last step) and, for a problem
+    that records in the same pass, its observations."""
+    if in_one_pass:
+        return problem.recording_step(with_grads=step < steps)
+    if step < steps:
+        loss, grads = problem.loss_and_grads()
+        return loss, grads, None
+    return problem.loss_and_grads()[0], None, None  # the last recording: no step follows
+
+
+def _result(recorder: Recorder, loop: _Loop) -> TrainResult:
     curves = recorder.to_numpy()
     final = {name: curve[:, -1].copy() for name, curve in curves.items()}
-    diverged_np = (diverged_step >= 0).cpu().numpy()
     return TrainResult(
         recorder.steps,
         curves,
         final,
-        diverged_np,
-        diverged_step.cpu().numpy(),
-        stopped_step.cpu().numpy(),
+        (loop.diverged_step >= 0).cpu().numpy(),
+        loop.diverged_step.cpu().numpy(),
+        loop.stopped_step.cpu().numpy(),
     )
 
 
