@@ -266,7 +266,7 @@ _OLD_CONV_TRANSPOSE_TYPES = (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTran
 
 
 def test_probe_tables_equal_their_snapshots():
-    from relulab.probe import calls, core
+    from relulab.probe import calls, core, tables
 
     assert calls.ACTIVATION_MODULES == _old_activation_modules()
     assert list(calls.ACTIVATION_MODULES) == list(_old_activation_modules())  # the listed order
@@ -275,7 +275,7 @@ def test_probe_tables_equal_their_snapshots():
     assert calls.ACTIVATION_FUNCTIONS == _old_activation_functions()
     assert calls.PRODUCER_FUNCTIONS == _old_producer_functions()
     assert calls.PRODUCER_MODULES == _OLD_PRODUCER_MODULES
-    assert calls._WEIGHTED == _OLD_WEIGHTED
+    assert tables.WEIGHTED_PRODUCERS == _OLD_WEIGHTED
 
 
 def test_replace_init_engine_and_nn_tables_equal_their_snapshots():

@@ -7,7 +7,6 @@ import sqlite3
 import numpy as np
 import pytest
 
-from relulab import store as store_module
 from relulab.files import TEMP_PREFIX
 from relulab.store import (
     SCHEMA_VERSION,
@@ -17,6 +16,7 @@ from relulab.store import (
     load,
     payload_checksum,
 )
+from relulab.store import runstore as runstore_module
 
 
 def _unit(n=3, t=4):
@@ -138,7 +138,7 @@ def test_store_creation_is_atomic(tmp_path, monkeypatch, point):
         if name == point:
             raise _CrashError(name)
 
-    monkeypatch.setattr(store_module, "fault_point", crash_at)
+    monkeypatch.setattr(runstore_module, "fault_point", crash_at)
     with pytest.raises(_CrashError):
         _new(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [], "no store, no temporary left"

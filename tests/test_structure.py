@@ -278,22 +278,21 @@ def test_records_and_pages_import_no_layer_above_them(package):
     assert not bad, bad
 
 
-#: The library modules issue 46 wrote, split or grew (``probe/calls.py``, 866 lines before it,
-#: is not among them): each under the line limits the studies keep.
-ISSUE_46_MODULES = sorted(
-    [
-        *(path for path in (ROOT / "relulab" / "probe").glob("*.py") if path.name != "calls.py"),
-        *(ROOT / "relulab" / name for name in ("bench/remedies.py", "bench/broken.py")),
-        *(ROOT / "relulab" / "cli" / name for name in ("bench.py", "diagnose.py")),
-        ROOT / "relulab" / "cli" / "diagnose_tables.py",
-        ROOT / "relulab" / "report" / "diagnose.py",
-    ]
-)
+#: Every module of the library (issue 48): each under the line limits the studies keep.
+LIBRARY_MODULES = sorted(LIBRARY.rglob("*.py"))
+
+#: Functions still over the limit, by module and name: shortened by issue 48 step 3.
+LONG_FUNCTIONS_PENDING = {("engine/train.py", "_train"), ("runner/execute.py", "execute_runs")}
 
 
-@pytest.mark.parametrize("path", ISSUE_46_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", LIBRARY_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_library_modules_and_functions_are_short(path):
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_MODULE_LINES, f"{lines} lines"
-    long = [f"{node.name} ({n})" for node, n in _functions(path) if n > MAX_FUNCTION_LINES]
+    module = path.relative_to(LIBRARY).as_posix()
+    long = [
+        f"{node.name} ({n})"
+        for node, n in _functions(path)
+        if n > MAX_FUNCTION_LINES and (module, node.name) not in LONG_FUNCTIONS_PENDING
+    ]
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines of code: {long}"

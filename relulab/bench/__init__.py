@@ -202,127 +202,159 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """(workload, measure, value, target) rows for the printed table."""
     rows: list[tuple[str, str, str, str]] = []
     if w1 := results.get("w1"):
-        against_naive, against_jax = _w1_ratio_rows(w1, "W1 tiny", "engine", "")
-        rows += [
-            ("W1 tiny", "engine network-steps/s", f"{w1['engine_network_steps_per_s']:,.0f}", ""),
-            (
-                "W1 tiny",
-                "naive loop network-steps/s",
-                f"{w1['naive_network_steps_per_s']:,.0f}",
-                "",
-            ),
-            against_naive,
-        ]
-        if against_jax is not None:
-            rows += [
-                ("W1 tiny", "JAX network-steps/s", f"{w1['jax_network_steps_per_s']:,.0f}", ""),
-                against_jax,
-            ]
+        rows += _w1_rows(w1)
     if w1 and "compiled_s" in w1:
-        against_naive, against_jax = _w1_ratio_rows(w1, "W1 compiled", "compiled", "compiled_")
-        break_even = w1["compiled_break_even_steps"]
-        rows += [
-            (
-                "W1 compiled",
-                f"engine, {w1['compiled_steps_per_call']} steps per compiled call",
-                f"{w1['compiled_network_steps_per_s']:,.0f}",
-                "",
-            ),
-            (
-                "W1 compiled",
-                "compilation (once; inductor caches it on disk)",
-                f"{w1['compile_s']:.1f} s",
-                "",
-            ),
-            (
-                "W1 compiled",
-                "pays off after",
-                "never" if break_even is None else f"{break_even:,.0f} steps",
-                "",
-            ),
-            against_naive,
-            *([] if against_jax is None else [against_jax]),
-        ]
+        rows += _w1_compiled_rows(w1)
     for name, key, achieved_key in (
         ("W2 medium", "w2", "engine_flops_per_s"),
         ("W3 wide", "w3", "propagate_flops_per_s"),
     ):
         if result := results.get(key):
-            rows += [
-                (name, "matmul peak GFLOP/s", f"{result['matmul_peak_flops_per_s'] / 1e9:.1f}", ""),
-                (name, "achieved GFLOP/s", f"{result[achieved_key] / 1e9:.1f}", ""),
-                (
-                    name,
-                    "fraction of peak",
-                    f"{result['fraction_of_peak']:.1%}",
-                    _verdict(
-                        f"≥ {result['target_fraction_of_peak']:.0%}", result["meets_peak_target"]
-                    ),
-                ),
-            ]
+            rows += _peak_rows(name, result, achieved_key)
     if w2 := results.get("w2"):
         rows.append(("W2 medium", "engine / naive", f"{w2['speedup_vs_naive']:.1f}×", ""))
     if w3 := results.get("w3"):
-        rows.append(
-            (
-                "W3 wide",
-                "end to end, with weight drawing",
-                f"{w3['end_to_end_fraction_of_peak']:.1%}",
-                _verdict(
-                    f"≥ {w3['target_end_to_end_fraction']:.0%}", w3["meets_end_to_end_target"]
-                ),
-            )
-        )
-        if "gram_total_s" in w3:
-            rows.append(
-                (
-                    "W3 wide",
-                    "sampler='gram' (no weights) end to end",
-                    f"{w3['gram_total_s']:.2f} s vs {w3['total_s']:.2f} s: "
-                    f"{w3['gram_speedup_end_to_end']:.1f}×",
-                    "",
-                )
-            )
+        rows += _w3_rows(w3)
     if w4 := results.get("w4"):
-        rows += [
-            (
-                "W4 neurons",
-                "elementwise network-steps/s",
-                f"{w4['direct_network_steps_per_s']:,.0f}",
-                "",
-            ),
-            (
-                "W4 neurons",
-                "elementwise, fraction of bandwidth roofline",
-                f"{w4['direct_fraction_of_roofline']:.1%}",
-                "",
-            ),
-            (
-                "W4 neurons",
-                "prefix-sum network-steps/s",
-                f"{w4['prefix_network_steps_per_s']:,.0f}",
-                "",
-            ),
-            ("W4 neurons", "prefix / elementwise", f"{w4['prefix_vs_direct']:.1f}×", ""),
-            (
-                "W4 neurons",
-                "prefix / elementwise roofline",
-                f"{w4['prefix_vs_direct_roofline']:.1f}×",
-                "",
-            ),
-        ]
+        rows += _w4_rows(w4)
     if w5 := results.get("w5"):
         rows += _w5_rows(w5)
     if scaling := results.get("scaling"):
-        for key, label in (
-            ("engine_beats_naive_from_networks", "engine beats naive loop from S ="),
-            ("engine_beats_jax_from_networks", "engine beats JAX from S ="),
-        ):
-            if key in scaling:
-                value = scaling[key]
-                rows.append(("Scaling", label, "never" if value is None else f"{value:,.0f}", ""))
+        rows += _scaling_rows(scaling)
     if monitor := results.get("monitor"):
         rows += _monitor_rows(monitor)
+    return rows
+
+
+def _w1_rows(w1: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """W1's network-steps/s of the engine, the naive loop and JAX, and their ratios."""
+    against_naive, against_jax = _w1_ratio_rows(w1, "W1 tiny", "engine", "")
+    rows = [
+        ("W1 tiny", "engine network-steps/s", f"{w1['engine_network_steps_per_s']:,.0f}", ""),
+        (
+            "W1 tiny",
+            "naive loop network-steps/s",
+            f"{w1['naive_network_steps_per_s']:,.0f}",
+            "",
+        ),
+        against_naive,
+    ]
+    if against_jax is not None:
+        rows += [
+            ("W1 tiny", "JAX network-steps/s", f"{w1['jax_network_steps_per_s']:,.0f}", ""),
+            against_jax,
+        ]
+    return rows
+
+
+def _w1_compiled_rows(w1: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """W1 compiled: its network-steps/s, the compilation time, when it pays off, its ratios."""
+    against_naive, against_jax = _w1_ratio_rows(w1, "W1 compiled", "compiled", "compiled_")
+    break_even = w1["compiled_break_even_steps"]
+    return [
+        (
+            "W1 compiled",
+            f"engine, {w1['compiled_steps_per_call']} steps per compiled call",
+            f"{w1['compiled_network_steps_per_s']:,.0f}",
+            "",
+        ),
+        (
+            "W1 compiled",
+            "compilation (once; inductor caches it on disk)",
+            f"{w1['compile_s']:.1f} s",
+            "",
+        ),
+        (
+            "W1 compiled",
+            "pays off after",
+            "never" if break_even is None else f"{break_even:,.0f} steps",
+            "",
+        ),
+        against_naive,
+        *([] if against_jax is None else [against_jax]),
+    ]
+
+
+def _peak_rows(
+    name: str, result: dict[str, Any], achieved_key: str
+) -> list[tuple[str, str, str, str]]:
+    """W2's or W3's matmul peak, the GFLOP/s achieved and their fraction, against its target."""
+    return [
+        (name, "matmul peak GFLOP/s", f"{result['matmul_peak_flops_per_s'] / 1e9:.1f}", ""),
+        (name, "achieved GFLOP/s", f"{result[achieved_key] / 1e9:.1f}", ""),
+        (
+            name,
+            "fraction of peak",
+            f"{result['fraction_of_peak']:.1%}",
+            _verdict(f"≥ {result['target_fraction_of_peak']:.0%}", result["meets_peak_target"]),
+        ),
+    ]
+
+
+def _w3_rows(w3: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """W3 end to end (weights drawn included) against its target, and the Gram sampler's."""
+    rows = [
+        (
+            "W3 wide",
+            "end to end, with weight drawing",
+            f"{w3['end_to_end_fraction_of_peak']:.1%}",
+            _verdict(f"≥ {w3['target_end_to_end_fraction']:.0%}", w3["meets_end_to_end_target"]),
+        )
+    ]
+    if "gram_total_s" in w3:
+        rows.append(
+            (
+                "W3 wide",
+                "sampler='gram' (no weights) end to end",
+                f"{w3['gram_total_s']:.2f} s vs {w3['total_s']:.2f} s: "
+                f"{w3['gram_speedup_end_to_end']:.1f}×",
+                "",
+            )
+        )
+    return rows
+
+
+def _w4_rows(w4: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """W4's elementwise and prefix-sum paths: network-steps/s, roofline fraction, ratios."""
+    return [
+        (
+            "W4 neurons",
+            "elementwise network-steps/s",
+            f"{w4['direct_network_steps_per_s']:,.0f}",
+            "",
+        ),
+        (
+            "W4 neurons",
+            "elementwise, fraction of bandwidth roofline",
+            f"{w4['direct_fraction_of_roofline']:.1%}",
+            "",
+        ),
+        (
+            "W4 neurons",
+            "prefix-sum network-steps/s",
+            f"{w4['prefix_network_steps_per_s']:,.0f}",
+            "",
+        ),
+        ("W4 neurons", "prefix / elementwise", f"{w4['prefix_vs_direct']:.1f}×", ""),
+        (
+            "W4 neurons",
+            "prefix / elementwise roofline",
+            f"{w4['prefix_vs_direct_roofline']:.1f}×",
+            "",
+        ),
+    ]
+
+
+def _scaling_rows(scaling: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """From how many networks the engine beats the naive loop and JAX."""
+    rows = []
+    for key, label in (
+        ("engine_beats_naive_from_networks", "engine beats naive loop from S ="),
+        ("engine_beats_jax_from_networks", "engine beats JAX from S ="),
+    ):
+        if key in scaling:
+            value = scaling[key]
+            rows.append(("Scaling", label, "never" if value is None else f"{value:,.0f}", ""))
     return rows
 
 

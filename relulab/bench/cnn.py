@@ -125,6 +125,31 @@ def _difference(family: FunctionalFamily, module: nn.Module) -> float:
         )
 
 
+def _path_rows(
+    timings: dict[str, list[tuple[float, float]]],
+    n_networks: int,
+    naive_networks: int,
+    steps: int,
+    cpu: bool,
+) -> dict[str, dict[str, Any]]:
+    """Each path's best wall and CPU time over the repeats, scaled to S networks (the per-model
+    loops time ``naive_networks`` of them), its rate and CPU-s per network-step; ``time_s`` is
+    the CPU time on the CPU, else the wall time."""
+    rows: dict[str, dict[str, Any]] = {}
+    for path, runs_of_path in timings.items():
+        networks = naive_networks if path in NAIVE_PATHS else n_networks
+        wall = min(w for w, _ in runs_of_path) * n_networks / networks
+        cpu_s = min(c for _, c in runs_of_path) * n_networks / networks
+        rows[path] = {
+            "wall_s": wall,
+            "cpu_s": cpu_s,
+            "time_s": cpu_s if cpu else wall,
+            "network_steps_per_s": n_networks * steps / wall,
+            "cpu_s_per_network_step": cpu_s / (n_networks * steps),
+        }
+    return rows
+
+
 def _w5_width(
     device: torch.device,
     width: float,
@@ -160,19 +185,7 @@ def _w5_width(
     for _ in range(repeats):
         for path, run in runs.items():
             timings[path].append(_timed(run, device))
-    cpu = device.type == "cpu"
-    rows: dict[str, Any] = {}
-    for path, runs_of_path in timings.items():
-        networks = naive_networks if path in NAIVE_PATHS else n_networks
-        wall = min(w for w, _ in runs_of_path) * n_networks / networks
-        cpu_s = min(c for _, c in runs_of_path) * n_networks / networks
-        rows[path] = {
-            "wall_s": wall,
-            "cpu_s": cpu_s,
-            "time_s": cpu_s if cpu else wall,
-            "network_steps_per_s": n_networks * steps / wall,
-            "cpu_s_per_network_step": cpu_s / (n_networks * steps),
-        }
+    rows = _path_rows(timings, n_networks, naive_networks, steps, cpu=device.type == "cpu")
     for path, row in rows.items():
         row["vs_naive"] = rows["naive"]["time_s"] / row["time_s"]
         if path in families:

@@ -132,13 +132,7 @@ def forward_statistics(
         >>> wide.ratio.shape  # no 2000 × 2000 weight matrix was drawn
         (3, 10)
     """
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
-    if rng not in RNGS:
-        raise ValueError(f"rng must be one of {RNGS}, got {rng!r}")
-    seeds = list(range(n_networks)) if seeds is None else list(seeds)
-    if len(seeds) != n_networks:
-        raise ValueError(f"seeds needs one entry per network ({n_networks}), got {len(seeds)}")
+    seeds = _checked_seeds(n_networks, seeds, sampler, rng)
     generators = [torch.Generator().manual_seed(int(seed)) for seed in seeds]
     threads = generation_threads or torch.get_num_threads()
     mean_sq = torch.empty(n_networks, depth, dtype=torch.float64)
@@ -153,15 +147,10 @@ def forward_statistics(
             started = time.perf_counter()
             std = math.sqrt(2.0 / fan_in)
             by_gram = sampler == "gram" and fan_in > n_samples
-            # weights (S, width, fan_in), or the Gram path's normals (S, N, width); one buffer
-            # for every layer of the same shape: a fresh buffer is mapped anew by the allocator
-            # and each of its pages faults in on first write (W3 of relulab bench: 66 against
-            # 39 ms a layer)
+            # weights (S, width, fan_in), or the Gram path's normals (S, N, width)
             shape = (n_samples, width) if by_gram else (width, fan_in)
-            if buffer is None or tuple(buffer.shape[1:]) != shape:
-                buffer = torch.empty(
-                    n_networks, *shape, dtype=dtype, device=device if rng == "counter" else "cpu"
-                )
+            where = device if rng == "counter" else "cpu"
+            buffer = _reused(buffer, (n_networks, *shape), dtype, where)
             if rng == "counter":
                 counter_normal(seeds, shape, stream=layer, dtype=dtype, device=device, out=buffer)
                 if not by_gram:
@@ -186,6 +175,31 @@ def forward_statistics(
             timings["propagate_s"] += time.perf_counter() - middle
     ratio = mean_variance_ratio(mean_sq, sample_var)
     return ForwardStatistics(mean_sq.numpy(), sample_var.numpy(), ratio.numpy(), timings, kept)
+
+
+def _checked_seeds(
+    n_networks: int, seeds: Sequence[int] | None, sampler: str, rng: str
+) -> list[int]:
+    """One seed per network (default ``0 … S−1``), after checking ``sampler`` and ``rng``."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if rng not in RNGS:
+        raise ValueError(f"rng must be one of {RNGS}, got {rng!r}")
+    seeds = list(range(n_networks)) if seeds is None else list(seeds)
+    if len(seeds) != n_networks:
+        raise ValueError(f"seeds needs one entry per network ({n_networks}), got {len(seeds)}")
+    return seeds
+
+
+def _reused(
+    buffer: Tensor | None, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device | str
+) -> Tensor:
+    """``buffer`` again when it has ``shape``, else a new empty one: one buffer for every layer
+    of the same shape, since a fresh buffer is mapped anew by the allocator and each of its pages
+    faults in on first write (W3 of relulab bench: 66 against 39 ms a layer)."""
+    if buffer is None or tuple(buffer.shape) != shape:
+        return torch.empty(*shape, dtype=dtype, device=device)
+    return buffer
 
 
 #: How :func:`forward_statistics` samples a layer: draw the weights, or the pre-activations'

@@ -6,7 +6,7 @@ A call is a catalogued activation module (:func:`relulab.nn.catalogue.activation
 one of ``extra_types``) called outside another activation module, named ``{module path}#{k}``;
 or a catalogued activation function (``F.relu``, ``torch.tanh``, …) called outside every
 activation module on an input with a sample axis, named ``{caller path}:{name}#{k}`` — the
-rules of :class:`relulab.probe.calls.CallRecorder`.
+rules of :class:`relulab.probe.intercept.CallRecorder`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 r"""One declaration per kind of torch module relulab recognises: activations and weighted layers.
 
 Every table that recognises a module — the probe's activation modules, composite activations
-and functions (:mod:`relulab.probe.calls`), the functional forms :func:`relulab.nn.
+and functions (:mod:`relulab.probe.tables`), the functional forms :func:`relulab.nn.
 replace_activations` looks for, the engine's activations (:mod:`relulab.nn.activations`), the
 blocks the model-level initialisers set (:mod:`relulab.init.layers`), the layers and activations
 the functional engine traces (:mod:`relulab.engine.functional`) and the producers that fix an

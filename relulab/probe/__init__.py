@@ -12,14 +12,6 @@ is re-exported here for convenience. Definitions, unit axis, call naming and mod
 
 from relulab.nn.statistics import effective_rank
 from relulab.probe.advice import Advice, AdviceList, AdviceThresholds, Withheld, advise
-from relulab.probe.calls import (
-    ACTIVATION_FUNCTIONS,
-    ACTIVATION_MODULES,
-    COMPOSITE_ACTIVATIONS,
-    PRODUCER_MODULES,
-    activation_family,
-    resolve_unit_axis,
-)
 from relulab.probe.core import (
     ACTIVATION_TYPES,
     MODES,
@@ -35,6 +27,14 @@ from relulab.probe.core import (
     unit_states_by_batch_norm,
 )
 from relulab.probe.monitor import Monitor, MonitorConfig, MonitorWarning, Thresholds
+from relulab.probe.tables import (
+    ACTIVATION_FUNCTIONS,
+    ACTIVATION_MODULES,
+    COMPOSITE_ACTIVATIONS,
+    PRODUCER_MODULES,
+    activation_family,
+)
+from relulab.probe.unit_axis import resolve_unit_axis
 from relulab.probe.upstream import InputScale, standardise
 
 __all__ = [

@@ -96,8 +96,8 @@ def _logger_writer(trainer: Any) -> Any:
     return experiment if hasattr(experiment, "add_scalar") else None
 
 
-@functools.cache
-def _lightning_callback() -> type:
+def _lightning_base() -> type:
+    """Lightning's ``Callback`` class: from ``lightning``, else ``pytorch_lightning``."""
     try:
         from lightning.pytorch import Callback
     except ImportError:
@@ -107,6 +107,12 @@ def _lightning_callback() -> type:
             raise ImportError(
                 "RelulabLightningCallback needs PyTorch Lightning: pip install 'relulab[lightning]'"
             ) from None
+    return Callback
+
+
+@functools.cache
+def _lightning_callback() -> type:
+    Callback = _lightning_base()
 
     class RelulabLightningCallback(_MonitorHolder, Callback):
         """A Lightning ``Callback`` that runs a :class:`~relulab.probe.Monitor` on the

@@ -5,7 +5,7 @@ Every call of an activation — a module (``nn.ReLU``, :class:`relulab.nn.ReLUMi
 Face's ``NewGELUActivation``) or a function (``F.relu``, ``torch.relu``, ``x.relu_()``,
 ``F.gelu``, ``F.silu``, ``torch.tanh``, …, as ``nn.TransformerEncoderLayer`` calls its
 activation) — is a layer, named ``{module path}#{k}`` or ``{caller path}:{function}#{k}``
-(:mod:`relulab.probe.calls`). Its input :math:`z`, taken before any in-place write, is the
+(:mod:`relulab.probe.intercept`). Its input :math:`z`, taken before any in-place write, is the
 pre-activation; its output :math:`h`. A *unit* is a feature on the unit axis, which follows the
 layer that produced :math:`z`: the **last** axis of a Linear (``addmm``, ``matmul``, Hugging
 Face ``Conv1D``) output at any rank (a sequence ``(N, T, d)`` has d units), axis **1** of a
@@ -47,14 +47,8 @@ from torch import Tensor, nn
 
 from relulab.nn.run import cuda_devices as _cuda_devices
 from relulab.nn.run import expected_input, model_device, preserved, to_device
-from relulab.probe.calls import (
-    ACTIVATION_FUNCTIONS,
-    ACTIVATION_MODULES,
-    COMPOSITE_ACTIVATIONS,
-    CallRecorder,
-    ProbeError,
-    token_mask,
-)
+from relulab.probe.batching import ProbeError, token_mask
+from relulab.probe.intercept import CallRecorder
 from relulab.probe.result import (
     RANK_CAP_FRACTION,
     LayerProbe,
@@ -64,6 +58,7 @@ from relulab.probe.result import (
     rank_at_sample_cap,
     unit_states_by_batch_norm,
 )
+from relulab.probe.tables import ACTIVATION_FUNCTIONS, ACTIVATION_MODULES, COMPOSITE_ACTIVATIONS
 from relulab.probe.upstream import non_finite_parameters, summarise_inputs
 
 if TYPE_CHECKING:
@@ -434,7 +429,7 @@ def probe(
             and kept positions (tokens) for the per-token rank.
         activation_types: further module types to probe as activations (your own); the
             built-in ones (:data:`ACTIVATION_TYPES`, and the composite ones of
-            :data:`relulab.probe.calls.COMPOSITE_ACTIVATIONS`) are always probed.
+            :data:`relulab.probe.tables.COMPOSITE_ACTIVATIONS`) are always probed.
         mode: ``"train"`` (batch statistics, dropout on: what training sees) or ``"eval"``.
         unit_axis: the unit axis of every call, instead of the producer rule.
 

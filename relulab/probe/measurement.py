@@ -2,9 +2,9 @@ r"""One measurement of :class:`relulab.probe.Monitor`: a light recorder for one 
 the statistics of what it recorded.
 
 The recorder hooks every module and runs a torch-function mode for the pass, as the probe's
-:class:`relulab.probe.calls.CallRecorder` does, and names the calls, chooses their unit axis and
-leaves out padded tokens by the same rules (:func:`relulab.probe.calls.resolve_unit_axis`,
-:func:`relulab.probe.calls.unit_rows`). Unlike the probe it reduces each call on its own device,
+:class:`relulab.probe.intercept.CallRecorder` does, and names the calls, chooses their unit axis and
+leaves out padded tokens by the same rules (:func:`relulab.probe.unit_axis.resolve_unit_axis`,
+:func:`relulab.probe.batching.unit_rows`). Unlike the probe it reduces each call on its own device,
 in its own precision (float32 for half types), to per-unit minimum, maximum, mean and variance;
 everything crosses to the CPU once, at the end (:func:`measured`), where the statistics are
 those of :mod:`relulab.nn.statistics`.
@@ -41,15 +41,9 @@ from relulab.nn.statistics import (
     unit_states_from_extremes,
 )
 from relulab.nn.statistics import effective_rank as _effective_rank
-from relulab.probe import calls
-from relulab.probe.calls import (
-    ACTIVATION_FUNCTIONS,
-    PRODUCER_FUNCTIONS,
-    ProbeError,
-    activation_family,
-    unit_rows,
-    zero_padding,
-)
+from relulab.probe.batching import ProbeError, unit_rows, zero_padding
+from relulab.probe.tables import ACTIVATION_FUNCTIONS, PRODUCER_FUNCTIONS, activation_family
+from relulab.probe.unit_axis import Producer, resolve_unit_axis
 
 __all__ = [
     "HISTOGRAM_BINS",
@@ -204,7 +198,7 @@ class Recorder(TorchFunctionMode):
         self.empty: list[str] = []
         self._stack: list[tuple[nn.Module, _Call | None]] = []
         self._counts: Counter = Counter()
-        self._producer: calls.Producer | None = None
+        self._producer: Producer | None = None
         self._handles: list[Any] = []
 
     @contextmanager
@@ -255,7 +249,7 @@ class Recorder(TorchFunctionMode):
         output = func(*args, **kwargs)
         if producer is not None and isinstance(output, Tensor) and output.dim() >= 1:
             axis = producer[1] % output.dim()
-            self._producer = calls.Producer(
+            self._producer = Producer(
                 "", producer[0], axis, output.shape[axis], output.dim(), output, 0
             )
         return output
@@ -285,7 +279,7 @@ class Recorder(TorchFunctionMode):
         path, function = key
         name = f"{path}#{call_index}" if function is None else f"{path}:{function}#{call_index}"
         try:
-            axis, _ = calls.resolve_unit_axis(z, self._producer, self.unit_axis)  # the probe's
+            axis, _ = resolve_unit_axis(z, self._producer, self.unit_axis)  # the probe's
         except ValueError as error:
             raise ProbeError(f"activation call {name}: {error}") from None
         w, dims = self._rows(_working(z), axis)

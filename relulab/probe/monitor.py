@@ -60,7 +60,7 @@ from torch import Tensor, nn
 from relulab.nn.run import model_device, to_device
 from relulab.probe.advice import AdviceList, Thresholds
 from relulab.probe.alerts import ADVICE, SHOWN, Alert, Context, MonitorWarning, review
-from relulab.probe.calls import ProbeError, token_mask
+from relulab.probe.batching import ProbeError, token_mask
 from relulab.probe.core import MODEL_ERRORS, model_run_error, preserved
 from relulab.probe.measurement import STATISTICS, Measured, Recorder, measured
 from relulab.probe.monitor_advice import monitor_advice

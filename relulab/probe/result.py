@@ -75,7 +75,7 @@ from relulab.nn.statistics import (
     squared_mean_and_variance,
     unit_states_from_extremes,
 )
-from relulab.probe.calls import LayerAccumulator
+from relulab.probe.batching import LayerAccumulator
 from relulab.probe.upstream import InputScale
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ class LayerProbe:
     Attributes:
         index: the call's position among the model's activation calls (first-call order).
         name: ``{module path}#{k}`` for a module, ``{caller path}:{function}#{k}`` for a
-            function (:mod:`relulab.probe.calls`).
+            function (:mod:`relulab.probe.intercept`).
         kind: the module's class name (``ReLU``, ``GELU``, …) or ``F.{function}``.
         units: the number of units (features on :attr:`unit_axis`).
         metrics: metric name → value (module docstring).
@@ -174,7 +174,7 @@ class LayerProbe:
         family: ``"rectifier"`` (dead units exist), ``"leaky"``, ``"smooth"`` or ``"other"``.
         unit_axis: the unit axis of the call's input.
         unit_axis_rule: how it was chosen: ``"producer"``, ``"reshaped"``, ``"moved"``,
-            ``"default"``, ``"given"`` (:func:`relulab.probe.calls.resolve_unit_axis`).
+            ``"default"``, ``"given"`` (:func:`relulab.probe.unit_axis.resolve_unit_axis`).
         producer: the layer that produced the input (``"fc1 (linear)"``), if one matched.
         after_batch_norm: the input is exactly a BatchNorm's output (``F.batch_norm``, so
             ``nn.BatchNorm*d``), unmodified; in train mode its unit states are then set by
