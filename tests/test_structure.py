@@ -281,18 +281,10 @@ def test_records_and_pages_import_no_layer_above_them(package):
 #: Every module of the library (issue 48): each under the line limits the studies keep.
 LIBRARY_MODULES = sorted(LIBRARY.rglob("*.py"))
 
-#: Functions still over the limit, by module and name: shortened by issue 48 step 3.
-LONG_FUNCTIONS_PENDING = {("engine/train.py", "_train"), ("runner/execute.py", "execute_runs")}
-
 
 @pytest.mark.parametrize("path", LIBRARY_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_library_modules_and_functions_are_short(path):
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_MODULE_LINES, f"{lines} lines"
-    module = path.relative_to(LIBRARY).as_posix()
-    long = [
-        f"{node.name} ({n})"
-        for node, n in _functions(path)
-        if n > MAX_FUNCTION_LINES and (module, node.name) not in LONG_FUNCTIONS_PENDING
-    ]
+    long = [f"{node.name} ({n})" for node, n in _functions(path) if n > MAX_FUNCTION_LINES]
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines of code: {long}"
