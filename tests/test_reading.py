@@ -111,7 +111,7 @@ def _over_cap(tmp_path: Path, reader: str, monkeypatch) -> tuple[Path, str]:
         path.write_bytes(bytes(2**21))
         return path, "larger than 1 MiB" if reader == "idx" else "2 MiB, over relulab's 1 MiB cap"
     # 8 samples of 4 float32 are 128 bytes: twice that is more than 200
-    monkeypatch.setattr("relulab.runner.resources.available_memory_bytes", lambda _: 200)
+    monkeypatch.setattr("relulab.resources.available_memory_bytes", lambda _: 200)
     path = tmp_path / READERS[reader][0]
     array = np.ones((100, 4), np.float32)
     if reader == "npy":

@@ -20,8 +20,8 @@ from relulab.config import ConfigError, apply_overrides, check_fields
 from relulab.experiments import REGISTRY
 from relulab.experiments.base import Analysis, Experiment, Unit
 from relulab.files import TEMP_PREFIX, write_atomic
+from relulab.resources import format_bytes
 from relulab.runner import LOCK_FILENAME, available_memory_bytes, environment, max_threads
-from relulab.runner.resources import format_bytes
 from relulab.store import RunStore, UnitResult
 
 UNITS = ("first", "second", "third")

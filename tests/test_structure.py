@@ -288,3 +288,91 @@ def test_library_modules_and_functions_are_short(path):
     assert lines <= MAX_MODULE_LINES, f"{lines} lines"
     long = [f"{node.name} ({n})" for node, n in _functions(path) if n > MAX_FUNCTION_LINES]
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines of code: {long}"
+
+
+#: The floors of the library, lowest first (issue 48): a module imports only from its own
+#: package or from a lower floor, so data flows one way (tasks → engine with nn and init →
+#: probe → store → report) and no package calls back up. Rooms on one floor may import each
+#: other without a cycle (the cycle test below).
+FLOORS = (
+    (
+        "nn",
+        "theory",
+        "analysis",
+        "progress",
+        "reading",
+        "checkout",
+        "errors",
+        "files",
+        "config",
+        "faults",
+        "resources",
+    ),
+    ("init", "tasks", "records"),
+    ("probe", "engine", "store"),
+    ("report",),
+    ("experiments",),
+    ("registry",),
+    ("runner", "docs_sync"),
+    ("bench",),
+    ("cli",),
+    ("__main__",),
+)
+FLOOR = {room: level for level, rooms in enumerate(FLOORS) for room in rooms}
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "relulab" and len(parts) > 1 else None
+
+
+def test_every_room_of_the_library_has_a_floor():
+    rooms = {path.stem if path.is_file() else path.name for path in LIBRARY.iterdir()}
+    rooms -= {"__init__", "__pycache__"}
+    assert rooms <= set(FLOOR), f"give these a floor in FLOORS: {sorted(rooms - set(FLOOR))}"
+
+
+@pytest.mark.parametrize("path", LIBRARY_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_imports_a_room_above_its_floor(path):
+    """Type-checking imports count too: they are edges a reader follows."""
+    own = path.relative_to(LIBRARY).parts[0].removesuffix(".py")
+    if own == "__init__":
+        return
+    up = sorted(
+        name
+        for name in _imports(path)
+        if (room := _room(name)) is not None and room != own and FLOOR[room] > FLOOR[own]
+    )
+    assert not up, f"{own} (floor {FLOOR[own]}) imports {up}"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_import_cycle_between_modules_of_a_package():
+    """Within each package too (probe's advice, findings, result and core were one circle)."""
+    graph = {_module_name(path): _imports(path) for path in LIBRARY_MODULES}
+    modules = set(graph)
+    edges = {
+        name: {target for target in targets if target in modules and target != name}
+        for name, targets in graph.items()
+    }
+    for name in edges:  # a package's face re-exports its modules: not an edge back
+        edges[name] = {t for t in edges[name] if not name.startswith(t + ".")}
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(edges[node]):
+            if state.get(target) == 1:
+                cycle = trail[trail.index(target) :] if target in trail else trail
+                raise AssertionError(" → ".join([*cycle, target]))
+            if target not in state:
+                visit(target, [*trail, target])
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [node])

@@ -136,7 +136,7 @@ def seed_int(text: str) -> int:
 
 def thread_count(text: str) -> int:
     """An ``argparse`` type: torch CPU threads, 1 … the machine's CPU count."""
-    from relulab.runner.resources import max_threads
+    from relulab.resources import max_threads
 
     return bounded_int(1, max_threads())(text)
 

@@ -45,10 +45,9 @@ sample-variance and input thresholds are this module's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -64,7 +63,10 @@ from relulab.probe.findings import (
     INPUT_CHECKS,
     SHARE,
     STATISTIC_FINDINGS,
+    AdviceThresholds,
     Flagged,
+    MeasuredModel,
+    Thresholds,
     flag_inputs,
     flag_non_finite,
 )
@@ -76,9 +78,6 @@ from relulab.probe.remedies import (
     UPSTREAM_FINDINGS,
     Remedy,
 )
-
-if TYPE_CHECKING:
-    from relulab.probe.core import ProbeResult
 
 __all__ = [
     "API",
@@ -105,77 +104,6 @@ __all__ = [
     "Withheld",
     "advise",
 ]
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """When :class:`Monitor` warns: a layer's statistic at or above the value (``None``: never).
-
-    The defaults are choices: ``dead_fraction`` 0.10 is keras-contrib's ``DeadReluDetector``
-    (it warns when at least 10 % of a layer's units are dead); ``always_on_fraction`` 0.5 (half
-    the layer linear on the batch) and ``delta_relative`` 1.0 (unit means spread as much as the
-    samples vary within a unit) are relulab's. The dead and always-on thresholds apply to
-    rectifiers only (ReLU, ReLU−b, ReLU6: a leaky unit that never fires still learns).
-
-    Example:
-        >>> Thresholds().crossed({"dead_fraction": 0.25, "delta_relative": 0.1})
-        [('dead_fraction', 0.25, 0.1)]
-        >>> Thresholds(dead_fraction=None).crossed({"dead_fraction": 0.25})
-        []
-    """
-
-    dead_fraction: float | None = 0.10
-    always_on_fraction: float | None = 0.5
-    delta_relative: float | None = 1.0
-
-    def crossed(self, statistics: Mapping[str, float]) -> list[tuple[str, float, float]]:
-        """The ``(statistic, value, threshold)`` of each threshold ``statistics`` reaches.
-
-        Args:
-            statistics: one layer's statistics, by name.
-
-        Returns:
-            A list, in the order of the fields.
-        """
-        hits = []
-        for item in fields(self):
-            threshold = getattr(self, item.name)
-            value = statistics.get(item.name)
-            if threshold is not None and value is not None and value >= threshold:
-                hits.append((item.name, value, threshold))
-        return hits
-
-
-_MONITOR = Thresholds()
-
-
-@dataclass(frozen=True)
-class AdviceThresholds:
-    """When :func:`advise` reports a finding (``None``: never). Each value is a choice:
-
-    * ``dead_fraction`` ≥ 0.10, ``always_on_fraction`` ≥ 0.5 and ``delta_relative`` ≥ 1.0 are
-      :class:`relulab.probe.Thresholds`'s defaults, read from it (``docs/monitor.md``:
-      keras-contrib's ``DeadReluDetector`` 10 %; half the layer linear; the unit means
-      spreading as much as the samples vary). The dead and always-on thresholds apply to
-      rectifiers only (a leaky or smooth unit that never fires still gets gradient).
-    * ``sample_variance_fraction`` < 0.5 is relulab's: the squared sample mean exceeds the
-      sample variance (r > 1, seed 002 eq. 9) — and the share must have fallen from that of the
-      first call of the same kind, so that a finding is a decay with depth, not the inputs' own
-      mean.
-    * ``input_ratio`` ≥ 1.0: the inputs' squared means outweigh their variances (the same
-      r > 1, on the inputs); ``input_scale_spread`` ≥ 10: the feature scales span a decade.
-
-    Example:
-        >>> AdviceThresholds().dead_fraction, AdviceThresholds().sample_variance_fraction
-        (0.1, 0.5)
-    """
-
-    dead_fraction: float | None = _MONITOR.dead_fraction
-    always_on_fraction: float | None = _MONITOR.always_on_fraction
-    delta_relative: float | None = _MONITOR.delta_relative
-    sample_variance_fraction: float | None = 0.5
-    input_ratio: float | None = 1.0
-    input_scale_spread: float | None = 10.0
 
 
 @dataclass(frozen=True)
@@ -377,7 +305,7 @@ def advice_for(
 
 
 def advise(
-    result: ProbeResult,
+    result: MeasuredModel,
     thresholds: AdviceThresholds | None = None,
     *,
     validated: bool = True,

@@ -202,7 +202,7 @@ def _where(file: Path, name: str) -> str:
 
 def _check_fits(file: Path, nbytes: int, why: str) -> None:
     """Refuse a read of ``nbytes`` that the memory available cannot hold twice over."""
-    from relulab.runner.resources import available_memory_bytes
+    from relulab.resources import available_memory_bytes
 
     available = available_memory_bytes(torch.device("cpu"))
     if available is not None and 2 * nbytes > available:

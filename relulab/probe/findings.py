@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from relulab.probe.advice import AdviceThresholds
-    from relulab.probe.core import LayerProbe, ProbeResult
     from relulab.probe.upstream import InputScale
 
 __all__ = [
+    "AdviceThresholds",
+    "MeasuredCall",
+    "MeasuredModel",
+    "Thresholds",
     "CHECKS",
     "INPUT_CHECKS",
     "SHARE",
@@ -34,6 +36,105 @@ __all__ = [
     "flag_inputs",
     "flag_non_finite",
 ]
+
+
+class MeasuredCall(Protocol):
+    """What a finding reads of one probed activation call (a :class:`relulab.probe.LayerProbe`
+    is one): the findings depend on this contract, not on the probe that makes it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def family(self) -> str: ...
+    @property
+    def metrics(self) -> Mapping[str, float]: ...
+    @property
+    def non_finite(self) -> bool: ...
+
+
+class MeasuredModel(Protocol):
+    """What the checks read of a probe (a :class:`relulab.probe.ProbeResult` is one)."""
+
+    @property
+    def layers(self) -> Sequence[MeasuredCall]: ...
+    @property
+    def inputs(self) -> Sequence[InputScale]: ...
+    @property
+    def non_finite_parameters(self) -> Mapping[str, tuple[int, int]]: ...
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When :class:`Monitor` warns: a layer's statistic at or above the value (``None``: never).
+
+    The defaults are choices: ``dead_fraction`` 0.10 is keras-contrib's ``DeadReluDetector``
+    (it warns when at least 10 % of a layer's units are dead); ``always_on_fraction`` 0.5 (half
+    the layer linear on the batch) and ``delta_relative`` 1.0 (unit means spread as much as the
+    samples vary within a unit) are relulab's. The dead and always-on thresholds apply to
+    rectifiers only (ReLU, ReLU−b, ReLU6: a leaky unit that never fires still learns).
+
+    Example:
+        >>> Thresholds().crossed({"dead_fraction": 0.25, "delta_relative": 0.1})
+        [('dead_fraction', 0.25, 0.1)]
+        >>> Thresholds(dead_fraction=None).crossed({"dead_fraction": 0.25})
+        []
+    """
+
+    dead_fraction: float | None = 0.10
+    always_on_fraction: float | None = 0.5
+    delta_relative: float | None = 1.0
+
+    def crossed(self, statistics: Mapping[str, float]) -> list[tuple[str, float, float]]:
+        """The ``(statistic, value, threshold)`` of each threshold ``statistics`` reaches.
+
+        Args:
+            statistics: one layer's statistics, by name.
+
+        Returns:
+            A list, in the order of the fields.
+        """
+        hits = []
+        for item in fields(self):
+            threshold = getattr(self, item.name)
+            value = statistics.get(item.name)
+            if threshold is not None and value is not None and value >= threshold:
+                hits.append((item.name, value, threshold))
+        return hits
+
+
+_MONITOR = Thresholds()
+
+
+@dataclass(frozen=True)
+class AdviceThresholds:
+    """When :func:`advise` reports a finding (``None``: never). Each value is a choice:
+
+    * ``dead_fraction`` ≥ 0.10, ``always_on_fraction`` ≥ 0.5 and ``delta_relative`` ≥ 1.0 are
+      :class:`relulab.probe.Thresholds`'s defaults, read from it (``docs/monitor.md``:
+      keras-contrib's ``DeadReluDetector`` 10 %; half the layer linear; the unit means
+      spreading as much as the samples vary). The dead and always-on thresholds apply to
+      rectifiers only (a leaky or smooth unit that never fires still gets gradient).
+    * ``sample_variance_fraction`` < 0.5 is relulab's: the squared sample mean exceeds the
+      sample variance (r > 1, seed 002 eq. 9) — and the share must have fallen from that of the
+      first call of the same kind, so that a finding is a decay with depth, not the inputs' own
+      mean.
+    * ``input_ratio`` ≥ 1.0: the inputs' squared means outweigh their variances (the same
+      r > 1, on the inputs); ``input_scale_spread`` ≥ 10: the feature scales span a decade.
+
+    Example:
+        >>> AdviceThresholds().dead_fraction, AdviceThresholds().sample_variance_fraction
+        (0.1, 0.5)
+    """
+
+    dead_fraction: float | None = _MONITOR.dead_fraction
+    always_on_fraction: float | None = _MONITOR.always_on_fraction
+    delta_relative: float | None = _MONITOR.delta_relative
+    sample_variance_fraction: float | None = 0.5
+    input_ratio: float | None = 1.0
+    input_scale_spread: float | None = 10.0
+
 
 #: The monitor's statistics and the finding each crossing reports.
 STATISTIC_FINDINGS: dict[str, str] = {
@@ -60,20 +161,20 @@ class Flagged:
     detail: str = ""
 
 
-def _finite(layer: LayerProbe, metric: str) -> float | None:
+def _finite(layer: MeasuredCall, metric: str) -> float | None:
     value = layer.metrics.get(metric)
     return value if value is not None and math.isfinite(value) else None
 
 
 #: A finder: from the calls and a threshold, the values that cross it by call, and the
 #: reference values they are compared with (a decay's first calls), by call.
-Finder = Callable[[list["LayerProbe"], float], tuple[dict[str, float], dict[str, float]]]
+Finder = Callable[[list["MeasuredCall"], float], tuple[dict[str, float], dict[str, float]]]
 
 
 def _at_or_above(metric: str, families: Sequence[str] | None = None) -> Finder:
     """A finder: the calls (of ``families``) whose ``metric`` is at or above the threshold."""
 
-    def find(layers: list[LayerProbe], threshold: float) -> tuple[dict, dict]:
+    def find(layers: list[MeasuredCall], threshold: float) -> tuple[dict, dict]:
         chosen = [layer for layer in layers if families is None or layer.family in families]
         values = {layer.name: _finite(layer, metric) for layer in chosen}
         return {name: v for name, v in values.items() if v is not None and v >= threshold}, {}
@@ -81,7 +182,7 @@ def _at_or_above(metric: str, families: Sequence[str] | None = None) -> Finder:
     return find
 
 
-def _decayed(layers: list[LayerProbe], threshold: float) -> tuple[dict, dict]:
+def _decayed(layers: list[MeasuredCall], threshold: float) -> tuple[dict, dict]:
     """Per kind of activation (``ReLU``, ``GELUActivation``, …: a transformer's pooler is not
     the next layer of its MLPs), the later calls whose sample-variance share is below both the
     threshold and the first call's, and those first calls (the references)."""
@@ -108,7 +209,7 @@ _FINDERS: dict[str, tuple[str, Finder]] = {
 }
 
 
-def _calls_flagged(finding: str, result: ProbeResult, threshold: float) -> Flagged | None:
+def _calls_flagged(finding: str, result: MeasuredModel, threshold: float) -> Flagged | None:
     statistic, find = _FINDERS[finding]
     flagged, references = find(result.layers, threshold)
     if not flagged:
@@ -198,10 +299,10 @@ def flag_inputs(inputs: Sequence[InputScale], thresholds: AdviceThresholds) -> F
     )
 
 
-def _calls_check(finding: str) -> Callable[[ProbeResult, AdviceThresholds], Flagged | None]:
+def _calls_check(finding: str) -> Callable[[MeasuredModel, AdviceThresholds], Flagged | None]:
     field_name = _FINDERS[finding][0]
 
-    def check(result: ProbeResult, thresholds: AdviceThresholds) -> Flagged | None:
+    def check(result: MeasuredModel, thresholds: AdviceThresholds) -> Flagged | None:
         threshold = getattr(thresholds, field_name)
         return None if threshold is None else _calls_flagged(finding, result, threshold)
 
@@ -210,7 +311,7 @@ def _calls_check(finding: str) -> Callable[[ProbeResult, AdviceThresholds], Flag
 
 #: Per finding, its check of a probe (the findings a probe can make, in the order of
 #: :data:`FINDINGS`; ``units_died`` needs a monitor's history).
-CHECKS: dict[str, Callable[[ProbeResult, AdviceThresholds], Flagged | None]] = {
+CHECKS: dict[str, Callable[[MeasuredModel, AdviceThresholds], Flagged | None]] = {
     "non_finite": lambda r, _: flag_non_finite(
         [layer.name for layer in r.layers if layer.non_finite], r.non_finite_parameters, r.inputs
     ),

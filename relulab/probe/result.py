@@ -75,13 +75,13 @@ from relulab.nn.statistics import (
     squared_mean_and_variance,
     unit_states_from_extremes,
 )
+from relulab.probe.advice import AdviceList, advise
 from relulab.probe.batching import LayerAccumulator
+from relulab.probe.findings import AdviceThresholds
 from relulab.probe.upstream import InputScale
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from relulab.probe.advice import AdviceList, AdviceThresholds
 
 __all__ = [
     "RANK_CAP_FRACTION",
@@ -298,8 +298,6 @@ class ProbeResult:
             >>> [a.finding for a in probe(model, torch.randn(64, 4)).advice()][:1]
             ['dead_units']
         """
-        from relulab.probe.advice import advise
-
         return advise(self, thresholds)
 
     def layer(self, name: str) -> LayerProbe:

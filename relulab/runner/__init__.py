@@ -2,6 +2,7 @@
 units resumably into a locked run directory (in this process, a local process pool or on Ray),
 and (re)build the outputs from the store; sweeps over config grids."""
 
+from relulab.resources import available_memory_bytes, check_memory, max_threads
 from relulab.runner.environment import library_versions, resolve_device
 from relulab.runner.execute import (
     SUMMARY_FILENAME,
@@ -16,7 +17,6 @@ from relulab.runner.execute import (
     rebuild_outputs,
 )
 from relulab.runner.parallel import ExecutorUnavailableError, UnitTask, make_executor
-from relulab.runner.resources import available_memory_bytes, check_memory, max_threads
 from relulab.runner.rundir import (
     LOCK_FILENAME,
     DirectoryInUseError,

@@ -14,11 +14,8 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -26,12 +23,12 @@ from relulab.config import ConfigError, apply_overrides, config_to_dict
 from relulab.engine.checkpoint import CHECKPOINT_DIRNAME, checkpoint_every
 from relulab.errors import describe_error
 from relulab.experiments import get_experiment
-from relulab.experiments.base import Experiment
 from relulab.files import check_output_dir
 from relulab.progress import UnitLines, stderr_is_terminal
 from relulab.records.robustness import RobustnessRun
 from relulab.records.summary import SummaryRecord
 from relulab.registry import check_clean_for_results
+from relulab.resources import check_memory
 from relulab.runner.environment import resolve_device
 from relulab.runner.executor import Executor
 from relulab.runner.outputs import (
@@ -41,8 +38,7 @@ from relulab.runner.outputs import (
     rebuild_outputs,
 )
 from relulab.runner.parallel import Outcome, UnitTask, make_executor
-from relulab.runner.resources import check_memory
-from relulab.runner.run_directory import RunDirectory, RunOutcome
+from relulab.runner.run_directory import PreparedRun, RunDirectory, RunOutcome
 from relulab.runner.rundir import DirectoryInUseError, check_not_in_use, check_run_dir
 from relulab.store import StoreError
 
@@ -58,15 +54,6 @@ __all__ = [
     "rebuild_outputs",
     "SUMMARY_FILENAME",
 ]
-
-
-@dataclass(frozen=True)
-class PreparedRun:
-    experiment: Experiment
-    preset: str
-    config: Any
-    device: torch.device
-    out_dir: Path
 
 
 def _with_seed(overrides: list[str], seed: int | None) -> list[str]:

@@ -48,8 +48,8 @@ from typing import Any
 import torch
 
 from relulab.errors import one_line_warnings
+from relulab.resources import max_threads
 from relulab.runner.environment import resolve_device
-from relulab.runner.resources import max_threads
 
 __all__ = [
     "EXECUTORS",

@@ -12,11 +12,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
+
+import torch
 
 from relulab.config import config_to_dict
 from relulab.engine.checkpoint import remove_checkpoints
 from relulab.errors import describe_error
+from relulab.experiments.base import Experiment
 from relulab.faults import fault_point
 from relulab.files import remove_temporaries
 from relulab.records import UnitSchemaError
@@ -28,10 +32,19 @@ from relulab.runner.parallel import Outcome
 from relulab.runner.rundir import check_run_dir, locked
 from relulab.store import STORE_FILENAME, RunStore, StoreError
 
-if TYPE_CHECKING:
-    from relulab.runner.execute import PreparedRun
+__all__ = ["PreparedRun", "RunDirectory", "RunOutcome"]
 
-__all__ = ["RunDirectory", "RunOutcome"]
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """A run resolved and validated (:func:`relulab.runner.prepare_run`), nothing written yet:
+    its experiment, preset, config, device and directory."""
+
+    experiment: Experiment
+    preset: str
+    config: Any
+    device: torch.device
+    out_dir: Path
 
 
 @dataclass
