@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import typing
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, get_args, get_origin
 
 import numpy as np
 
@@ -46,6 +46,7 @@ __all__ = [
     "override_text",
     "parse_value",
     "Provenance",
+    "StudyConfig",
     "alternatives",
     "provenance",
     "setting",
@@ -53,7 +54,20 @@ __all__ = [
     "validate",
 ]
 
-C = TypeVar("C")
+
+class StudyConfig(Protocol):
+    """What every study config is: a (frozen) dataclass instance.
+
+    Structural, not a base class: a config is any dataclass (:func:`dataclasses.is_dataclass`),
+    so the studies' configs need not inherit from anything; this is the bound of the config
+    type variable of :class:`relulab.experiments.base.Experiment` and
+    :class:`relulab.experiments.claims.ClaimSpec`.
+    """
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+
+C = TypeVar("C", bound=StudyConfig)
 
 SEED_LIMIT = 2**63  # seeds lie in [0, 2**63): numpy's SeedSequence and torch both take them
 INT_LIMIT = 2**31  # |integer fields| below this: beyond it no size fits in memory
@@ -133,7 +147,7 @@ def setting(
     return dataclasses.field(default=default, metadata=metadata)
 
 
-def alternatives(config: Any) -> dict[str, tuple[Any, ...]]:
+def alternatives(config: StudyConfig) -> dict[str, tuple[Any, ...]]:
     """Per inferred field of ``config`` that declares them, its alternative values (other
     readings of the seed; :func:`setting`), in field order.
 
@@ -153,7 +167,7 @@ def alternatives(config: Any) -> dict[str, tuple[Any, ...]]:
     }
 
 
-def undeclared_alternatives(config: Any) -> list[str]:
+def undeclared_alternatives(config: StudyConfig) -> list[str]:
     """The inferred fields of ``config`` that neither declare alternatives nor say why none is
     plausible (``relulab robustness`` cannot vary them, and nobody said why).
 
@@ -174,7 +188,7 @@ def undeclared_alternatives(config: Any) -> list[str]:
     ]
 
 
-def provenance(config: Any) -> dict[str, dict[str, Any]]:
+def provenance(config: StudyConfig) -> dict[str, dict[str, Any]]:
     """Per field: ``value``, ``provenance`` (``""`` if undeclared), ``seed_value``, ``note`` and
     ``departs`` (the value differs from the seed's stated one)."""
     rows = {}
@@ -340,7 +354,7 @@ def _check_representable(name: str, value: Any, dtype: Any) -> None:
         )
 
 
-def check_fields(config: Any) -> None:
+def check_fields(config: StudyConfig) -> None:
     """The generic checks of every config field (see the module docstring).
 
     Raises:
@@ -370,7 +384,7 @@ def check_fields(config: Any) -> None:
                 seen.add(item)
 
 
-def validate(config: Any) -> None:
+def validate(config: StudyConfig) -> None:
     """The generic field checks, then the config's own ``validate()`` if it has one."""
     check_fields(config)
     check = getattr(config, "validate", None)
@@ -398,7 +412,7 @@ def apply_overrides(config: C, assignments: list[str]) -> C:
     return updated
 
 
-def config_to_dict(config: Any) -> dict[str, Any]:
+def config_to_dict(config: StudyConfig) -> dict[str, Any]:
     """Plain JSON-ready dict (tuples become lists)."""
 
     def plain(value: Any) -> Any:

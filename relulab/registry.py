@@ -34,7 +34,7 @@ import math
 import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from relulab.checkout import checkout_root, code_changes, git
 from relulab.config import alternatives, config_to_dict
@@ -224,7 +224,7 @@ def registration_status(
         reason = f"the units were computed from uncommitted code ({commit})"
     else:
         reason = ""
-    status = "unregistered" if reason else "registered"
+    status: Literal["registered", "unregistered"] = "unregistered" if reason else "registered"
     return current, RegistrationRecord(current.hash, status, reason, commit)
 
 

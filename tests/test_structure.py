@@ -376,3 +376,52 @@ def test_no_import_cycle_between_modules_of_a_package():
     for node in sorted(edges):
         if node not in state:
             visit(node, [node])
+
+
+def _config_parameters(path: Path) -> list[tuple[int, str, ast.expr | None]]:
+    """(line, function, annotation) of every parameter named ``config`` in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = node.args
+            for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+                if arg.arg == "config":
+                    found.append((node.lineno, node.name, arg.annotation))
+    return found
+
+
+def test_no_config_parameter_is_any_or_unannotated():
+    """Issue 48: a function of relulab.experiments that takes a config says which (a study's
+    config class, a Protocol of the fields it reads, or the bound StudyConfig), never ``Any``."""
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} {name}"
+        for path in _modules()
+        for line, name, annotation in _config_parameters(path)
+        if annotation is None or "Any" in ast.unparse(annotation)
+    ]
+    assert not offenders, offenders
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_study_declares_its_experiment_config_type(name):
+    """``EXPERIMENT: Experiment[ItsConfig]`` in the study's ``__init__.py`` (issue 48)."""
+    experiment = REGISTRY[name]
+    init = EXPERIMENTS / experiment.plan.__module__.split(".")[2] / "__init__.py"
+    declared = [
+        ast.unparse(node.annotation)
+        for node in ast.parse(init.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "EXPERIMENT"
+    ]
+    assert declared == [f"Experiment[{experiment.config.__name__}]"]
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    """``.ci/run`` ends with the README's test command (type checker included), character for
+    character: CI checks what a contributor is told to run."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    command = [
+        line for line in readme if line.startswith("pip install -q torch==") and "pytest" in line
+    ]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    assert command == [ci]
+    assert "&& mypy &&" in ci

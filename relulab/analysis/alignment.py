@@ -15,6 +15,7 @@ features explains (seed ``004_…`` §4, fig. 2B/2D and appendix D).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -213,10 +214,13 @@ def paired_alignments(
         [0.0, 3.0]
     """
     losses, references = np.asarray(losses), np.asarray(references)
-    if window_ends is None:
-        window_ends = [early_window(steps, r, window_fraction) for r in references]
+    ends: Sequence[float] | np.ndarray = (
+        [early_window(steps, r, window_fraction) for r in references]
+        if window_ends is None
+        else window_ends
+    )
     rows = []
-    for loss, reference, window in zip(losses, references, window_ends, strict=True):
+    for loss, reference, window in zip(losses, references, ends, strict=True):
         result = loss_alignment(
             steps,
             loss,

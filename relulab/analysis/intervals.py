@@ -121,14 +121,18 @@ class Estimate:
         )
 
 
+# a statistic of 1-D samples: a number, or an array along its axis keyword (``vectorized``)
+Statistic = Callable[..., float | np.floating | np.ndarray]
+
+
 def _unbounded(value: float, n: int, method: str) -> Estimate:
     """Too few samples for an interval: it is the whole line, so no verdict can rest on it."""
     return Estimate(value, -math.inf, math.inf, n, LEVEL, method)
 
 
 def statistic_ci(
-    samples: Sequence[Sequence[float]] | np.ndarray,
-    statistic: Callable[..., float],
+    samples: Sequence[Sequence[float] | np.ndarray] | np.ndarray,
+    statistic: Statistic,
     paired: bool = True,
     level: float = LEVEL,
     method: IntervalMethod = "jackknife",
@@ -202,7 +206,7 @@ def statistic_ci(
 
 def _leave_one_out(
     arrays: list[np.ndarray],
-    statistic: Callable[..., float],
+    statistic: Statistic,
     which: int | None,
     vectorized: bool,
 ) -> np.ndarray:
@@ -245,7 +249,7 @@ def _jackknife_variance(replicates: np.ndarray) -> float:
 
 def _jackknife_se(
     arrays: list[np.ndarray],
-    statistic: Callable[..., float],
+    statistic: Statistic,
     paired: bool,
     vectorized: bool,
 ) -> tuple[float, float]:
@@ -274,7 +278,7 @@ def _t_estimate(value: float, se: float, dof: float, n: int, level: float, label
 
 def _bootstrap(
     arrays: list[np.ndarray],
-    statistic: Callable[..., np.ndarray],
+    statistic: Statistic,
     paired: bool,
     level: float,
     resamples: int,
@@ -296,7 +300,7 @@ def _bootstrap(
     return float(low), float(high)
 
 
-def _vectorised(statistic: Callable[..., float], arrays: tuple, axis: int) -> np.ndarray:
+def _vectorised(statistic: Statistic, arrays: tuple, axis: int) -> np.ndarray:
     """Apply a statistic of 1-D arrays along ``axis`` of each (batched) resample array."""
     moved = [np.moveaxis(np.asarray(a), axis, -1) for a in arrays]
     batch = moved[0].shape[:-1]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal, cast
 
 import torch
 from torch import Tensor, nn
@@ -38,6 +38,10 @@ from relulab.engine import BatchedSGD, FunctionalFamily, FunctionalProblem, trai
 from relulab.engine.copies import EXECUTIONS, default_execution
 from relulab.engine.device import synchronise
 from relulab.nn import AllCNNC
+
+Execution = Literal[
+    "vmap", "loop", "loop-channels-last"
+]  # EXECUTIONS, as FunctionalFamily types them
 
 __all__ = ["W5_PATHS", "W5_REPEATS", "W5_TARGET_VS_NAIVE", "W5_WIDTHS", "w5_cnn_ensemble"]
 
@@ -99,7 +103,7 @@ def _naive_run(
         for s, start in enumerate(initial):
             module = copy.deepcopy(start)
             if channels_last:
-                module = module.to(memory_format=torch.channels_last)
+                module = module.to(memory_format=torch.channels_last)  # type: ignore[call-overload]  # torch: Module.to's overloads omit memory_format
             sgd = torch.optim.SGD(module.parameters(), lr=lrs[s], momentum=0.9)
             batches = _cycling(x[s : s + 1], y[s : s + 1], batch_size)
             for step in range(steps + 1):
@@ -167,7 +171,9 @@ def _w5_width(
     data = (x, y, batch_size)
     lrs = torch.logspace(-3, -2, n_networks).tolist()
     families = {
-        ex: FunctionalFamily(lambda: AllCNNC(width), n_networks, device=device, execution=ex)
+        ex: FunctionalFamily(
+            lambda: AllCNNC(width), n_networks, device=device, execution=cast(Execution, ex)
+        )
         for ex in EXECUTIONS
     }  # the same copies (seeds 0 … S−1) in each
     initial_modules = [families["vmap"].module(s) for s in range(naive_networks)]

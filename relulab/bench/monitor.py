@@ -146,12 +146,11 @@ def monitor_overhead(
     y = torch.randint(0, 10, (batch_size,), device=device)
     probe_batch = torch.randn(batch_size, 3, image_size, image_size, device=device)
     train_step = _trainer(model, x, y)
-    options = {"every": every, "thresholds": None, "wandb": False}
-    warm = Monitor(model, probe_batch, **options)
+    warm = Monitor(model, probe_batch, every=every, thresholds=None, wandb=False)
     for _ in range(3):  # warm up both paths
         train_step()
         warm.measure(0)
-    monitor = Monitor(model, probe_batch, **options)
+    monitor = Monitor(model, probe_batch, every=every, thresholds=None, wandb=False)
     plain_runs, monitored_runs, global_step = [], [], 0
     for _ in range(rounds):
         plain_runs.append(_timed(lambda: [train_step() for _ in range(every)], device))

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib.util import find_spec
 
 import numpy as np
@@ -24,7 +24,7 @@ def naive_loop(
     x: torch.Tensor,
     y: torch.Tensor,
     steps: int,
-    make_optimiser: Callable[[object], torch.optim.Optimizer],
+    make_optimiser: Callable[[Iterator[nn.Parameter]], torch.optim.Optimizer],
     loss: str,
 ) -> float:
     """Train each module for ``steps`` full-batch steps, one after the other; wall seconds."""

@@ -92,7 +92,7 @@ def _redraw_non_finite(model: nn.Module) -> None:
     parameter, as the remedy's code does."""
     for name in non_finite_parameters(model):
         owner = model.get_submodule(name.rpartition(".")[0])
-        owner.reset_parameters()
+        owner.reset_parameters()  # type: ignore[operator]  # torch: Module.__getattr__ -> Tensor | Module
 
 
 def _relu_minus_b(model: nn.Module, data: torch.Tensor) -> None:
@@ -216,6 +216,7 @@ def _findings(case: Case, size: Size, seed: int) -> tuple[set[tuple[str, str]], 
     (``validated=False``); for a monitored case also the untreated held-out loss (the
     monitored run is the untreated run: the monitor changes nothing)."""
     trial = apply_remedy("untreated", case, size, seed)
+    assert trial is not None  # "untreated" applies to every case
     if not case.monitored:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -324,15 +325,14 @@ def run_case(
             flagged[finding] = flagged.get(finding, 0) + 1
     losses: dict[str, list[float]] = {}
     for arm in _arms(case, pairs):
-        trials = [apply_remedy(arm, case, size, seed) for seed in range(size.seeds)]
-        if any(trial is None for trial in trials):
+        drawn = [apply_remedy(arm, case, size, seed) for seed in range(size.seeds)]
+        trials = [trial for trial in drawn if trial is not None]
+        if len(trials) < len(drawn):
             continue
-        losses[arm] = [
-            untreated[seed]
-            if arm == "untreated" and untreated[seed] is not None
-            else train(trial, size, seed, case.loss)
-            for seed, trial in enumerate(trials)
-        ]
+        losses[arm] = []
+        for seed, trial in enumerate(trials):
+            earlier = untreated[seed] if arm == "untreated" else None
+            losses[arm].append(train(trial, size, seed, case.loss) if earlier is None else earlier)
         progress(f"{case.name}: {arm} trained on {size.seeds} seeds")
     record = {
         "name": case.name,

@@ -46,7 +46,9 @@ from relulab.engine import (
     train,
 )
 from relulab.engine.device import synchronise
+from relulab.engine.family import BatchedFamily
 from relulab.engine.forward import forward_statistics
+from relulab.engine.single_neuron import SumMethod
 from relulab.tasks.hierarchical import hierarchical_task
 
 __all__ = [
@@ -109,10 +111,7 @@ def _w1_setup(
     y = torch.tensor(y_np, dtype=torch.float32, device=device)
     spec = MLPSpec((8, hidden, 15), output_bias=False)
     model = BatchedMLP(spec, n_networks, init="normal", init_scale=math.sqrt(2e-4), device=device)
-    initial = [
-        t.detach().cpu().numpy().copy()
-        for t in (model.weights[0], model.biases[0], model.weights[1])
-    ]
+    initial = [t.detach().cpu().numpy().copy() for t in _w1_tensors(model)]
     return x_np, y_np, model, initial, SupervisedProblem(model, x, y, loss="half_sum")
 
 
@@ -140,14 +139,15 @@ def w1_tiny(
         / n_naive
     )
     reference = modules[0]
+    # torch types a submodule's attribute as Tensor | Module: these are nn.Linear weights
+    weight_1: torch.Tensor = reference[0].weight  # type: ignore[assignment]
+    weight_2: torch.Tensor = reference[2].weight  # type: ignore[assignment]
     with torch.no_grad():
-        agreement = float(
-            max(
-                (reference[0].weight - model.weights[0][0]).abs().max(),
-                (reference[2].weight - model.weights[1][0]).abs().max(),
-            )
+        agreement = max(
+            float((weight_1 - model.weights[0][0]).abs().max()),
+            float((weight_2 - model.weights[1][0]).abs().max()),
         )
-    result = {
+    result: dict[str, Any] = {
         "networks": n_networks,
         "steps": steps,
         "device": str(device),
@@ -209,11 +209,15 @@ def _fastest_w1(
     return min(runs)
 
 
-def _restore_w1(model: BatchedMLP, initial: list[np.ndarray]) -> None:
+def _w1_tensors(model: BatchedFamily) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """W1's (W1, b, W2): its model is a BatchedMLP with a hidden bias."""
+    assert isinstance(model, BatchedMLP) and model.biases[0] is not None
+    return model.weights[0], model.biases[0], model.weights[1]
+
+
+def _restore_w1(model: BatchedFamily, initial: list[np.ndarray]) -> None:
     with torch.no_grad():
-        for tensor, value in zip(
-            (model.weights[0], model.biases[0], model.weights[1]), initial, strict=True
-        ):
+        for tensor, value in zip(_w1_tensors(model), initial, strict=True):
             tensor.copy_(torch.as_tensor(value))
 
 
@@ -399,7 +403,8 @@ def w4_single_neuron(
     generator = torch.Generator().manual_seed(0)
     b1, b2 = (torch.rand(n_networks, generator=generator) * 5 - 2.5 for _ in range(2))
     timings, finals = {}, {}
-    for method in ("direct", "prefix"):
+    methods: tuple[SumMethod, ...] = ("direct", "prefix")
+    for method in methods:
         problem = BatchedSingleNeuron(
             x, torch.relu(x), [1.0] * n_networks, b1, [1.0] * n_networks, b2, method=method
         )

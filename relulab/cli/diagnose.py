@@ -20,7 +20,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -44,6 +44,7 @@ from relulab.runner import DirectoryInUseError, check_not_in_use, locked
 from relulab.runner.rundir import DIAGNOSE_MARKER, check_holds
 
 if TYPE_CHECKING:
+    from relulab.probe.core import ProbeData
     from relulab.probe.diagnose import Diagnosis
 
 __all__ = [
@@ -268,6 +269,10 @@ class DiagnoseLines:
         elapsed = format_seconds(self.clock() - self.steps.started)
         return self._emit(f"diagnose {self.model}: {text}, {elapsed} elapsed")
 
+    def count_init(self, init: str, outcome: str) -> None:
+        """:meth:`init_done` as the probe's progress callback (which returns nothing)."""
+        self.init_done(init, outcome)
+
     def init_done(self, init: str, outcome: str) -> str:
         """Count one init (``outcome`` ``"probed"`` or ``"skipped"``); write its line."""
         self.steps.done += 1
@@ -320,7 +325,7 @@ def _user_code() -> Iterator[None]:
 
     if main:
         signal.signal(signal.SIGINT, on_ctrl_c)
-    real_exit, os._exit = os._exit, exit_at_once  # type: ignore[assignment]
+    real_exit, os._exit = os._exit, exit_at_once
     try:
         yield
     except _ProcessExitRequest as stop:
@@ -364,8 +369,8 @@ def _has_integers(data: object) -> bool:
     )
 
 
-def _data_shape(data: object) -> object:
-    if isinstance(data, dict):
+def _data_shape(data: ProbeData) -> tuple[int, ...] | dict[str, tuple[int, ...]]:
+    if isinstance(data, Mapping):
         return {name: tuple(tensor.shape) for name, tensor in data.items()}
     return tuple(data.shape)
 
@@ -375,7 +380,7 @@ def _probe(
     inits: list[str],
     shape: tuple[int, ...] | None,
     lines: DiagnoseLines,
-) -> tuple[Diagnosis, object, str]:
+) -> tuple[Diagnosis, ProbeData, str]:
     """Build the model, load or guess the data, probe: ``(diagnosis, data, data source)``;
     anything the user's code or data get wrong is a one-line :class:`UsageError`."""
     from relulab.init.data import describe
@@ -388,7 +393,9 @@ def _probe(
         load_data,
     )
 
-    data, guess, source = None, None, str(args.data)
+    data: ProbeData | None = None
+    guess: str | None = None
+    source = str(args.data)
     try:
         with _user_code():
             activation_types = load_activation_types(args.activation_types)
@@ -414,13 +421,14 @@ def _probe(
                 unit_axis=args.unit_axis,
                 activation_types=activation_types,
                 batch_size=args.batch_size,
-                progress=lines.init_done,
+                progress=lines.count_init,
                 bias_free=args.bias_free or "error",
             )
     except _UserCodeStoppedError as error:
         raise UsageError(f"probing {args.model} failed ({error})") from None
     except Exception as error:  # the user's model failed while being probed: nothing written
         raise UsageError(_refusal(args, error, guess, data)) from None
+    assert data is not None  # loaded or guessed, or the probe was refused above
     return found, data, source
 
 
@@ -429,7 +437,7 @@ def _write_report(
     model: str,
     found: Diagnosis,
     tables: dict[str, Any],
-    data: object,
+    data: ProbeData,
     source: str,
 ) -> Path:
     from relulab.report import write_diagnose_report
@@ -459,6 +467,7 @@ def command(args: argparse.Namespace) -> int:
     from relulab.probe.diagnose import comparison_table, key_metrics
 
     inits = name_list(args.compare_inits, "--compare-inits") or name_list(args.init, "--init")
+    assert inits is not None  # --init has a default
     unknown = [name for name in inits if name != "default" and name not in _init_names()]
     if unknown:
         raise UsageError(

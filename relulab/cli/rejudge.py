@@ -145,7 +145,9 @@ def _command_rejudge(args: argparse.Namespace) -> int:
     if not single:
         with locked(directory):
             entries = [_index_entry(new.experiment, new, None, d.name) for d, new, _ in rejudged]
-            _write_scorecard(directory, entries, entries[0].summary.preset, robustness)
+            first = entries[0].summary
+            assert first is not None  # every entry is a re-judged run's
+            _write_scorecard(directory, entries, first.preset, robustness)
     console().print(f"re-judged {len(rejudged)} run(s) in {directory}")
     return 0
 

@@ -412,6 +412,7 @@ def _command_reproduce(args: argparse.Namespace) -> int:
             if error is not None:
                 sys.stderr.write(f"relulab: {name} failed: {error}\n")
             elif not args.quiet:
+                assert outcome.summary is not None  # a run without an error has its summary
                 print_scorecard(outcome.summary, (robustness or {}).get(name))
             entries[position] = _index_entry(name, outcome.summary, error)
             _write_scorecard(out, entries, args.preset, robustness)
@@ -530,7 +531,9 @@ def _report_reproduce_dir(
             except (StoreError, DirectoryInUseError) as error:  # others may be rebuilt already
                 raise RunFailedError(f"rebuilding {run_dir} failed: {error}") from None
             entries.append(_index_entry(summary.experiment, summary, None, run_dir.name))
-        _write_scorecard(directory, entries, entries[0].summary.preset, robustness)
+        first = entries[0].summary
+        assert first is not None  # every entry is a rebuilt run's
+        _write_scorecard(directory, entries, first.preset, robustness)
     print(directory / INDEX_FILENAME)
     return 0
 

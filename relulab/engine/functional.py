@@ -176,7 +176,7 @@ class FunctionalFamily(BatchedFamily):
         init_data: InitData = None,
         dtype: torch.dtype = torch.float32,
         device: torch.device | str = "cpu",
-        execution: Literal["auto", "vmap", "loop"] = "auto",
+        execution: Literal["auto", "vmap", "loop", "loop-channels-last"] = "auto",
     ) -> None:
         if execution not in ("auto", *EXECUTIONS):
             choices = ", ".join(map(repr, ("auto", *EXECUTIONS)))

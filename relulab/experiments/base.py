@@ -33,8 +33,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Generic
 
+from relulab.config import C
 from relulab.experiments.claims import Claim, ClaimSpec, Results
 from relulab.experiments.context import RunContext
 from relulab.records.units import UnitResult, UnitView
@@ -58,18 +59,24 @@ class Unit:
 
 
 @dataclass(frozen=True)
-class Experiment:
+class Experiment(Generic[C]):
+    """A study, typed by its config dataclass ``C``: every function it declares takes a ``C``.
+
+    A collection of studies (:data:`relulab.experiments.REGISTRY`) holds a different ``C`` per
+    entry, which Python's types cannot say: there it is ``Experiment`` unparameterised.
+    """
+
     name: str
     title: str
     seed: str
     summary: str
-    config: type
-    presets: dict[str, Any]
-    plan: Callable[[Any], list[Unit]]
-    analyse: Callable[[Results, Any], Analysis]
-    figures: Callable[[Results, Any, Path], list[Figure]]
-    estimate_bytes: Callable[[Any], int] | None = None
-    claims: tuple[ClaimSpec, ...] = ()
-    unit_keys: Callable[[Any], list[str]] | None = None
-    unit_views: Callable[[Any], Mapping[str, type[UnitView]]] | None = None
-    stand_in: Callable[[Any], str] | None = None
+    config: type[C]
+    presets: Mapping[str, C]
+    plan: Callable[[C], list[Unit]]
+    analyse: Callable[[Results, C], Analysis]
+    figures: Callable[[Results, C, Path], list[Figure]]
+    estimate_bytes: Callable[[C], int] | None = None
+    claims: tuple[ClaimSpec[C], ...] = ()
+    unit_keys: Callable[[C], list[str]] | None = None
+    unit_views: Callable[[C], Mapping[str, type[UnitView]]] | None = None
+    stand_in: Callable[[C], str] | None = None

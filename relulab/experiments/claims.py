@@ -41,9 +41,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, cast
 
 from relulab.analysis.intervals import Estimate
+from relulab.config import C
 from relulab.experiments.criteria import Criterion, Equivalent, Measured, NoneBeyond, Verdict
 from relulab.records.claims import VERDICTS, ClaimRecord, PostHocRecord
 from relulab.records.units import UnitResult
@@ -143,16 +144,7 @@ def claim(
     headline = criterion.headline(measured)
     verdict: Verdict = "not tested" if untested else criterion.judge(measured)
     parts = criterion.describe(measured)
-    interval = (
-        {
-            "n": headline.n,
-            "ci_low": headline.low,
-            "ci_high": headline.high,
-            "ci_level": headline.level,
-        }
-        if isinstance(headline, Estimate)
-        else {}
-    )
+    estimate = headline if isinstance(headline, Estimate) else None  # else: no interval
     return ClaimRecord(
         claim_id,
         statement,
@@ -173,7 +165,10 @@ def claim(
         counterexample=counterexample,
         post_hoc=tuple(post_hoc),
         diverged=dict(diverged or {}),
-        **interval,
+        n=None if estimate is None else estimate.n,
+        ci_low=None if estimate is None else estimate.low,
+        ci_high=None if estimate is None else estimate.high,
+        ci_level=None if estimate is None else estimate.level,
     )
 
 
@@ -200,15 +195,19 @@ class Reading:
 
 
 Results = Mapping[str, UnitResult]  # a run's stored units by name
-CriterionOf = Criterion | Callable[[Any], Criterion]
+CriterionOf = Criterion | Callable[[C], Criterion]  # a criterion, or one per config
 
 
-def _criterion_at(criterion: CriterionOf, config: Any) -> Criterion:
-    return criterion if isinstance(criterion, Criterion) else criterion(config)
+def _criterion_at(criterion: CriterionOf[C], config: C | None) -> Criterion:
+    if isinstance(criterion, Criterion):
+        return criterion
+    # None is judge()'s default, meant for a constant criterion; a function of the config is
+    # handed it as before (the types cannot tie the default to the criterion's kind)
+    return criterion(cast(C, config))
 
 
 @dataclass(frozen=True)
-class PostHoc:
+class PostHoc(Generic[C]):
     """A point, tolerance, window or criterion chosen after looking at data, declared.
 
     Args:
@@ -233,13 +232,13 @@ class PostHoc:
 
     what: str
     why: str
-    criterion: CriterionOf | None = None
-    measure: Callable[[Results, Any], Reading] | None = None
-    untested: Callable[[Any], str] | None = None
+    criterion: CriterionOf[C] | None = None
+    measure: Callable[[Results, C], Reading] | None = None
+    untested: Callable[[C], str] | None = None
 
 
 @dataclass(frozen=True)
-class ClaimSpec:
+class ClaimSpec(Generic[C]):
     """A claim declared as data: what the seed says, where, and how relulab tests it.
 
     Args:
@@ -268,32 +267,32 @@ class ClaimSpec:
     id: str
     statement: str
     source: str
-    criterion: CriterionOf
-    measure: Callable[[Results, Any], Reading]
+    criterion: CriterionOf[C]
+    measure: Callable[[Results, C], Reading]
     scope: str = ""
     note: str = ""
     unit: str = ""
     figure: str = ""
     beyond_seed: bool = False
-    untested: Callable[[Any], str] | None = field(default=None)
+    untested: Callable[[C], str] | None = field(default=None)
     check: str = ""
     counterexample: str = ""
-    post_hoc: tuple[PostHoc, ...] = ()
+    post_hoc: tuple[PostHoc[C], ...] = ()
 
     @property
     def kind(self) -> Literal["claim", "check"]:
         return "check" if self.check else "claim"
 
-    def criterion_for(self, config: Any) -> Criterion:
+    def criterion_for(self, config: C | None) -> Criterion:
         """The criterion at this config."""
         return _criterion_at(self.criterion, config)
 
-    def judge(self, measured: Any, config: Any = None) -> Verdict:
+    def judge(self, measured: Any, config: C | None = None) -> Verdict:
         """The criterion's verdict on a measurement: what a control test calls."""
         return self.criterion_for(config).judge(measured)
 
     def _without(
-        self, choice: PostHoc, results: Results, config: Any, reading: Reading, untested: str
+        self, choice: PostHoc[C], results: Results, config: C, reading: Reading, untested: str
     ) -> PostHocRecord:
         """The verdict without one post-hoc choice."""
         criterion = _criterion_at(choice.criterion or self.criterion, config)
@@ -312,7 +311,7 @@ class ClaimSpec:
             choice.what, choice.why, verdict, float(headline), "; ".join(filter(None, parts))
         )
 
-    def evaluate(self, results: Results, config: Any) -> Claim:
+    def evaluate(self, results: Results, config: C) -> Claim:
         """Measure the claim on the stored results and judge it (and without each post-hoc
         choice)."""
         reading = self.measure(results, config)
@@ -343,7 +342,7 @@ class ClaimSpec:
         return "test_" + self.id.replace("-", "_").replace(".", "_")
 
 
-def evaluate(specs: Sequence[ClaimSpec], results: Results, config: Any) -> list[Claim]:
+def evaluate(specs: Sequence[ClaimSpec[C]], results: Results, config: C) -> list[Claim]:
     """Every claim of a study, in order; ids must be unique.
 
     Example:

@@ -37,12 +37,13 @@ the tolerance). Measure and tolerance are inferred [I] (the seed prints no numbe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from relulab.analysis import Estimate, mean_ci, paired_alignments
-from relulab.config import setting
+from relulab.config import StudyConfig, setting
 from relulab.experiments.claims import ClaimSpec, Reading, Results
 from relulab.experiments.criteria import Above, AllOf, Below
 
@@ -72,10 +73,31 @@ ALIGNMENT_NOTE = "alignment measure and tolerance [I]; κ ≥ 1 (F.4), no additi
 CONTRAST = "gap(no bias) − gap(bias), paired by seed, over the bias pair's window"
 
 
+class AlignmentSettings(Protocol):
+    """The fields of the alignment measure that both studies' configs declare (read-only:
+    the configs are frozen dataclasses)."""
+
+    @property
+    def alignment_tolerance(self) -> float: ...
+    @property
+    def window_fraction(self) -> float: ...
+    @property
+    def max_rescale(self) -> float: ...
+    @property
+    def max_shift(self) -> float: ...
+
+
+class AlignmentConfig(StudyConfig, AlignmentSettings, Protocol):
+    """A study config with the alignment measure's fields (both seed-004 studies' configs)."""
+
+
+A = TypeVar("A", bound=AlignmentConfig)
+
+
 # ---------------------------------------------------------------------------------------------
 # Settings of the alignment measure (both studies declare these fields).
 # ---------------------------------------------------------------------------------------------
-def alignment_tolerance(note: str) -> Any:
+def alignment_tolerance(note: str) -> float:  # a field, typed as its value (dataclasses.field)
     """``alignment_tolerance``: the largest mean gap still called aligned (0.1 ≈ 10 % in loss;
     alternatives: half and twice, a stricter and a looser reader of "almost perfect match")."""
     return setting(
@@ -88,7 +110,7 @@ def alignment_tolerance(note: str) -> Any:
     )
 
 
-def window_fraction() -> Any:
+def window_fraction() -> float:
     """``window_fraction``: the early window ends when the linear net made this share of its
     drop."""
     return setting(
@@ -103,7 +125,7 @@ def window_fraction() -> Any:
     )
 
 
-def max_rescale() -> Any:
+def max_rescale() -> float:
     """``max_rescale``: the largest time rescaling :math:`r` (the ReLU curve may run up to
     :math:`1 + r` times slower than the linear one, never faster) — the seed's "small, mode-wise
     time shift" (§5; eq. 14's delay scales with each mode's own time :math:`1/s_\\alpha`)."""
@@ -119,7 +141,7 @@ def max_rescale() -> Any:
     )
 
 
-def max_shift() -> Any:
+def max_shift() -> float:
     """``max_shift``: the largest additive time shift of the one-shift gap, a metric in both
     studies, as a share of the window."""
     return setting(
@@ -141,7 +163,7 @@ def rescaled_alignments(
     steps: np.ndarray,
     losses: np.ndarray,
     references: np.ndarray,
-    config: Any,
+    config: AlignmentSettings,
     window_ends: np.ndarray | None = None,
     max_rescale: float | None = None,
 ) -> np.ndarray:
@@ -179,7 +201,7 @@ def shifted_alignments(
     steps: np.ndarray,
     losses: np.ndarray,
     references: np.ndarray,
-    config: Any,
+    config: AlignmentSettings,
     window_ends: np.ndarray | None = None,
 ) -> np.ndarray:
     """The one-shift gap (a metric in both studies; the alignment measure before issue 30): one
@@ -198,7 +220,7 @@ def shifted_alignments(
 # ---------------------------------------------------------------------------------------------
 # The claims.
 # ---------------------------------------------------------------------------------------------
-def finite_mean_ci(values) -> Estimate:
+def finite_mean_ci(values: ArrayLike) -> Estimate:
     """The mean of the finite values with its Student-t interval (NaN seeds are left out).
 
     Example:
@@ -209,12 +231,12 @@ def finite_mean_ci(values) -> Estimate:
     return mean_ci(values[np.isfinite(values)])
 
 
-def aligned(config: Any) -> Below:
+def aligned(config: AlignmentSettings) -> Below:
     """The ReLU loss follows the linear loss: mean gap below ``alignment_tolerance``."""
     return Below(ALIGNMENT, config.alignment_tolerance)
 
 
-def parts(config: Any) -> AllOf:
+def parts(config: AlignmentSettings) -> AllOf:
     """Without bias the ReLU loss parts from the linear loss, in contrast to the bias pair: the
     bias-free pair's gap exceeds the bias pair's, paired by seed, both over the bias pair's
     window (the headline), and the bias-free pair's mean gap is above ``alignment_tolerance``."""
@@ -251,12 +273,12 @@ def alignment_spec(
     claim_id: str,
     statement: str,
     source: str,
-    measure: Callable[[Results, Any], Reading],
+    measure: Callable[[Results, A], Reading],
     *,
     figure: str,
     part: bool = False,
     scope: str = "",
-) -> ClaimSpec:
+) -> ClaimSpec[A]:
     """An alignment claim: ``measure`` returns :func:`alignment_reading` (with ``part=True``
     the contrast and the bias-free gap); the criterion is :func:`aligned`, or :func:`parts`
     with ``part=True``."""

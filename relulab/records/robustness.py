@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from relulab.reading import InputFileError, read_json
 from relulab.records.summary import RegistrationRecord, summary_text
@@ -128,7 +128,7 @@ class ClaimRobustness:
             {str(k): str(v) for k, v in verdicts.items()},
             _natural(row.get("holds"), "holds"),
             _natural(row.get("tested"), "tested"),
-            row.get("standing"),
+            cast(str, row.get("standing")),  # any other value: __post_init__ refuses it
             tuple(flipped),
             str(row.get("kind") or "claim"),
             str(row.get("registration") or ""),

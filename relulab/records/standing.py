@@ -143,7 +143,7 @@ def _weighed(
     others: list[tuple[str, tuple[str, ...]]],
     why_unmeasured: str,
 ) -> Standing:
-    readings = [(verdict, ())]
+    readings: list[tuple[str, tuple[str, ...]]] = [(verdict, ())]
     readings += [(v, (f"post hoc: {what}",)) for what, v in post_hoc.items()]
     tested = [(v, f) for v, f in readings + others if v not in ("not tested", "missing")]
     if verdict in ("not tested", "missing") or not tested:

@@ -9,10 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
 from relulab.files import replacing
+
+if TYPE_CHECKING:  # relulab.theory is not imported at run time by the plotting helpers
+    from matplotlib.collections import QuadMesh
+
+    from relulab.theory import PhaseDiagram
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -75,7 +81,7 @@ def save(figure: plt.Figure, out_dir: Path, filename: str, caption: str) -> Figu
 PHASE_LABELS = ("ordered", "bounded chaotic", "unbounded")
 
 
-def plot_phase_regions(ax: plt.Axes, diagram: object) -> object:
+def plot_phase_regions(ax: plt.Axes, diagram: PhaseDiagram) -> QuadMesh:
     """Draw a :class:`relulab.theory.PhaseDiagram`'s regions on (σ_w², σ_b²) axes."""
     mesh = ax.pcolormesh(
         diagram.sigma_w2[0],

@@ -92,7 +92,7 @@ def render_docstring(text: str | None) -> Markup:
         True
     """
     blocks = re.split(r"\n\s*\n", (text or "").strip())
-    html, drawn, directive = Markup(""), Counter(), False
+    html, drawn, directive = Markup(""), Counter[str](), False
     for block in filter(None, (b.strip("\n") for b in blocks)):
         lines = block.splitlines()
         if directive or _MATH_DIRECTIVE.match(lines[0]):
@@ -124,7 +124,7 @@ environment.filters.update(
 )
 
 
-def embedded_figures(out_dir: Path, figures: Sequence[Any]) -> list[dict[str, str]]:
+def embedded_figures(out_dir: Path, figures: Sequence[Any]) -> list[dict[str, Any]]:
     """Each figure (``filename``, ``caption``) with its PNG inlined as a ``data:`` URI."""
     embedded = []
     for figure in figures:

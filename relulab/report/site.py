@@ -210,7 +210,9 @@ def _registration_view(summary: SummaryRecord, changed_in: str) -> dict[str, Any
     now = summary.verdicts()
     earlier = []
     for previous in summary.previous_registrations:
-        changed = {k: (v, now.get(k, "gone")) for k, v in previous.verdicts.items()}
+        changed: dict[str, tuple[str, str]] = {
+            k: (v, now.get(k, "gone")) for k, v in previous.verdicts.items()
+        }
         changed.update({k: ("new", v) for k, v in now.items() if k not in previous.verdicts})
         earlier.append(
             {

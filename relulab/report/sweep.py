@@ -32,7 +32,7 @@ def _point_view(out_dir: Path, point: SweepPointRecord, claim_ids: list[str]) ->
     report = f"{quote(point.name, safe='=,+')}/{REPORT_FILENAME}"
     has_report = point.finished and (out_dir / point.name / REPORT_FILENAME).is_file()
     by_id = {claim.id: claim for claim in point.claims}
-    cells = []
+    cells: list[dict[str, Any] | None] = []
     for claim_id in claim_ids:
         claim = by_id.get(claim_id)
         if claim is None:

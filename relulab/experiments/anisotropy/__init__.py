@@ -29,7 +29,7 @@ from relulab.experiments.base import Experiment
 
 __all__ = ["EXPERIMENT", "PRESETS", "AnisotropyConfig"]
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment[AnisotropyConfig] = Experiment(
     name="anisotropy",
     title="Representation anisotropy from ReLU: the mean-shift singular value",
     seed="000",

@@ -113,7 +113,7 @@ def _stands_out(results: Results, config: AnisotropyConfig) -> Reading:
     )
 
 
-STANDS_OUT = ClaimSpec(
+STANDS_OUT: ClaimSpec[AnisotropyConfig] = ClaimSpec(
     "relu-top-singular-stands-out",
     "ReLU makes the top singular value stand out; tanh (zero-mean, odd) does not.",
     source=f"{SOURCE}, Observation 1 (ReLU's σ1 stands out) and Observation 3 ('Tanh doesn't "
@@ -219,7 +219,7 @@ def _below_ratio(results: Results, config: AnisotropyConfig) -> Reading:
     return Reading(mean_ci(below_ratio_crossovers(results, config)), scale=scale(config))
 
 
-CROSSOVER = ClaimSpec(
+CROSSOVER: ClaimSpec[AnisotropyConfig] = ClaimSpec(
     "leaky-crossover-near-0.8",
     "Sweeping the leaky-ReLU slope p, σ1/σ2 falls to its floor at a critical p (reported ≈ 0.8).",
     source=f"{SOURCE}, Observation 2: the figure of σ1/σ2 against p, where it reaches its floor",
@@ -268,7 +268,7 @@ def _closed_form(results: Results, config: AnisotropyConfig) -> Reading:
     )
 
 
-CLOSED_FORM = ClaimSpec(
+CLOSED_FORM: ClaimSpec[AnisotropyConfig] = ClaimSpec(
     "mean-shift-explains-sigma1",
     "The top singular value is the mean shift: σ1 matches √(N λ1(μμᵀ + C)) from the "
     "closed-form ReLU kernels.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axes import Axes
 
 from relulab.analysis import where
 from relulab.experiments.anisotropy.claims import crossovers, sweep
@@ -16,7 +17,7 @@ from relulab.report.plotting import plt, save
 __all__ = ["figures"]
 
 
-def _spectra(ax, results: Results, config: AnisotropyConfig) -> None:
+def _spectra(ax: Axes, results: Results, config: AnisotropyConfig) -> None:
     acts = Spectra.read(results[Key.ACTIVATIONS], Key.ACTIVATIONS)
     k = min(config.spectrum_points, acts.singular.shape[1])
     for activation in ACTIVATIONS:
@@ -32,7 +33,7 @@ def _spectra(ax, results: Results, config: AnisotropyConfig) -> None:
     ax.legend()
 
 
-def _slope_sweep(ax, results: Results, config: AnisotropyConfig) -> None:
+def _slope_sweep(ax: Axes, results: Results, config: AnisotropyConfig) -> None:
     slopes, ratio = sweep(Spectra.read(results[Key.LEAKY_SWEEP], Key.LEAKY_SWEEP))
     ax.plot(slopes, ratio.T, color="tab:blue", alpha=0.3, lw=0.8)
     ax.plot(slopes, ratio.mean(axis=0), "o-", color="tab:blue", label="mean over draws")

@@ -165,12 +165,12 @@ def _unit(config: AnisotropyConfig, name: str, values: list[tuple[str, float]]) 
                     for activation, slope in values
                 ]
                 done(len(values))
-        spectra = np.stack(spectra)
+        singular = np.stack(spectra)
         return UnitResult.forward_only(
             conditions,
-            np.arange(1, spectra.shape[1] + 1),
-            {"singular": spectra},
-            {"sigma1_over_sigma2": spectra[:, 0] / spectra[:, 1], "sigma1": spectra[:, 0]},
+            np.arange(1, singular.shape[1] + 1),
+            {"singular": singular},
+            {"sigma1_over_sigma2": singular[:, 0] / singular[:, 1], "sigma1": singular[:, 0]},
             {"relu_sigma1_closed_form": np.array(closed)} if closed else {},
         )
 

@@ -52,7 +52,7 @@ __all__ = [
     "seed_by_shift",
 ]
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment[BiasAfterReLUConfig] = Experiment(
     name="bias-after-relu",
     title="Adding a bias after ReLU: Δ, training speed and the centring shift",
     seed="000",

@@ -16,6 +16,7 @@ last in every reading). Units are read through their typed views
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -75,7 +76,7 @@ B_STAR = analytic_relu_shift(scheme="torch_default")
 B_STAR_KAIMING = analytic_relu_shift(scheme="kaiming_normal")
 
 
-def _listing(shifts, values) -> str:
+def _listing(shifts: Sequence[float], values: np.ndarray) -> str:
     return ", ".join(f"b={b:g}: {v:.3g}" for b, v in zip(shifts, values, strict=True))
 
 
@@ -133,7 +134,7 @@ def _u_criterion(config: BiasAfterReLUConfig) -> AllOf:
     )
 
 
-U_SHAPED = ClaimSpec(
+U_SHAPED: ClaimSpec[BiasAfterReLUConfig] = ClaimSpec(
     "delta-u-shaped",
     "Δ is U-shaped in b with low values at b = 0.2–0.3.",
     source=f"{SOURCE}, middle plot ('Δ exhibits a U-shaped dependence on b. Values b = 0.2, "
@@ -170,7 +171,7 @@ def _output_exceeds(results: Results, config: BiasAfterReLUConfig) -> Reading:
     )
 
 
-OUTPUT_EXCEEDS_INPUT = ClaimSpec(
+OUTPUT_EXCEEDS_INPUT: ClaimSpec[BiasAfterReLUConfig] = ClaimSpec(
     "output-delta-exceeds-input",
     "The input's features have means close to 0, the output's clearly deviate from 0: "
     "Δ of the output at init (b = 0) is well above Δ of the input.",
@@ -199,7 +200,7 @@ def _zero_mean(results: Results, config: BiasAfterReLUConfig) -> Reading:
     )
 
 
-ZERO_MEAN = ClaimSpec(
+ZERO_MEAN: ClaimSpec[BiasAfterReLUConfig] = ClaimSpec(
     "zero-mean-activation-removes-delta",
     "Δ comes from ReLU shifting distributions to the positive side: with an activation "
     "of zero mean, Δ of the output stays at the input's level.",
@@ -261,7 +262,7 @@ def _fastest(results: Results, config: BiasAfterReLUConfig) -> Reading:
     )
 
 
-FASTEST = ClaimSpec(
+FASTEST: ClaimSpec[BiasAfterReLUConfig] = ClaimSpec(
     "low-delta-trains-fastest",
     "The b with low Δ give the fastest loss curves.",
     source=f"{SOURCE}, left plot ('b = 0.2, 0.3 … correspond to fast … learning curves')",
@@ -312,7 +313,7 @@ def _unbounded_if_diverged(differences: np.ndarray) -> Estimate:
     return Estimate(value, -math.inf, math.inf, len(differences), method="a seed diverged")
 
 
-SMOOTHEST = ClaimSpec(
+SMOOTHEST: ClaimSpec[BiasAfterReLUConfig] = ClaimSpec(
     "low-delta-trains-smoothest",
     "The b with low Δ give the smoothest loss curves.",
     source=f"{SOURCE}, left plot ('b = 0.2, 0.3 … correspond to fast and smooth learning curves')",
@@ -359,7 +360,7 @@ def _final_loss(results: Results, config: BiasAfterReLUConfig) -> Reading:
     )
 
 
-FINAL_LOSS = ClaimSpec(
+FINAL_LOSS: ClaimSpec[BiasAfterReLUConfig] = ClaimSpec(
     "final-loss-rises-with-delta",
     "The final loss correlates positively with Δ.",
     source=f"{SOURCE}, right plot ('the final loss correlates with Δ, revealing a clear "
@@ -394,7 +395,7 @@ def _minimum(results: Results, config: BiasAfterReLUConfig, variant: str) -> Rea
     )
 
 
-ANALYTIC_SHIFT = ClaimSpec(
+ANALYTIC_SHIFT: ClaimSpec[BiasAfterReLUConfig] = ClaimSpec(
     "analytic-shift-finds-the-minimum",
     "The centring shift b* = E[ReLU(z)] of the init predicts where Δ is smallest.",
     source=f"{SOURCE}; b* derived [D]",
@@ -410,7 +411,7 @@ ANALYTIC_SHIFT = ClaimSpec(
     check=_THEORY_CHECK,
 )
 
-KAIMING = ClaimSpec(
+KAIMING: ClaimSpec[BiasAfterReLUConfig] = ClaimSpec(
     "kaiming-moves-the-minimum",
     f"Under Kaiming-normal init the optimal shift moves to b* ≈ {B_STAR_KAIMING:.2f}.",
     source=f"{SOURCE}; b* derived [D]",

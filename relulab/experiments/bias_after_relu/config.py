@@ -27,7 +27,7 @@ __all__ = [
 
 SOURCE = "seed 000, 'Trick: adding bias after ReLU'"
 MAIN = "postln-default"  # the seed's setting: Post-LN, PyTorch's default init
-VARIANTS = {  # name: (norm, init)
+VARIANTS: dict[str, tuple[Literal["post", "pre"], str]] = {  # name: (norm, init)
     "postln-default": ("post", "torch_default"),
     "postln-kaiming": ("post", "kaiming_normal"),
     "preln-default": ("pre", "torch_default"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axes import Axes
 from scipy import stats
 
 from relulab.analysis import group_means
@@ -19,7 +20,7 @@ from relulab.report.plotting import plt, save
 __all__ = ["figures"]
 
 
-def _loss_curves(ax, results: Results, config: BiasAfterReLUConfig) -> None:
+def _loss_curves(ax: Axes, results: Results, config: BiasAfterReLUConfig) -> None:
     """Mean loss curve per b of the main sweep, and of the calibrated students."""
     result = Training.read(results[Key.SWEEP_POSTLN_DEFAULT], Key.SWEEP_POSTLN_DEFAULT)
     b = np.array([c["b"] for c in result.conditions])
@@ -35,7 +36,7 @@ def _loss_curves(ax, results: Results, config: BiasAfterReLUConfig) -> None:
     ax.legend(ncol=2)
 
 
-def _delta_against_b(ax, results: Results, config: BiasAfterReLUConfig) -> None:
+def _delta_against_b(ax: Axes, results: Results, config: BiasAfterReLUConfig) -> None:
     """Δ at init per b for the three trained variants, both b*, and the init unit's fine grid."""
     for variant, marker in (
         ("postln-default", "o-"),
@@ -61,7 +62,7 @@ def _delta_against_b(ax, results: Results, config: BiasAfterReLUConfig) -> None:
     ax.legend()
 
 
-def _final_against_delta(ax, results: Results) -> None:
+def _final_against_delta(ax: Axes, results: Results) -> None:
     values = per_student(Training.read(results[Key.SWEEP_POSTLN_DEFAULT], Key.SWEEP_POSTLN_DEFAULT))
     rho = stats.spearmanr(values["delta"], values["final_loss"])[0]
     ax.scatter(values["delta"], values["final_loss"], c=values["b"], cmap="viridis")

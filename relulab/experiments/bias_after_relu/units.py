@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -129,7 +129,7 @@ def output_delta(output: torch.Tensor) -> torch.Tensor:
     return delta(output, BATCHED_SAMPLE_DIMS)
 
 
-def _spec(config: BiasAfterReLUConfig, norm: str) -> ResidualToySpec:
+def _spec(config: BiasAfterReLUConfig, norm: Literal["post", "pre"]) -> ResidualToySpec:
     return ResidualToySpec(config.width, config.hidden, config.blocks, norm, config.alpha)
 
 
@@ -140,7 +140,11 @@ def _inputs(config: BiasAfterReLUConfig, context: RunContext, stream: str) -> to
 
 
 def _teacher_targets(
-    config: BiasAfterReLUConfig, norm: str, init: str, x: torch.Tensor, context: RunContext
+    config: BiasAfterReLUConfig,
+    norm: Literal["post", "pre"],
+    init: str,
+    x: torch.Tensor,
+    context: RunContext,
 ) -> torch.Tensor:
     teacher = BatchedResidualToy(
         _spec(config, norm),

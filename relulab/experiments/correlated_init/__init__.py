@@ -42,7 +42,7 @@ from relulab.experiments.correlated_init.units import (
 
 __all__ = ["EXPERIMENT", "PRESETS", "CorrelatedInitConfig", "analyse", "figures", "plan"]
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment[CorrelatedInitConfig] = Experiment(
     name="correlated-init",
     title="Anti-correlated and asymmetric initialisations: phases, dead nodes, training",
     seed="003",

@@ -64,7 +64,7 @@ def _aci_faster(results: Results, config: CorrelatedInitConfig) -> Reading:
     return speed_reading(scores(results, config, units=units_of(comparisons)), comparisons, config)
 
 
-ACI_FASTER = ClaimSpec(
+ACI_FASTER: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "aci-faster-than-he",
     "ReLU networks initialized with ACI train faster than He initialization (standard "
     "and simple teachers, SGD and Adam).",
@@ -93,7 +93,7 @@ def _positive_slower(results: Results, config: CorrelatedInitConfig) -> Reading:
     return speed_reading(scores(results, config, units=units_of(comparisons)), comparisons, config)
 
 
-POSITIVE_SLOWER = ClaimSpec(
+POSITIVE_SLOWER: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "positive-slower-than-he",
     "ReLU networks with positively correlated weights train slower than He initialization.",
     source=f"{SOURCE} appendix B (Figs. 9, 10)",
@@ -199,7 +199,7 @@ def _intermediate(results: Results, config: CorrelatedInitConfig) -> Reading:
     )
 
 
-ACI_WORSE_INTERMEDIATE = ClaimSpec(
+ACI_WORSE_INTERMEDIATE: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "aci-worse-sgd-complex-intermediate",
     "For a complex teacher, ACI performs worse than other initializations on training "
     "with SGD in some intermediate region.",
@@ -278,7 +278,7 @@ def _anti_correlation(results: Results, config: CorrelatedInitConfig) -> Reading
     )
 
 
-ANTI_CORRELATION_DEVELOPS = ClaimSpec(
+ANTI_CORRELATION_DEVELOPS: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "anti-correlation-develops",
     "Anti-correlation develops in the weights of uncorrelated (He) students during training.",
     source=f"{SOURCE} appendix B ('suggesting that anti-correlation may develop in weights "

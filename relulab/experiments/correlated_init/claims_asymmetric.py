@@ -95,7 +95,7 @@ def _rai_never_chaotic(results: Results, config: CorrelatedInitConfig) -> Readin
     )
 
 
-RAI_NEVER_CHAOTIC = ClaimSpec(
+RAI_NEVER_CHAOTIC: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "rai-never-chaotic",
     "RAI has no chaotic phase: c* = 1 is always a stable fixed point, two close signals "
     "become more correlated at every σ_w².",
@@ -135,7 +135,7 @@ def _raai_chaotic(results: Results, config: CorrelatedInitConfig) -> Reading:
     )
 
 
-RAAI_CHAOTIC = ClaimSpec(
+RAAI_CHAOTIC: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "raai-bounded-chaotic-phase",
     "Like ACI, RAAI has a chaotic phase with a bounded length: at Table 1's σ_w² = 0.92 close "
     "signals decorrelate while the length does not diverge.",
@@ -170,7 +170,7 @@ def _raai_three_phases(results: Results, config: CorrelatedInitConfig) -> Readin
     )
 
 
-RAAI_THREE_PHASES = ClaimSpec(
+RAAI_THREE_PHASES: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "raai-three-phases",
     "Like ACI, RAAI has three phases: ordered at small σ_w², chaotic with a bounded length at "
     "Table 1's σ_w², the length diverging at large σ_w².",
@@ -223,7 +223,7 @@ def _raai_chaos(results: Results, config: CorrelatedInitConfig) -> Reading:
     return _single(results, config, "raai", config.raai_chaos_approximation, "chaotic")
 
 
-RAI_LENGTH_UNDERESTIMATED = ClaimSpec(
+RAI_LENGTH_UNDERESTIMATED: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "rai-length-bound-underestimated",
     "Appendix D.1's approximated bound of RAI's length, σ_w² = 0.57, underestimates the "
     "numerical one: at σ_w² = 0.57 the simulated length does not yet diverge.",
@@ -238,7 +238,7 @@ RAI_LENGTH_UNDERESTIMATED = ClaimSpec(
     "network whose length grows at σ_w² = 0.57)",
 )
 
-RAAI_LENGTH_OVERESTIMATED = ClaimSpec(
+RAAI_LENGTH_OVERESTIMATED: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "raai-length-bound-overestimated",
     "Appendix E.1's approximated bound of RAAI's length overestimates the numerical one: at "
     "the approximated bound the simulated length already diverges.",
@@ -255,7 +255,7 @@ RAAI_LENGTH_OVERESTIMATED = ClaimSpec(
     "mostly near 0), whose anti-correlated Gaussian rows shrink the length at σ_w² = 1.3",
 )
 
-RAAI_CHAOS_OVERESTIMATED = ClaimSpec(
+RAAI_CHAOS_OVERESTIMATED: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "raai-chaos-bound-overestimated",
     "Appendix E.2's approximated order-to-chaos boundary of RAAI overestimates the numerical "
     "one: at the approximated boundary close signals already decorrelate.",

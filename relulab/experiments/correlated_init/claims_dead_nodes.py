@@ -115,7 +115,7 @@ def _table1_value(results: Results, config: CorrelatedInitConfig) -> Reading:
     )
 
 
-TABLE1_VALUE = ClaimSpec(
+TABLE1_VALUE: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "table1-asymmetric-value",
     "RAI and RAAI have dead node probability 0.36 (Table 1).",
     source=f"{SOURCE} Table 1, §3 ('for ReLU networks with symmetric distributions … the dead "
@@ -160,7 +160,7 @@ def _dead_theory(results: Results, config: CorrelatedInitConfig) -> Reading:
     return Reading(theory_error, scale=_scale(config))
 
 
-DEAD_THEORY = ClaimSpec(
+DEAD_THEORY: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "dead-theory-matches-simulation",
     "The infinite-width law of a unit's pre-activation (appendix C, eq. 8, exact) gives "
     "the per-input inactive probability of every init, layer by layer.",
@@ -201,7 +201,7 @@ def _asymmetric_correlation_map(results: Results, config: CorrelatedInitConfig) 
     return Reading(correlation_error, scale=_scale(config))
 
 
-ASYMMETRIC_CORRELATION_MAP = ClaimSpec(
+ASYMMETRIC_CORRELATION_MAP: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "asymmetric-correlation-map-matches-simulation",
     "The correlation map of RAI and RAAI derived with the special Beta weight "
     "(appendices C.2, E.2) describes finite networks: the correlations of many inputs "
@@ -246,7 +246,7 @@ def _fewer_dead_on_all(results: Results, config: CorrelatedInitConfig) -> Readin
     )
 
 
-FEWER_DEAD_ON_ALL = ClaimSpec(
+FEWER_DEAD_ON_ALL: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "rai-fewer-dead-on-all",
     "RAI reduces dying ReLUs: fewer units are dead on every input than under He.",
     source=f"{SOURCE} §1, §3 (RAI, its ref. [18])",

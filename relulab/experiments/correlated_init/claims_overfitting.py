@@ -93,7 +93,7 @@ def _overfits(results: Results, config: CorrelatedInitConfig) -> Reading:
     )
 
 
-ACI_OVERFITS = ClaimSpec(
+ACI_OVERFITS: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "aci-overfits-deeper",
     "In a deeper network ACI starts to overfit, which a weaker correlation strength avoids.",
     source=f"{SOURCE} §5 ('We trained a neural network with … layers'), §1, §6",
@@ -134,7 +134,7 @@ def _raai_no_overfit(results: Results, config: CorrelatedInitConfig) -> Reading:
     )
 
 
-RAAI_NO_OVERFIT = ClaimSpec(
+RAAI_NO_OVERFIT: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "raai-no-overfitting-deeper",
     "RAAI does not show any overfitting signs on training deeper networks.",
     source=f"{SOURCE} §5 ('RAAI does not show any overfitting signs'), §1, §6",
@@ -189,7 +189,7 @@ def _overfits_when_deeper(results: Results, config: CorrelatedInitConfig) -> Rea
     )
 
 
-ACI_OVERFITS_WHEN_DEEPER = ClaimSpec(
+ACI_OVERFITS_WHEN_DEEPER: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "aci-overfits-when-deeper",
     "ACI starts to overfit when the network is deeper: a deeper ACI student's validation loss "
     "ends farther above its minimum than a shallow one's.",
@@ -229,7 +229,7 @@ def _raai_best_deeper(results: Results, config: CorrelatedInitConfig) -> Reading
     return speed_reading(by_unit, comparisons, config, scale_text=_deep_scale(config))
 
 
-RAAI_BEST_DEEPER = ClaimSpec(
+RAAI_BEST_DEEPER: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "raai-best-deeper",
     "RAAI performs consistently better than other initialization schemes on training deeper "
     "networks.",

@@ -101,14 +101,16 @@ def _phases(config: CorrelatedInitConfig) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------
 # length-phase-matches-theory
 # ---------------------------------------------------------------------------------------------
-def _growth(probes: Probes, rows, theory: PointTheory, config: CorrelatedInitConfig) -> np.ndarray:
+def _growth(
+    probes: Probes, rows: np.ndarray, theory: PointTheory, config: CorrelatedInitConfig
+) -> np.ndarray:
     """Simulated growth rate of the length per layer, second half of the layers, per network."""
     window = growth_window(config.correlation_depth)
     return np.array([fit_log_slope(window, row[window - 1]) for row in probes.length[rows]])
 
 
 def _growth_error(
-    probes: Probes, rows, theory: PointTheory, config: CorrelatedInitConfig
+    probes: Probes, rows: np.ndarray, theory: PointTheory, config: CorrelatedInitConfig
 ) -> np.ndarray:
     """Simulated − mean-field growth rate of the length per layer, second half of the layers."""
     return _growth(probes, rows, theory, config) - theory.growth
@@ -132,7 +134,7 @@ def _length_phase(results: Results, config: CorrelatedInitConfig) -> Reading:
     )
 
 
-LENGTH_PHASE = ClaimSpec(
+LENGTH_PHASE: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "length-phase-matches-theory",
     "The length map has a bounded phase and an unbounded one, separated by "
     "σ_w² = 2π/(aπ + b): anti-correlation moves the boundary up, positive correlation "
@@ -169,7 +171,7 @@ LENGTH_PHASE = ClaimSpec(
 # no-chaos-uncorrelated
 # ---------------------------------------------------------------------------------------------
 def _near_change(
-    probes: Probes, rows, theory: PointTheory, config: CorrelatedInitConfig
+    probes: Probes, rows: np.ndarray, theory: PointTheory, config: CorrelatedInitConfig
 ) -> np.ndarray:
     """c_L − c_0 of the near pair: positive when close signals correlate."""
     return probes.correlation_near[rows, -1] - config.near_c0
@@ -185,7 +187,7 @@ def _not_anti(theory: PointTheory) -> bool:
     return theory.b >= 0
 
 
-NO_CHAOS_UNCORRELATED = ClaimSpec(
+NO_CHAOS_UNCORRELATED: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "no-chaos-uncorrelated",
     "ReLU networks with uncorrelated (or positively correlated) weights have no "
     "chaotic phase: two close signals become more correlated at every σ_w², also in the "
@@ -219,7 +221,7 @@ def _window_chaos(results: Results, config: CorrelatedInitConfig) -> Reading:
     return Reading(window_points, scale=_scale(config))
 
 
-WINDOW_CHAOS = ClaimSpec(
+WINDOW_CHAOS: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "aci-bounded-chaos",
     "Anti-correlated weights open a bounded chaotic phase 2/a < σ_w² < 2π/(aπ + b): "
     "close signals decorrelate there while the length stays bounded.",
@@ -241,7 +243,7 @@ WINDOW_CHAOS = ClaimSpec(
 # correlation-theory-matches-simulation
 # ---------------------------------------------------------------------------------------------
 def _far_error(
-    probes: Probes, rows, theory: PointTheory, config: CorrelatedInitConfig
+    probes: Probes, rows: np.ndarray, theory: PointTheory, config: CorrelatedInitConfig
 ) -> np.ndarray:
     """Simulated − mean-field correlation of the far pair at the last layer."""
     return probes.correlation[rows, -1] - theory.correlation[-1]
@@ -251,7 +253,7 @@ def _correlation_map(results: Results, config: CorrelatedInitConfig) -> Reading:
     return Reading(per_point(results, config, _far_error), scale=_scale(config))
 
 
-CORRELATION_MAP = ClaimSpec(
+CORRELATION_MAP: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "correlation-theory-matches-simulation",
     "The mean-field correlation map describes finite-width networks: the correlation of "
     "two signals after many layers matches theory across the σ_w² sweep (Fig. 3).",
@@ -330,7 +332,7 @@ def _chaos_onset(results: Results, config: CorrelatedInitConfig) -> Reading:
     )
 
 
-CHAOS_ONSET = ClaimSpec(
+CHAOS_ONSET: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "chaos-onset-at-chi1",
     "The stability of the correlation fixed point c* = 1 changes at χ1 = 1 (σ_w² = 2/a): "
     "below it close signals correlate, above it they decorrelate.",
@@ -355,7 +357,7 @@ CHAOS_ONSET = ClaimSpec(
 # gradient-growth-chi1 (beyond the seed)
 # ---------------------------------------------------------------------------------------------
 def _gradient_error(
-    probes: Probes, rows, theory: PointTheory, config: CorrelatedInitConfig
+    probes: Probes, rows: np.ndarray, theory: PointTheory, config: CorrelatedInitConfig
 ) -> np.ndarray:
     """Backward growth rate of the mean squared gradient per layer − ln χ1."""
     depth = config.correlation_depth
@@ -383,13 +385,15 @@ def _gradient_growth(results: Results, config: CorrelatedInitConfig) -> Reading:
     )
 
 
-def _rows(results: Results, p: tuple[float, float], config: CorrelatedInitConfig) -> tuple:
+def _rows(
+    results: Results, p: tuple[float, float], config: CorrelatedInitConfig
+) -> tuple[Probes, np.ndarray, PointTheory]:
     probes = _probes(results)
     rows = rows_of(probes.conditions, k=float(p[0]), sigma_w2=float(p[1]))
     return probes, rows, point_theory(*p, config)
 
 
-GRADIENT_GROWTH = ClaimSpec(
+GRADIENT_GROWTH: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "gradient-growth-chi1",
     "Backpropagated gradients grow by χ1 = σ_w² a/2 per layer (shrink in the ordered "
     "phase, grow in the chaotic one).",

@@ -206,7 +206,7 @@ def _raai_best(results: Results, config: CorrelatedInitConfig) -> Reading:
     return speed_reading(by_unit, comparisons, config, margin=math.log10(config.on_par_ratio))
 
 
-RAAI_BEST = ClaimSpec(
+RAAI_BEST: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "raai-best-or-on-par",
     "RAAI performs better than or on par with all other initialization schemes, on "
     "the standard, simple and complex teachers, with SGD and Adam.",
@@ -250,7 +250,7 @@ def _raai_sgd_early(results: Results, config: CorrelatedInitConfig) -> Reading:
     return speed_reading(by_unit, comparisons, config, detail=f"SGD epochs 1…{last} of {epochs}")
 
 
-RAAI_SGD_EARLY = ClaimSpec(
+RAAI_SGD_EARLY: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "raai-best-sgd-early",
     "RAAI shows a definite advantage over other schemes when using the SGD optimizer, "
     "especially in early training epochs.",
@@ -291,7 +291,7 @@ def _rai_beats_aci(results: Results, config: CorrelatedInitConfig) -> Reading:
     return speed_reading(by_unit, comparisons, config)
 
 
-RAI_BEATS_ACI = ClaimSpec(
+RAI_BEATS_ACI: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "rai-beats-aci-simple",
     "In between RAI and ACI, the former performs better [on the simple teacher] on "
     "using either optimizer.",
@@ -397,7 +397,7 @@ _ORDER_PARTS = AllOf(
     headline_part="closer",
 )
 
-ORDER_DEPENDS = ClaimSpec(
+ORDER_DEPENDS: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "rai-aci-order-depends-on-optimiser",
     "On the standard teacher the relative performance of RAI and ACI depends on the "
     "optimization algorithm.",
@@ -454,7 +454,7 @@ def _window_fastest(results: Results, config: CorrelatedInitConfig) -> Reading:
     )
 
 
-WINDOW_TRAINS_FASTEST = ClaimSpec(
+WINDOW_TRAINS_FASTEST: ClaimSpec[CorrelatedInitConfig] = ClaimSpec(
     "bounded-chaotic-window-trains-fastest",
     "It may be beneficial for a ReLU network to remain in the bounded chaotic subspace "
     "(beyond the seed: tested over the (σ_w², k) plane).",

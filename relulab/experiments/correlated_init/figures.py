@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axes import Axes
 
 from relulab.analysis import where
 from relulab.experiments.base import Figure, Results
@@ -103,7 +105,9 @@ def _at_last_layer(
     return getattr(result, curve)[rows, -1]
 
 
-def _sweep_correlations(ax, result, config: CorrelatedInitConfig, sweep, fine) -> None:
+def _sweep_correlations(
+    ax: Axes, result: Probes, config: CorrelatedInitConfig, sweep: np.ndarray, fine: np.ndarray
+) -> None:
     for curve, c0, colour in (
         ("correlation", config.correlation_c0, "tab:red"),
         ("correlation_near", config.near_c0, "tab:purple"),
@@ -123,7 +127,9 @@ def _sweep_correlations(ax, result, config: CorrelatedInitConfig, sweep, fine) -
     ax.legend()
 
 
-def _sweep_lengths(ax, result, config: CorrelatedInitConfig, sweep, fine) -> None:
+def _sweep_lengths(
+    ax: Axes, result: Probes, config: CorrelatedInitConfig, sweep: np.ndarray, fine: np.ndarray
+) -> None:
     lengths = [_at_last_layer(result, config, "length", w).mean() for w in sweep]
     ax.semilogy(sweep, lengths, "o", color="tab:blue", label="simulated")
     ax.semilogy(
@@ -136,7 +142,7 @@ def _sweep_lengths(ax, result, config: CorrelatedInitConfig, sweep, fine) -> Non
     ax.legend()
 
 
-def _gradient_panel(ax, result, config: CorrelatedInitConfig) -> None:
+def _gradient_panel(ax: Axes, result: Probes, config: CorrelatedInitConfig) -> None:
     for p in probe_points(config):
         rows = where(result.conditions, k=float(p[0]), sigma_w2=float(p[1]))
         grads = result.gradient[rows, :-1]
@@ -159,7 +165,9 @@ def _gradient_panel(ax, result, config: CorrelatedInitConfig) -> None:
     )
 
 
-def _lengths_per_layer(ax, result, config: CorrelatedInitConfig, sweep) -> None:
+def _lengths_per_layer(
+    ax: Axes, result: Probes, config: CorrelatedInitConfig, sweep: np.ndarray
+) -> None:
     palette = plt.colormaps["viridis"](np.linspace(0, 0.9, len(sweep)))
     for colour, w in zip(palette, sweep, strict=True):
         rows = where(result.conditions, k=float(config.aci_k), sigma_w2=float(w))
@@ -237,7 +245,13 @@ appendices C–E).",
     )
 
 
-def _bands(ax, students: Students, config: CorrelatedInitConfig, names, colours) -> None:
+def _bands(
+    ax: Axes,
+    students: Students,
+    config: CorrelatedInitConfig,
+    names: Sequence[str],
+    colours: Mapping[str, str],
+) -> None:
     """Per init, the mean log10 validation loss and its 95 % band over the students that did
     not diverge (the study's policy); the label counts those that did."""
     curves = log_validation(students)

@@ -31,6 +31,12 @@ Layer = Callable[[torch.Generator], tuple[torch.Tensor, torch.Tensor]]
 Activation = Callable[[torch.Tensor], torch.Tensor]
 
 
+def _grad(u: torch.Tensor) -> torch.Tensor:
+    """``u``'s gradient, retained by the backward pass (``retain_grad``)."""
+    assert u.grad is not None
+    return u.grad
+
+
 def _pair_correlation(u: torch.Tensor, first: slice, second: slice) -> float:
     """The mean over pairs of the correlation of rows ``u[first][p]`` and ``u[second][p]``."""
     a, b = u[first], u[second]
@@ -120,7 +126,7 @@ def simulate_network(
             "correlation_near": np.array(
                 [_pair_correlation(u, *near_pair) for u in preactivations]
             ),
-            "gradient": np.array([float(u.grad.square().mean()) for u in preactivations]),
+            "gradient": np.array([float(_grad(u).square().mean()) for u in preactivations]),
         }
 
 

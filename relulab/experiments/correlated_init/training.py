@@ -198,6 +198,7 @@ def train_students(
         initial_variance = model.forward(x_val.to(device))[..., 0].var(dim=1)
     initial_rows = row_correlation(model)
     steps_per_epoch = config.train_samples // config.batch_size
+    step: BatchedSGD | BatchedAdam
     if optimiser == "sgd":
         epochs, step = config.sgd_epochs, BatchedSGD(problem.params, config.sgd_lr)
     else:

@@ -45,7 +45,7 @@ __all__ = [
     "plan",
 ]
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment[EarlyLinearizationConfig] = Experiment(
     name="early-linearization",
     title="Bias-mediated early linearization in ReLU networks (toy tasks)",
     seed="004",

@@ -92,8 +92,8 @@ def _alignment_metrics(results: Results, config: Config) -> dict[str, float]:
     }
     values = {}
     for name, (family, match) in pairs.items():
-        rows = alignment_rows(results, config, family, **match)
-        shifted = alignment_rows(results, config, family, additive=True, **match)
+        rows = alignment_rows(results, config, family, additive=False, window_ends=None, **match)
+        shifted = alignment_rows(results, config, family, additive=True, window_ends=None, **match)
         values[f"alignment_gap_{name}"] = float(np.mean(rows[:, 0]))
         values[f"alignment_rescale_{name}"] = float(np.mean(rows[:, 3]))
         if match.get("c", c) > 0:

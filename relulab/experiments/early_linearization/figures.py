@@ -8,6 +8,7 @@ import inspect
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axes import Axes
 
 from relulab.analysis import where
 from relulab.experiments.base import Figure, Results
@@ -17,6 +18,7 @@ from relulab.experiments.early_linearization.units import (
     Family,
     FinalWeights,
     Key,
+    Stored,
     Training,
     Trajectory,
     as_view,
@@ -36,14 +38,16 @@ __all__ = ["figures"]
 COLOURS = {"relu": "tab:red", "linear": "tab:blue"}
 
 
-def _mean_loss(ax, unit, label, colour, style="-", **match):
+def _mean_loss(
+    ax: Axes, unit: Stored, label: str, colour: str, style: str = "-", **match: object
+) -> None:
     index = where(unit.conditions, **match)
     loss = as_view(unit, Training).loss[index]
     ax.semilogy(unit.steps, loss.mean(axis=0), style, color=colour, label=label)
     ax.fill_between(unit.steps, loss.min(axis=0), loss.max(axis=0), color=colour, alpha=0.15)
 
 
-def _theory_loss(ax, linear, config) -> None:
+def _theory_loss(ax: Axes, linear: Stored, config: EarlyLinearizationConfig) -> None:
     """Mean over seeds of the closed-form loss from each linear net's initial weights."""
     X, modes = measure.hierarchy_modes(config, config.constant)
     tau = learning_time_constant(X.shape[0], config.lr)
@@ -55,7 +59,7 @@ def _theory_loss(ax, linear, config) -> None:
     ax.semilogy(linear.steps, np.mean(losses, axis=0), "k--", lw=1, label="eq. 7 (exact)")
 
 
-def _alignment(results: Results, config, out_dir) -> Figure:
+def _alignment(results: Results, config: EarlyLinearizationConfig, out_dir: Path) -> Figure:
     fig, axes = plt.subplots(2, 3, figsize=(15, 8))
     panels = [
         (Family.HIERARCHY, {"c": config.constant}, "hierarchy, hidden bias"),
@@ -67,7 +71,7 @@ def _alignment(results: Results, config, out_dir) -> Figure:
     ]
     for ax, (family, match, title) in zip(axes.ravel(), panels, strict=True):
         for act in ("linear", "relu"):
-            _mean_loss(ax, results[unit_key(family, act)], act, COLOURS[act], **match)
+            _mean_loss(ax, results[unit_key(family, act)], act, COLOURS[act], "-", **match)
         if family == Family.HIERARCHY and match["c"] > 0:
             _theory_loss(ax, results[Key.HIERARCHY_LINEAR], config)
         ax.set(title=title, xlabel="GD step", ylabel="loss ½Σ‖y − ŷ‖²")
@@ -79,7 +83,7 @@ def _alignment(results: Results, config, out_dir) -> Figure:
     return save(fig, out_dir, "alignment.png", caption)
 
 
-def _modes(results: Results, config, out_dir) -> Figure:
+def _modes(results: Results, config: EarlyLinearizationConfig, out_dir: Path) -> Figure:
     relu, linear = (Trajectory.read(unit) for unit in pair(results, Family.HIERARCHY))
     X, modes = measure.hierarchy_modes(config, config.constant)
     tau = learning_time_constant(X.shape[0], config.lr)
@@ -111,7 +115,7 @@ def _modes(results: Results, config, out_dir) -> Figure:
     return save(fig, out_dir, "modes.png", caption)
 
 
-def _mechanism(results: Results, config, out_dir) -> Figure:
+def _mechanism(results: Results, config: EarlyLinearizationConfig, out_dir: Path) -> Figure:
     relu = Trajectory.read(results[Key.HIERARCHY_RELU])
     c = config.constant
     index = where(relu.conditions, c=c)
@@ -155,7 +159,7 @@ def _mechanism(results: Results, config, out_dir) -> Figure:
     return save(fig, out_dir, "mechanism.png", caption)
 
 
-def _gated(results: Results, config, out_dir) -> Figure:
+def _gated(results: Results, config: EarlyLinearizationConfig, out_dir: Path) -> Figure:
     relu = Trajectory.read(results[Key.HIERARCHY_RELU])
     X, modes = measure.hierarchy_modes(config, config.constant)
     tau = learning_time_constant(X.shape[0], config.lr)
@@ -177,7 +181,7 @@ def _gated(results: Results, config, out_dir) -> Figure:
     return save(fig, out_dir, "gated.png", caption)
 
 
-def _xor_linear(results: Results, config, out_dir) -> Figure:
+def _xor_linear(results: Results, config: EarlyLinearizationConfig, out_dir: Path) -> Figure:
     relu, linear = (FinalWeights.read(unit) for unit in pair(results, Family.XOR_PLUS_LINEAR))
     d, c = config.margin_delta, config.constant
     fig, axes = plt.subplots(1, 5, figsize=(24, 4.2))
@@ -214,7 +218,7 @@ def _xor_linear(results: Results, config, out_dir) -> Figure:
     return save(fig, out_dir, "xor_linear.png", caption)
 
 
-def _parallel(results: Results, config, out_dir) -> Figure:
+def _parallel(results: Results, config: EarlyLinearizationConfig, out_dir: Path) -> Figure:
     relu, linear = pair(results, Family.PARALLEL)
     c = config.constant
     fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
@@ -251,7 +255,7 @@ def _parallel(results: Results, config, out_dir) -> Figure:
     return save(fig, out_dir, "parallel.png", caption)
 
 
-def _c_sweep(results: Results, config, out_dir) -> Figure:
+def _c_sweep(results: Results, config: EarlyLinearizationConfig, out_dir: Path) -> Figure:
     relu = Training.read(results[Key.HIERARCHY_RELU])
     fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
     for k, c in enumerate(config.all_constants):
@@ -271,7 +275,7 @@ def _c_sweep(results: Results, config, out_dir) -> Figure:
     return save(fig, out_dir, "c_sweep.png", caption)
 
 
-def _mds(results: Results, config, out_dir) -> Figure:
+def _mds(results: Results, config: EarlyLinearizationConfig, out_dir: Path) -> Figure:
     from sklearn.manifold import MDS
 
     # scikit-learn ≥ 1.8 takes the classical-MDS start (and warns without it); older has no init
@@ -301,7 +305,7 @@ def _mds(results: Results, config, out_dir) -> Figure:
     return save(fig, out_dir, "mds.png", caption)
 
 
-def _map(results: Results, config, out_dir) -> Figure:
+def _map(results: Results, config: EarlyLinearizationConfig, out_dir: Path) -> Figure:
     grid = measure.map_gaps(pair(results, Family.MAP), config)
     fig, (ax, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     widths = measure.width_gaps(results, config)

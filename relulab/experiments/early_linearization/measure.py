@@ -16,6 +16,7 @@ closed-form data.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +44,7 @@ from relulab.experiments.early_linearization.rescaling import (
 from relulab.experiments.early_linearization.scoring import diverged
 from relulab.experiments.early_linearization.units import (
     Family,
+    Stored,
     Training,
     Trajectory,
     as_view,
@@ -50,7 +52,7 @@ from relulab.experiments.early_linearization.units import (
     pair,
     width_pair,
 )
-from relulab.store import UnitResult
+from relulab.records.units import UnitResult
 from relulab.theory.deep_linear import (
     LinearModes,
     aligned_modes,
@@ -105,7 +107,9 @@ def hierarchy_modes(config: EarlyLinearizationConfig, c: float) -> tuple[np.ndar
     return X, aligned_modes(X.T, Y.T)
 
 
-def mode_trajectories(unit: UnitResult, i: int, X: np.ndarray, modes: LinearModes, relu: bool):
+def mode_trajectories(
+    unit: Stored, i: int, X: np.ndarray, modes: LinearModes, relu: bool
+) -> np.ndarray:
     """Function mode strengths :math:`a_\\alpha(t)` ``(T, m)`` of network ``i`` from its outputs
     (equal to :math:`U^\\top W^2\\tilde W^1 V` for a linear network)."""
     unit = as_view(unit, Trajectory)
@@ -122,7 +126,9 @@ def mode_half_times(steps: np.ndarray, strengths: np.ndarray, modes: LinearModes
     )
 
 
-def theory_trajectory(unit: UnitResult, i: int, modes: LinearModes, times, tau: float):
+def theory_trajectory(
+    unit: Stored, i: int, modes: LinearModes, times: np.ndarray, tau: float
+) -> np.ndarray:
     """Closed-form :math:`a_\\alpha(t)` from network ``i``'s initial weights
     (:func:`~relulab.theory.deep_linear.mode_strength_unbalanced`, decoupled modes)."""
     unit = as_view(unit, Trajectory)
@@ -131,7 +137,7 @@ def theory_trajectory(unit: UnitResult, i: int, modes: LinearModes, times, tau: 
 
 
 def exact_alignments(
-    relu: UnitResult, config: EarlyLinearizationConfig, c: float | None = None
+    relu: Stored, config: EarlyLinearizationConfig, c: float | None = None
 ) -> np.ndarray:
     """Per bias-ReLU hierarchy network, :func:`alignment_table` of its loss against the exact
     deep-linear solution (eq. 7, :func:`theory_trajectory` from its own initial weights — the
@@ -290,7 +296,15 @@ class Mechanism:
     bias_mode: int
 
 
-def _gated_gaps(relu: Trajectory, i, j, X, modes, tau, config) -> tuple[float, float, float]:
+def _gated_gaps(
+    relu: Trajectory,
+    i: int,
+    j: int,
+    X: np.ndarray,
+    modes: LinearModes,
+    tau: float,
+    config: EarlyLinearizationConfig,
+) -> tuple[float, float, float]:
     """The gated linear model from recording ``j`` against network ``i``: the largest log gap
     over the model's early window (the claim), down to the loss floor, and on the linear scale
     over L(0) (metrics)."""
@@ -327,7 +341,9 @@ def _bias_drift(bias: np.ndarray, alive: np.ndarray, j: int) -> tuple[float, flo
     return float(np.mean(rise[negative] > 0)), gap
 
 
-def _unit_row(relu: Trajectory, i: int, c: float, j: int, k: int, X: np.ndarray, Y) -> dict:
+def _unit_row(
+    relu: Trajectory, i: int, c: float, j: int, k: int, X: np.ndarray, Y: np.ndarray
+) -> dict:
     """Norm growth, kinks and dead units at t* (recording ``j``) and the function on the
     bias-mode plateau (recording ``k``) of bias-ReLU network ``i``."""
     W1 = relu.param_0[i].astype(np.float64)
@@ -367,7 +383,16 @@ def _on_row(relu: Trajectory, i: int, config: EarlyLinearizationConfig) -> dict:
     }
 
 
-def _mode_row(relu: Trajectory, linear: Trajectory, i, X, modes, tau, fine, on_at_t_star) -> dict:
+def _mode_row(
+    relu: Trajectory,
+    linear: Trajectory,
+    i: int,
+    X: np.ndarray,
+    modes: LinearModes,
+    tau: float,
+    fine: np.ndarray,
+    on_at_t_star: float,
+) -> dict:
     """Mode half-times of ReLU and linear network ``i``, eq. 14's delays, and the closed form's
     error on the linear network."""
     t_relu = mode_half_times(relu.steps, mode_trajectories(relu, i, X, modes, relu=True), modes)
@@ -386,7 +411,14 @@ def _mode_row(relu: Trajectory, linear: Trajectory, i, X, modes, tau, fine, on_a
     }
 
 
-def _network_row(relu: Trajectory, linear: Trajectory, i, c, config, setting) -> dict:
+def _network_row(
+    relu: Trajectory,
+    linear: Trajectory,
+    i: int,
+    c: float,
+    config: EarlyLinearizationConfig,
+    setting: tuple[np.ndarray, np.ndarray, LinearModes, float, np.ndarray, int],
+) -> dict:
     """Every :class:`Mechanism` field of network ``i`` (``setting``: the data, modes and
     grids shared by the networks)."""
     X, Y, modes, tau, fine, bias = setting
@@ -414,7 +446,7 @@ def _blank_row(modes: LinearModes) -> dict:
 
 
 def mechanism(
-    relu: UnitResult, linear: UnitResult, config: EarlyLinearizationConfig, c: float | None = None
+    relu: Stored, linear: Stored, config: EarlyLinearizationConfig, c: float | None = None
 ) -> Mechanism:
     """The §5.3–5.4 measurements on every bias-ReLU hierarchy network with input constant ``c``
     (default ``config.constant``; any c > 0 of the sweep). A network whose ReLU or linear run
@@ -445,7 +477,7 @@ def mechanism(
     )
 
 
-def peak_always_on(relu: UnitResult, config: EarlyLinearizationConfig) -> dict[float, np.ndarray]:
+def peak_always_on(relu: Stored, config: EarlyLinearizationConfig) -> dict[float, np.ndarray]:
     """Per c of the sweep, the peak of the smoothed always-on fraction of every ReLU network
     (its value at t*, :func:`linearization_index`), in seed order."""
     relu = as_view(relu, Training)
@@ -457,7 +489,7 @@ def peak_always_on(relu: UnitResult, config: EarlyLinearizationConfig) -> dict[f
     }
 
 
-def gating_at_peak(relu: UnitResult, config: EarlyLinearizationConfig) -> dict[float, np.ndarray]:
+def gating_at_peak(relu: Stored, config: EarlyLinearizationConfig) -> dict[float, np.ndarray]:
     """Per c of the sweep, the share of units that gate (active on some inputs, not on all) at
     each ReLU network's t* — where the running mean of its always-on share peaks — read off the
     running means of the always-on and dead shares (seed 004 Fig. 10, right-centre)."""
@@ -474,22 +506,22 @@ def gating_at_peak(relu: UnitResult, config: EarlyLinearizationConfig) -> dict[f
     }
 
 
-def c_sweep(relu: UnitResult, linear: UnitResult, config: EarlyLinearizationConfig):
+def c_sweep(
+    relu: Stored, linear: Stored, config: EarlyLinearizationConfig
+) -> tuple[dict[float, np.ndarray], dict[float, np.ndarray]]:
     """Per c of the sweep: alignment gaps and peak always-on fractions, one per seed."""
     gaps = {c: alignment_gaps(relu, linear, config, c=c) for c in config.all_constants}
     return gaps, peak_always_on(relu, config)
 
 
 def delta_gaps(
-    xl: tuple[UnitResult, UnitResult], config: EarlyLinearizationConfig
+    xl: tuple[Stored, Stored], config: EarlyLinearizationConfig
 ) -> dict[float, np.ndarray]:
     """Per Δ of the sweep: bias-ReLU vs bias-linear alignment gaps (seed 004 fig. 11)."""
     return {d: alignment_gaps(*xl, config, c=config.constant, delta=d) for d in config.all_deltas}
 
 
-def map_gaps(
-    map_pair: tuple[UnitResult, UnitResult], config: EarlyLinearizationConfig
-) -> np.ndarray:
+def map_gaps(map_pair: tuple[Stored, Stored], config: EarlyLinearizationConfig) -> np.ndarray:
     """Mean alignment gap per (σ², c) cell of the beyond-the-seed map, ``(V, C)``."""
     return np.array(
         [
@@ -502,7 +534,9 @@ def map_gaps(
     )
 
 
-def width_gaps(results, config: EarlyLinearizationConfig) -> dict[int, tuple]:
+def width_gaps(
+    results: Mapping[str, UnitResult], config: EarlyLinearizationConfig
+) -> dict[int, tuple]:
     """Beyond the seed: (bias, no bias) alignment gaps on the hierarchy per hidden width, over
     the first ``map_seeds`` seeds."""
     out = {}
@@ -516,6 +550,8 @@ def width_gaps(results, config: EarlyLinearizationConfig) -> dict[int, tuple]:
     return out
 
 
-def hierarchy_mechanism(results, config: EarlyLinearizationConfig, c: float | None = None):
+def hierarchy_mechanism(
+    results: Mapping[str, UnitResult], config: EarlyLinearizationConfig, c: float | None = None
+) -> Mechanism:
     """:func:`mechanism` on the hierarchy units of ``results``."""
     return mechanism(*pair(results, Family.HIERARCHY), config, c)

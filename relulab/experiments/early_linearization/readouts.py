@@ -13,9 +13,13 @@ import numpy as np
 from relulab.analysis import variance_explained, where
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig
 from relulab.experiments.early_linearization.scoring import diverged
-from relulab.experiments.early_linearization.units import FinalWeights, as_view, augmented_task
+from relulab.experiments.early_linearization.units import (
+    FinalWeights,
+    Stored,
+    as_view,
+    augmented_task,
+)
 from relulab.nn.statistics import effective_rank
-from relulab.store import UnitResult
 from relulab.tasks import PARALLEL_COMPLEX, PARALLEL_SIMPLE, xor_linear_task
 from relulab.theory.deep_linear import least_squares_loss
 
@@ -31,7 +35,9 @@ __all__ = [
 ]
 
 
-def forward(W1: np.ndarray, W2: np.ndarray, X: np.ndarray, relu: bool):
+def forward(
+    W1: np.ndarray, W2: np.ndarray, X: np.ndarray, relu: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """Hidden activations ``(..., N, P)`` and outputs ``(..., n_out, P)`` of two-layer nets with
     augmented first layer ``W1 (..., N, d+1)`` on augmented inputs ``X (P, d+1)``."""
     Z = np.asarray(W1, np.float64) @ X.T
@@ -59,7 +65,7 @@ def conflict_points(
 
 
 def linear_feature_reliance(
-    unit: UnitResult,
+    unit: Stored,
     relu: bool,
     delta: float,
     c: float,
@@ -75,7 +81,7 @@ def linear_feature_reliance(
     return np.mean(np.argmax(outputs, axis=1) == x3_class, axis=1)
 
 
-def xor_x3_ratio(levels: tuple[float, float], delta: float) -> float:
+def xor_x3_ratio(levels: tuple[float, ...], delta: float) -> float:
     """The XOR : x3 scale of the XOR + linear task: the XOR coordinates' span over the third
     coordinate's, :math:`(hi - lo)/(2\\Delta)` (1 for {0, 1}² with Δ = ½, 2 for ±1 with Δ = ½).
 
@@ -92,9 +98,9 @@ def cube_function(
     c: float,
     delta: float,
     relu: bool,
-    n=41,
-    levels: tuple[float, float] = (-1.0, 1.0),
-):
+    n: int = 41,
+    levels: tuple[float, ...] = (-1.0, 1.0),
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Class-1 minus class-0 output on an (x1, x3) grid of the box [lo, hi]² × [−Δ', Δ'] with
     Δ' = max(Δ, (hi − lo)/2), averaged over x2 (seed 004 fig. 5C)."""
     lo, hi = levels
@@ -133,7 +139,7 @@ def _centred_gram(representation: np.ndarray) -> np.ndarray:
     return centred @ centred.T
 
 
-def parallel(unit: UnitResult, config: EarlyLinearizationConfig, c: float, relu: bool):
+def parallel(unit: Stored, config: EarlyLinearizationConfig, c: float, relu: bool) -> Parallel:
     level = linear_task_loss(config)
     unit = as_view(unit, FinalWeights)
     X, _ = augmented_task("parallel", config, c)

@@ -26,9 +26,8 @@ import numpy as np
 
 from relulab.analysis import early_window, where
 from relulab.experiments.early_linearization.config import EarlyLinearizationConfig
-from relulab.experiments.early_linearization.units import Training, as_view, augmented_task
+from relulab.experiments.early_linearization.units import Stored, Training, as_view, augmented_task
 from relulab.experiments.seed004 import rescaled_alignments, shifted_alignments
-from relulab.store import UnitResult
 from relulab.theory.deep_linear import aligned_modes, hitting_time, learning_time_constant
 
 __all__ = [
@@ -72,7 +71,7 @@ def eq14_ratios(X: np.ndarray, Y: np.ndarray, kept: float, a0: float, lr: float)
     return np.where(np.isfinite(ratio), ratio, np.nan)
 
 
-def eq14_rescale(relu: UnitResult, config: Config, **match) -> float:
+def eq14_rescale(relu: Stored, config: Config, **match) -> float:
     """Eq. 14's slow-down κ of the matched ReLU networks behind their linear twins: the mean over
     the task's modes of :func:`eq14_ratios`, with :math:`\\bar g` the mean share of units alive
     at step 0 (1 − dead fraction) and :math:`a_0 = N\\sigma^2/2` (the study's width, the
@@ -93,7 +92,7 @@ def eq14_rescale(relu: UnitResult, config: Config, **match) -> float:
     return float(np.mean(finite)) if finite.size else 1.0
 
 
-def rescale_bound(relu: UnitResult, config: Config, **match) -> float:
+def rescale_bound(relu: Stored, config: Config, **match) -> float:
     """The claims' rescaling bound :math:`r` (κ ≤ 1 + r) for the matched networks:
     ``max_rescale``, or under ``rescale_bound = "eq14"`` their :func:`eq14_rescale` − 1
     (``max_rescale`` where eq. 14 does not apply: metrics only, no claim reads those data)."""
@@ -120,7 +119,7 @@ def alignment_table(
     return rescaled_alignments(steps, losses, references, config, window_ends, max_rescale)
 
 
-def linear_windows(linear: UnitResult, config: Config, **match) -> np.ndarray:
+def linear_windows(linear: Stored, config: Config, **match) -> np.ndarray:
     """Per matched linear network, the end of its early window: the first recorded step at
     which it has made ``window_fraction`` of its drop."""
     view = as_view(linear, Training)
@@ -131,8 +130,8 @@ def linear_windows(linear: UnitResult, config: Config, **match) -> np.ndarray:
 
 
 def alignments(
-    relu: UnitResult,
-    linear: UnitResult,
+    relu: Stored,
+    linear: Stored,
     config: Config,
     *,
     additive: bool = False,
@@ -150,8 +149,8 @@ def alignments(
 
 
 def alignment_gaps(
-    relu: UnitResult,
-    linear: UnitResult,
+    relu: Stored,
+    linear: Stored,
     config: Config,
     *,
     additive: bool = False,

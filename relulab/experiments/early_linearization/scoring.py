@@ -30,7 +30,7 @@ from relulab.analysis import (
     where,
 )
 from relulab.analysis.intervals import LEVEL
-from relulab.experiments.early_linearization.units import Training, as_view
+from relulab.experiments.early_linearization.units import Stored, Training, as_view
 from relulab.store import UnitResult
 
 __all__ = ["POLICY", "counts_text", "diverged", "group_counts", "scored_ci"]
@@ -39,7 +39,7 @@ POLICY = DivergencePolicy(quantity="training loss")
 """The study's divergence policy: engine flag or a non-finite recorded loss (no cap)."""
 
 
-def diverged(unit: UnitResult) -> np.ndarray:
+def diverged(unit: Stored) -> np.ndarray:
     """Per network of ``unit``, whether it diverged under :data:`POLICY`, ``(S,)``.
 
     Example:

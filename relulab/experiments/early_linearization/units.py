@@ -137,12 +137,15 @@ class FinalWeights(Training):
 
 
 View = TypeVar("View", bound=UnitView)
+Stored = UnitResult | UnitView  # a stored unit, or a view of one: as_view reads either
 
 
-def as_view(unit: UnitResult | UnitView, view: type[View]) -> View:
+def as_view(unit: Stored, view: type[View]) -> View:
     """``unit`` read as ``view`` (checked: a missing field raises before anything is computed);
     a view of that kind already is returned as it is."""
-    return unit if isinstance(unit, view) else view.read(getattr(unit, "result", unit))
+    if isinstance(unit, view):
+        return unit
+    return view.read(unit.result if isinstance(unit, UnitView) else unit)
 
 
 def unit_key(family: Family, activation: str) -> Key:
@@ -197,7 +200,9 @@ def task_levels(task: str, config: EarlyLinearizationConfig) -> tuple[float, flo
     return float(lo), float(hi)
 
 
-def task_arrays(task: str, config: EarlyLinearizationConfig, delta: float | None = None):
+def task_arrays(
+    task: str, config: EarlyLinearizationConfig, delta: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(X, Y)`` sample-major, without the constant, for ``task`` (see :mod:`relulab.tasks`)."""
     if task == "hierarchy":
         return hierarchical_task(config.n_items)
@@ -211,7 +216,9 @@ def task_arrays(task: str, config: EarlyLinearizationConfig, delta: float | None
     raise ValueError(f"unknown task {task!r}")
 
 
-def augmented_task(task: str, config: EarlyLinearizationConfig, c: float, delta=None):
+def augmented_task(
+    task: str, config: EarlyLinearizationConfig, c: float, delta: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(X̃, Y)`` with the constant ``c`` appended as the last input column (seed 004 §5.1)."""
     X, Y = task_arrays(task, config, delta)
     return append_constant(torch.from_numpy(X), float(c)).numpy(), Y

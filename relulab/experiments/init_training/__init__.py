@@ -36,7 +36,7 @@ from relulab.experiments.init_training.units import estimate_bytes, plan, unit_k
 
 __all__ = ["EXPERIMENT", "PRESETS", "InitTrainingConfig", "estimate_bytes"]
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment[InitTrainingConfig] = Experiment(
     name="init-training",
     title="Sample-variance-preserving init vs training speed on ALL-CNN-C and a UNet",
     seed="002",

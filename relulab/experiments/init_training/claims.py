@@ -27,6 +27,7 @@ ranks last in every comparison (:func:`readings.faster`), has no ratio to conver
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -97,7 +98,10 @@ WELL_AFTER = 10_000  # "well after 10k iterations" (§5.3): the late window star
 FIRST_POOLED = 3  # the UNet's first layer after a max pooling (layers 1–2 come before it)
 
 
-def _below_seed_width(task: str):
+Untested = Callable[[InitTrainingConfig], str]  # why a run cannot decide a claim
+
+
+def _below_seed_width(task: str) -> Untested:
     """The ``untested`` rule of ``task``'s §3.3 claims: the seed measures its networks at width
     1, and a narrower net has a smaller ratio (seed §3.2), so a narrower run decides them by
     width."""
@@ -145,7 +149,7 @@ def _before_well_after_10k(config: InitTrainingConfig) -> str:
     )
 
 
-def _reasons(*rules):
+def _reasons(*rules: Untested) -> Untested:
     """An ``untested`` rule that joins the reasons of ``rules``."""
     return lambda config: "; ".join(filter(None, (rule(config) for rule in rules)))
 
@@ -178,7 +182,7 @@ def _rises(results: Results, config: InitTrainingConfig) -> Reading:
     )
 
 
-RISES = ClaimSpec(
+RISES: ClaimSpec[InitTrainingConfig] = ClaimSpec(
     "allcnn-ratio-rises",
     "In ALL-CNN-C the empirical sample mean/std ratio increases in all layers.",
     source=f"{SOURCE} §3.3, Fig. 2 (middle)",
@@ -210,7 +214,7 @@ def _last_above_mlp(results: Results, config: InitTrainingConfig) -> Reading:
     )
 
 
-LAST_ABOVE_MLP = ClaimSpec(
+LAST_ABOVE_MLP: ClaimSpec[InitTrainingConfig] = ClaimSpec(
     "allcnn-last-above-mlp",
     "The last layer (after global pooling) has a higher ratio than a wide MLP would.",
     source=f"{SOURCE} §3.3, Fig. 2 (middle)",
@@ -241,7 +245,7 @@ def _unet_peak(results: Results, config: InitTrainingConfig) -> Reading:
     )
 
 
-UNET_PEAK = ClaimSpec(
+UNET_PEAK: ClaimSpec[InitTrainingConfig] = ClaimSpec(
     "unet-ratio-peaks-near-12",
     "In the UNet the ratio increases up to around layer 12.",
     source=f"{SOURCE} §3.3, Fig. 2 (right)",
@@ -272,7 +276,7 @@ def _unet_falls(results: Results, config: InitTrainingConfig) -> Reading:
     )
 
 
-UNET_FALLS = ClaimSpec(
+UNET_FALLS: ClaimSpec[InitTrainingConfig] = ClaimSpec(
     "unet-ratio-falls",
     "After its peak (around layer 12) the UNet ratio decreases significantly (skip connections).",
     source=f"{SOURCE} §3.3, Fig. 2 (right) ('the empirical ratio increases up to around layer "
@@ -311,7 +315,7 @@ def _above_mlp_from_layer_1(results: Results, config: InitTrainingConfig) -> Rea
     return Reading(excess_from(r, 1, config.peak_layer))
 
 
-ABOVE_MLP_TO_12 = ClaimSpec(
+ABOVE_MLP_TO_12: ClaimSpec[InitTrainingConfig] = ClaimSpec(
     "unet-above-mlp-to-12",
     "Up to layer 12 the UNet's ratio is higher than the wide-MLP prediction (max pooling).",
     source=f"{SOURCE} §3.3, Fig. 2 (right)",
@@ -382,7 +386,7 @@ IDENTICAL_ARMS = (
 )
 
 
-def _faster_spec(task: str, optimiser: str) -> ClaimSpec:
+def _faster_spec(task: str, optimiser: str) -> ClaimSpec[InitTrainingConfig]:
     return ClaimSpec(
         f"scale-bias-faster-{task}-{optimiser}",
         "Initialising the biases (scale+bias) trains faster than scale alone.",
@@ -407,7 +411,7 @@ def _lower_late(results: Results, config: InitTrainingConfig, task: str, optimis
     return _comparison(results, config, task, optimiser, "late")
 
 
-def _lower_late_spec(task: str, optimiser: str) -> ClaimSpec:
+def _lower_late_spec(task: str, optimiser: str) -> ClaimSpec[InitTrainingConfig]:
     return ClaimSpec(
         f"scale-bias-lower-late-{task}-{optimiser}",
         "scale+bias's loss stays lower than scale's well after the ratios have converged.",
@@ -442,7 +446,7 @@ def _converge(results: Results, config: InitTrainingConfig, task: str, optimiser
     )
 
 
-def _converge_spec(task: str, optimiser: str) -> ClaimSpec:
+def _converge_spec(task: str, optimiser: str) -> ClaimSpec[InitTrainingConfig]:
     return ClaimSpec(
         f"ratios-converge-{task}-{optimiser}",
         "The two inits' per-layer ratios converge to similar values after a few thousand "
@@ -471,7 +475,7 @@ RATIOS_CONVERGE = {pair: _converge_spec(*pair) for pair in PAIRS}
 AT_INIT = {"cifar10": (RISES, LAST_ABOVE_MLP), "isbi2012": (UNET_PEAK, UNET_FALLS, ABOVE_MLP_TO_12)}
 
 
-def _training(task: str, optimiser: str) -> tuple[ClaimSpec, ...]:
+def _training(task: str, optimiser: str) -> tuple[ClaimSpec[InitTrainingConfig], ...]:
     pair = (task, optimiser)
     return (FASTER[pair], LOWER_LATE[pair], RATIOS_CONVERGE[pair])
 
@@ -483,7 +487,7 @@ CLAIMS = (
 )
 
 
-def applicable(config: InitTrainingConfig) -> tuple[ClaimSpec, ...]:
+def applicable(config: InitTrainingConfig) -> tuple[ClaimSpec[InitTrainingConfig], ...]:
     """The claims a run with ``config`` measures, in scorecard order: the at-init claims of its
     tasks (ALL-CNN-C's first), then, if it trains, per task and optimiser in the config's order
     the §5 claims. Every claim at ``quick`` and ``paper``; the SGD ones at ``cpu``."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib.figure import Figure as MplFigure
 
 from relulab.experiments.base import Figure, Results
 from relulab.experiments.init_training.config import ARCHITECTURE, InitTrainingConfig
@@ -54,7 +55,7 @@ def _ratios_at_init(results: Results, config: InitTrainingConfig, out_dir: Path)
     )
 
 
-def _panels(config: InitTrainingConfig):
+def _panels(config: InitTrainingConfig) -> tuple[MplFigure, np.ndarray]:
     rows, cols = len(config.tasks), len(config.optimisers)
     fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 3.8 * rows), squeeze=False)
     return fig, axes

@@ -36,6 +36,7 @@ the metrics and the figures compute every number through them.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -293,7 +294,9 @@ def best_lr_runs(unit: Training, config: InitTrainingConfig) -> tuple[float, np.
     return best, rows[order]
 
 
-def training_summary(results: Results, config: InitTrainingConfig, task: str, optimiser: str):
+def training_summary(
+    results: Results, config: InitTrainingConfig, task: str, optimiser: str
+) -> dict[str, dict[str, Any]]:
     """Per init: best lr, its runs, which diverged, per-seed mean ln-loss, late loss, time to
     level and the ratios during training."""
     summary = {}

@@ -26,6 +26,7 @@ layer's ratio, the label entropy) for a training unit.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, make_dataclass
 from enum import StrEnum
 from functools import partial
@@ -42,9 +43,10 @@ from relulab.engine import (
     FunctionalProblem,
     LayerSums,
     PerNetworkBatches,
+    TrainResult,
     train,
 )
-from relulab.engine.streams import Minibatches, minibatches
+from relulab.engine.streams import Minibatches, Transform, minibatches
 from relulab.experiments.base import Unit
 from relulab.experiments.context import RunContext
 from relulab.experiments.init_training.config import (
@@ -197,7 +199,7 @@ def unit_views(config: InitTrainingConfig) -> dict[str, type[UnitView]]:
 
 def architecture(
     config: InitTrainingConfig, task: str, batchnorm: bool = False, training: bool = False
-):
+) -> Callable[[], torch.nn.Module]:
     """The factory of the task's network (ALL-CNN-C for CIFAR-10, the UNet for ISBI), at its
     at-init width or, with ``training``, its training width (:func:`config.width`)."""
     data = task_data(config, task)
@@ -304,7 +306,7 @@ def _ratio_unit(config: InitTrainingConfig, task: str) -> Unit:
 # ---------------------------------------------------------------------------------------------
 # Training.
 # ---------------------------------------------------------------------------------------------
-def _augmenter(config: InitTrainingConfig, task: str):
+def _augmenter(config: InitTrainingConfig, task: str) -> Transform | None:
     if not config.augment:
         return None
     if task == "cifar10":
@@ -313,7 +315,12 @@ def _augmenter(config: InitTrainingConfig, task: str):
 
 
 def _streams(
-    config: InitTrainingConfig, task: str, data: TaskData, context: RunContext, device, dtype
+    config: InitTrainingConfig,
+    task: str,
+    data: TaskData,
+    context: RunContext,
+    device: torch.device,
+    dtype: torch.dtype,
 ) -> list[Minibatches]:
     """One minibatch stream per seed index (the same for every init and optimiser)."""
     batch = config.cifar_batch if task == "cifar10" else config.isbi_batch
@@ -326,19 +333,28 @@ def _streams(
     return streams
 
 
-def _init_samples(config: InitTrainingConfig, task, data, context, device, dtype) -> list[Tensor]:
+def _init_samples(
+    config: InitTrainingConfig,
+    task: str,
+    data: TaskData,
+    context: RunContext,
+    device: torch.device,
+    dtype: torch.dtype,
+) -> list[Tensor]:
     """Per seed index, ``init_batches`` minibatches of its own stream (seed §5.1)."""
     streams = _streams(config, task, data, context, device, dtype)
     return [torch.cat([next(stream)[0] for _ in range(config.init_batches)]) for stream in streams]
 
 
-def _optimiser(config: InitTrainingConfig, optimiser: str, params, lrs):
+def _optimiser(
+    config: InitTrainingConfig, optimiser: str, params: Sequence[Tensor], lrs: Sequence[float]
+) -> BatchedSGD | BatchedAdam:
     if optimiser == "sgd":
         return BatchedSGD(params, lrs, momentum=config.momentum)
     return BatchedAdam(params, lrs, betas=config.adam_betas, eps=config.adam_eps)
 
 
-def _observer(x_probe: Tensor):
+def _observer(x_probe: Tensor) -> Callable[[FunctionalFamily], dict[str, Tensor]]:
     """Every layer's ratio (seed eq. 9) on the fixed probe images, per network."""
 
     def observe(family: FunctionalFamily) -> dict[str, Tensor]:
@@ -373,7 +389,7 @@ def _train_unit(config: InitTrainingConfig, task: str, optimiser: str, init: str
                     len(part),
                     seeds=[net_seeds[j] for j in seed_index],
                     init=scheme,
-                    init_data=(lambda s, idx=seed_index: init_samples[idx[s]]),
+                    init_data=partial(_sample_of, init_samples, seed_index),
                     dtype=dtype,
                     device=device,
                 )
@@ -410,11 +426,16 @@ def _train_unit(config: InitTrainingConfig, task: str, optimiser: str, init: str
     return Unit(name, run)
 
 
-def _advance(done, networks: int, steps: int) -> None:
+def _sample_of(samples: list[Tensor], seed_index: list[int], s: int) -> Tensor:
+    """Network ``s`` of a chunk: the init-time minibatch of its seed index."""
+    return samples[seed_index[s]]
+
+
+def _advance(done: Callable[[int], None], networks: int, steps: int) -> None:
     done(steps * networks)
 
 
-def _concatenate(results: list):
+def _concatenate(results: list[TrainResult]) -> TrainResult:
     """One TrainResult from chunks trained one after the other (same recording grid)."""
     if len(results) == 1:
         return results[0]

@@ -56,7 +56,7 @@ __all__ = [
     "unit_views",
 ]
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment[LinearizationImagesConfig] = Experiment(
     name="linearization-images",
     title="Bias-mediated early linearization on MNIST and CIFAR-10",
     seed="004",

@@ -188,7 +188,7 @@ def _alignment_claim(
     counterexample: str,
     *,
     part: bool = False,
-) -> ClaimSpec:
+) -> ClaimSpec[LinearizationImagesConfig]:
     """An alignment claim of one variant (``part``: the parts contrast of ``norm``)."""
     measure = _parts_with(alignments, norm) if part else _alignment_with(alignments, norm, bias)
     spec = alignment_spec(

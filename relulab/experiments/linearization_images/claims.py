@@ -35,6 +35,7 @@ import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from relulab.analysis import (
     Estimate,
@@ -200,7 +201,7 @@ SUBSTITUTE_WHY = (
     "variants pass (64738af, issue 30)"
 )
 SUBSTITUTE_STOP = PostHoc(SUBSTITUTE_WHAT, SUBSTITUTE_WHY, measure=_at_the_seeds_stop)
-SUBSTITUTE_STOP_RANK = PostHoc(
+SUBSTITUTE_STOP_RANK: PostHoc[LinearizationImagesConfig] = PostHoc(
     SUBSTITUTE_WHAT,
     SUBSTITUTE_WHY,
     measure=lambda results, config: _at_the_seeds_stop(results, config, tuple(RANKS)),
@@ -221,7 +222,7 @@ RANK_NOTE = (
     "offset lowers it from initialisation on; 'these networks represent the task in a lower "
     "dimensional fashion' (§3) is about the representation, which the centred Gram matrix shows"
 )
-MNIST_LOWER_RANK = ClaimSpec(
+MNIST_LOWER_RANK: ClaimSpec[LinearizationImagesConfig] = ClaimSpec(
     "mnist-lower-rank-with-bias",
     "At loss 0.025, ReLU networks with bias (early linear phase) have a lower effective rank "
     "of HᵀH than without, and represent the task in a lower dimensional fashion (centred).",
@@ -241,7 +242,7 @@ MNIST_LOWER_RANK = ClaimSpec(
         what="lowers the effective rank of HᵀH at the stop", value="−0.12 [−1.08, 0.83]"
     ),
 )
-MNIST_LOWER_TEST_ERROR = ClaimSpec(
+MNIST_LOWER_TEST_ERROR: ClaimSpec[LinearizationImagesConfig] = ClaimSpec(
     "mnist-lower-test-error-with-bias",
     "ReLU networks with an early linear phase (bias) have lower test error.",
     source=f"{SEED} §3, Fig. 1C",
@@ -263,7 +264,7 @@ class Claims(tuple):
     """The study's specs: every data family's (each has its controls in the tests).
     :meth:`at` gives those a run with a config measures."""
 
-    def at(self, config: Config) -> tuple[ClaimSpec, ...]:
+    def at(self, config: Config) -> tuple[ClaimSpec[LinearizationImagesConfig], ...]:
         """The specs of the run's data family (MNIST's for MNIST and Fashion-MNIST, named for
         the data; CIFAR-10's) on the preprocessings it ran, in scorecard order; where the run
         stops at a substitute loss, the stop claims declare it (:data:`SUBSTITUTE_STOP`)."""
@@ -304,7 +305,7 @@ _PREPROCESSING = {  # the preprocessing whose units a claim reads
 # ---------------------------------------------------------------------------------------------
 # Metrics and the analysis.
 # ---------------------------------------------------------------------------------------------
-def _mean(values) -> float:
+def _mean(values: ArrayLike) -> float:
     """Mean over the finite values (NaN when there are none)."""
     values = np.asarray(values, dtype=np.float64)
     finite = values[np.isfinite(values)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import torch
@@ -28,6 +28,7 @@ from relulab.tasks.images import (
     prepare_inputs,
     to_unit_interval,
 )
+from relulab.tasks.images.preprocess import NormalizationMode
 
 __all__ = [
     "NORMALIZATIONS",
@@ -354,7 +355,8 @@ def _prepared(
     _, held = holdout_split(len(data.test_images), n_eval, seed=0)
     train = to_unit_interval(data.train_images[kept], flatten=True, dtype=torch.float64)
     test = to_unit_interval(data.test_images[held], flatten=True, dtype=torch.float64)
-    x, x_eval = prepare_inputs(train, (test,), mode=norm, constant=c if c > 0 else None)
+    mode = cast(NormalizationMode, norm)  # one of NORMALIZATIONS: the config validates it
+    x, x_eval = prepare_inputs(train, (test,), mode=mode, constant=c if c > 0 else None)
     labels = np.asarray(data.train_targets)[kept]
     _, loss_index = holdout_split(n_train, min(n_loss, n_train), seed=1)
     return PreparedData(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axes import Axes
 
 from relulab.experiments.base import Figure, Results
 from relulab.experiments.linearization_images.config import LinearizationImagesConfig, scale
@@ -19,7 +20,7 @@ COLOURS = {"relu": "tab:red", "linear": "tab:blue"}
 
 
 def _per_sample_loss(
-    ax, view: Training, n_loss: int, per_epoch: float, label: str, colour: str
+    ax: Axes, view: Training, n_loss: int, per_epoch: float, label: str, colour: str
 ) -> None:
     loss = view.full_loss[~diverged(view)] / n_loss  # diverged networks are out, as in the claims
     if not len(loss):

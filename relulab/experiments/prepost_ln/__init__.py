@@ -31,7 +31,7 @@ from relulab.experiments.prepost_ln.units import estimate_bytes, plan, unit_keys
 
 __all__ = ["EXPERIMENT", "PRESETS", "PrePostConfig", "analyse", "plan"]
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment[PrePostConfig] = Experiment(
     name="prepost-ln",
     title="Pre-LN vs Post-LN in a deep residual toy (forward)",
     seed="000",

@@ -115,7 +115,7 @@ def log_gain(influence: Influence, i: int, config: PrePostConfig) -> float:
         >>> log_gain(view, 0, None), round(log_gain(view, 1, None))
         (-1.0, -308)
     """
-    return _log10(influence.output_gain[i])
+    return float(_log10(influence.output_gain[i]))  # a scalar: _log10 gives a float
 
 
 def _log10(gain: float | np.ndarray) -> float | np.ndarray:
@@ -231,7 +231,7 @@ _ASYMPTOTIC_SCOPE = (
 # ---------------------------------------------------------------------------------------------
 # preln-norm-grows-like-sqrt-l, preln-cosine-gap-like-1-over-l
 # ---------------------------------------------------------------------------------------------
-NORM_LIKE_SQRT_L = ClaimSpec(
+NORM_LIKE_SQRT_L: ClaimSpec[PrePostConfig] = ClaimSpec(
     "preln-norm-grows-like-sqrt-l",
     "Pre-LN: the residual stream's norm grows like √l (asymptotically).",
     source=f"{SOURCE}, Observation 1, first asymptotic behaviour (‖h^l‖ ~ √l, a random walk)",
@@ -248,7 +248,7 @@ NORM_LIKE_SQRT_L = ClaimSpec(
     "whose norm has barely left ‖h_0‖ (exponent ≈ 0.05 over its deepest half, not ½)",
 )
 
-GAP_LIKE_1_OVER_L = ClaimSpec(
+GAP_LIKE_1_OVER_L: ClaimSpec[PrePostConfig] = ClaimSpec(
     "preln-cosine-gap-like-1-over-l",
     "Pre-LN: consecutive layers align, 1 − cos(h_l, h_{l+1}) ~ 1/l (asymptotically).",
     source=f"{SOURCE}, Observation 1, second asymptotic behaviour (1 − cos ~ θ² ~ 1/l)",
@@ -279,7 +279,7 @@ def _cosine_stays_away(results: Results, config: PrePostConfig) -> Reading:
     )
 
 
-COSINE_FLAT = ClaimSpec(
+COSINE_FLAT: ClaimSpec[PrePostConfig] = ClaimSpec(
     "postln-cosine-flat",
     "Post-LN: the cosine between consecutive layers does not approach 1 with depth.",
     source=f"{SOURCE}, Observation 2 ('cos(h^l, h^(l+1)) does not asymptotically approach 1 "
@@ -314,7 +314,7 @@ def _rank_collapses(results: Results, config: PrePostConfig) -> Reading:
     )
 
 
-RANK_COLLAPSES = ClaimSpec(
+RANK_COLLAPSES: ClaimSpec[PrePostConfig] = ClaimSpec(
     "postln-rank-collapses",
     "Post-LN: the effective rank collapses with depth (the post's figure, α = 100).",
     source=f"{SOURCE}, Observation 2, the effective-rank figure (α = 100)",
@@ -346,7 +346,7 @@ def _keeps_rank(results: Results, config: PrePostConfig) -> Reading:
     return Reading(gaps, scale=scale(config))
 
 
-KEEPS_RANK = ClaimSpec(
+KEEPS_RANK: ClaimSpec[PrePostConfig] = ClaimSpec(
     "preln-keeps-rank-better",
     "Pre-LN keeps the effective rank better than Post-LN.",
     source=f"{SOURCE}, Observation 2 ('Pre-LN maintains representation rank better than "
@@ -389,7 +389,7 @@ def _early_influence(results: Results, config: PrePostConfig) -> Reading:
         pre = np.array([log_gain(unit, i, config) for i in _toys(unit, alpha, "pre")])
         measured[influence_part("post", alpha)] = mean_ci(post)
         measured[influence_part("pre-post", alpha)] = mean_ci(pre - post)
-        half_way = _log10(unit.gain[post_toys, middle]).mean()
+        half_way = np.mean(_log10(unit.gain[post_toys, middle]))
         detail.append(
             f"α={alpha:g}: Post-LN {10**half_way:.3g} at h^{int(unit.steps[middle])}, "
             f"{10 ** post.mean():.3g} at the output; Pre-LN {10 ** pre.mean():.3g}"
@@ -418,7 +418,7 @@ def _influence_criterion(config: PrePostConfig) -> AllOf:
     return AllOf(parts, joiner="; ")
 
 
-EARLY_INFLUENCE = ClaimSpec(
+EARLY_INFLUENCE: ClaimSpec[PrePostConfig] = ClaimSpec(
     "postln-early-influence-vanishes",
     "Post-LN: a signal from an early layer vanishes on its way to the output (it reaches the "
     "output at most a small fraction of its size: vanishing influence, vanishing gradients), "

@@ -24,7 +24,8 @@ __all__ = [
 ]
 
 SOURCE = "the Pre-LN/Post-LN post ('Depth 1') that seed 000 builds on"
-NORMS = ("pre", "post")
+Norm = Literal["post", "pre"]  # where the toy puts its LayerNorm
+NORMS: tuple[Norm, ...] = ("pre", "post")
 POST_SIZES = (100, 400, 100)  # width, hidden, blocks of the post
 
 

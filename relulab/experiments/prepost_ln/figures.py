@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axes import Axes
 
 from relulab.experiments.base import Figure, Results
 from relulab.experiments.prepost_ln.config import (
@@ -21,7 +22,7 @@ from relulab.report.plotting import plt, save
 __all__ = ["figures"]
 
 
-def _curves(ax, results: Results, config: PrePostConfig, layers: np.ndarray) -> None:
+def _curves(ax: np.ndarray, results: Results, config: PrePostConfig, layers: np.ndarray) -> None:
     """The mean curves of every (norm, α): Pre-LN solid, Post-LN dashed."""
     for norm, style in zip(NORMS, ("-", "--"), strict=True):
         stream = Stream.read(results[forward(norm)], forward(norm))
@@ -34,7 +35,7 @@ def _curves(ax, results: Results, config: PrePostConfig, layers: np.ndarray) -> 
             ax[2].plot(layers, stream.effective_rank[toys].mean(axis=0), style, label=label)
 
 
-def _long(ax, results: Results, config: PrePostConfig) -> None:
+def _long(ax: np.ndarray, results: Results, config: PrePostConfig) -> None:
     """The long Pre-LN stream (dotted), on which the asymptotic laws are read at long_alphas."""
     if Key.FORWARD_PRE_LONG not in results:
         return
@@ -48,7 +49,7 @@ def _long(ax, results: Results, config: PrePostConfig) -> None:
         ax[1].loglog(result.steps[:-1], gap[:-1], ":", label=label)
 
 
-def _influence(ax, results: Results, config: PrePostConfig) -> None:
+def _influence(ax: Axes, results: Results, config: PrePostConfig) -> None:
     """The gain of a perturbation of h^l on h^m, m > l (geometric mean over toys)."""
     result = Influence.read(results[Key.INFLUENCE], Key.INFLUENCE)
     for norm, style in zip(NORMS, ("-", "--"), strict=True):
@@ -63,7 +64,7 @@ def _influence(ax, results: Results, config: PrePostConfig) -> None:
     ax.axhline(1.0, color="k", lw=0.5)
 
 
-def _guides(ax, results: Results, config: PrePostConfig, layers: np.ndarray) -> None:
+def _guides(ax: np.ndarray, results: Results, config: PrePostConfig, layers: np.ndarray) -> None:
     """√l and 1/l guides through the last Pre-LN toy at layer ``fit_from``."""
     pre = Walk.read(results[Key.FORWARD_PRE], Key.FORWARD_PRE)
     guide = pre.norm[-1]

@@ -36,6 +36,7 @@ from relulab.experiments.base import Unit
 from relulab.experiments.context import RunContext
 from relulab.experiments.prepost_ln.config import (
     NORMS,
+    Norm,
     PrePostConfig,
     long_alphas,
     long_depth,
@@ -156,6 +157,9 @@ def _inputs_and_seeds(config: PrePostConfig, context: RunContext) -> tuple[torch
     return x, seeds.tolist()
 
 
+Layer = Callable[[torch.Tensor], torch.Tensor]
+
+
 def _blocks(model: BatchedResidualToy) -> Iterator[Callable[[torch.Tensor], torch.Tensor]]:
     """The toy's blocks in order, each a map of the stream (every toy of the batch at once)."""
     spec = model.spec
@@ -166,14 +170,14 @@ def _blocks(model: BatchedResidualToy) -> Iterator[Callable[[torch.Tensor], torc
     for fc1, fc2 in zip(model.params[0::2], model.params[1::2], strict=True):
         linear1 = partial(batched_linear, weight=fc1, bias=None)
         linear2 = partial(batched_linear, weight=fc2, bias=None)
-        yield (
-            lambda h, a=linear1, b=linear2: (
-                residual_block(h, a, b, torch.relu, spec.norm, spec.alpha, layer_norm).stream
-            )
-        )
+
+        def block(h: torch.Tensor, a: Layer = linear1, b: Layer = linear2) -> torch.Tensor:
+            return residual_block(h, a, b, torch.relu, spec.norm, spec.alpha, layer_norm).stream
+
+        yield block
 
 
-def _forward_unit(config: PrePostConfig, norm: str) -> Unit:
+def _forward_unit(config: PrePostConfig, norm: Norm) -> Unit:
     def run(context: RunContext) -> UnitResult:
         x, seeds = _inputs_and_seeds(config, context)
         rows, conditions = [], []

@@ -59,7 +59,7 @@ __all__ = [
     "unit_views",
 ]
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment[SampleVarianceConfig] = Experiment(
     name="sample-variance",
     title="Sample variance decay in random ReLU networks",
     seed="002",

@@ -96,7 +96,7 @@ def _decays(results: Results, config: SampleVarianceConfig) -> Reading:
     )
 
 
-DECAYS = ClaimSpec(
+DECAYS: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "sample-variance-decays",
     "With Kaiming init the sample variance decays with depth: in layer 50 it has decayed "
     "significantly.",
@@ -131,7 +131,7 @@ def _total(results: Results, config: SampleVarianceConfig) -> Reading:
     )
 
 
-TOTAL_PRESERVED = ClaimSpec(
+TOTAL_PRESERVED: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "total-variance-preserved",
     "Kaiming initialisation preserves the total variance m² + v² = σ² from layer to layer "
     "(averaged over networks) while the sample variance decays.",
@@ -196,7 +196,7 @@ def _upper_bound_before_issue_29(results: Results, config: SampleVarianceConfig)
 BOUND_POINTS = "width × layer point"
 
 
-UPPER_BOUND = ClaimSpec(
+UPPER_BOUND: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "theory-is-upper-bound",
     "The infinite-width ratio is an upper bound on the ratio r_l measured in finite networks.",
     source=f"{SEED} §3.2, Fig. 2 left ('The dashed line shows the theoretical prediction … It "
@@ -264,7 +264,7 @@ def _wider(results: Results, config: SampleVarianceConfig) -> Reading:
     return Reading(rd.closeness(_tables(results, config), config), scale=scale_widths(config))
 
 
-WIDER_IS_CLOSER = ClaimSpec(
+WIDER_IS_CLOSER: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "wider-is-closer",
     "For a given layer, the empirical ratio approaches the theory as the width increases.",
     source=f"{SEED} §3.2, Fig. 2 left",
@@ -300,7 +300,7 @@ def _saturates(results: Results, config: SampleVarianceConfig) -> Reading:
     )
 
 
-SATURATES = ClaimSpec(
+SATURATES: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "finite-width-ratio-saturates",
     "At finite width the ratio saturates with depth, the sooner the narrower the network: "
     "the rate of sample variance decay is lessened by decreasing the width.",
@@ -339,7 +339,7 @@ def _on_or_off(results: Results, config: SampleVarianceConfig) -> Reading:
     )
 
 
-ON_OR_OFF = ClaimSpec(
+ON_OR_OFF: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "deep-units-on-or-off",
     "For most neurons in a deep layer the pre-activation fluctuates little about a large "
     "positive or negative mean: they are always on or always off.",
@@ -370,7 +370,7 @@ def _histograms(results: Results, config: SampleVarianceConfig) -> Reading:
     )
 
 
-HISTOGRAMS = ClaimSpec(
+HISTOGRAMS: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "histograms-narrow-with-depth",
     "In layer 1 a neuron's distribution over samples looks like the pooled one over samples and "
     "networks; in layer 50 its sample variance has decayed significantly.",
@@ -403,7 +403,7 @@ def _matmul(results: Results, config: SampleVarianceConfig) -> Reading:
     )
 
 
-MATMUL_KEEPS = ClaimSpec(
+MATMUL_KEEPS: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "matmul-keeps-ratio",
     "Matrix multiplication by a matrix with i.i.d. elements keeps the sample mean-to-std "
     "ratio on average.",
@@ -434,7 +434,7 @@ def _relu_raises(results: Results, config: SampleVarianceConfig) -> Reading:
     )
 
 
-RELU_RAISES = ClaimSpec(
+RELU_RAISES: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "relu-raises-ratio",
     "Applying ReLU raises the sample mean and lowers the sample variance: the ratio rises "
     "at every layer.",

@@ -53,7 +53,7 @@ def _batchnorm_share(results: Results, config: SampleVarianceConfig) -> Reading:
     )
 
 
-BATCHNORM_REMOVES_DECAY = ClaimSpec(
+BATCHNORM_REMOVES_DECAY: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "batchnorm-removes-decay",
     "BatchNorm eliminates the sample variance decay: every layer starts from zero sample "
     "mean and fixed sample variance.",
@@ -84,7 +84,7 @@ def _sigma_s(results: Results, config: SampleVarianceConfig) -> Reading:
     )
 
 
-BATCHNORM_SIGMA_S = ClaimSpec(
+BATCHNORM_SIGMA_S: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "batchnorm-sigma-s",
     "With BatchNorm, one Kaiming layer + ReLU leaves a sample std of "
     "σ_s = √(1 − K(0)) ≈ 0.826 (rescaled by 1/σ_s ≈ 1.21).",
@@ -153,7 +153,7 @@ def _below_paper_width(config: SampleVarianceConfig) -> str:
     )
 
 
-BATCHNORM_SLOPE = ClaimSpec(
+BATCHNORM_SLOPE: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "batchnorm-gradient-slope",
     "BatchNorm makes gradients grow towards the input: "
     "ln⟨(∂L/∂x^l)²⟩ falls with slope ≈ −0.38 per layer (−0.381 reported).",
@@ -167,7 +167,7 @@ BATCHNORM_SLOPE = ClaimSpec(
     "steepens to ≈ −0.47, outside −0.383 ± 0.03",
 )
 
-SCALE_BIAS_SLOPE = ClaimSpec(
+SCALE_BIAS_SLOPE: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "scale-bias-gradient-slope",
     "Scale+bias initialisation makes gradients grow the same way (−0.379 reported).",
     source=f"{SEED} §4, Fig. 3",
@@ -189,7 +189,7 @@ SCALE_BIAS_SLOPE = ClaimSpec(
     ),
 )
 
-KAIMING_FLAT = ClaimSpec(
+KAIMING_FLAT: ClaimSpec[SampleVarianceConfig] = ClaimSpec(
     "kaiming-gradients-flat",
     "With Kaiming initialisation the scale of gradients stays fixed across layers.",
     source=f"{SEED} §4, Fig. 3",

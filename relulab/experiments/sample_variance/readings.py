@@ -30,6 +30,7 @@ from relulab.experiments.sample_variance.config import SCHEMES, SampleVarianceCo
 from relulab.experiments.sample_variance.units import (
     FiniteWidth,
     Gradients,
+    _Histograms,
     finite_width,
     gradients,
     histogram_view,
@@ -87,7 +88,7 @@ def width_result(results: Results, width: int) -> FiniteWidth:
     return FiniteWidth.read(results[key], key)
 
 
-def histogram_unit(results: Results, config: SampleVarianceConfig):
+def histogram_unit(results: Results, config: SampleVarianceConfig) -> _Histograms:
     """The histogram width's unit, read with its kept units (:func:`histogram_view`)."""
     key = finite_width(config.histogram_width)
     return histogram_view(tuple(config.histogram_layers)).read(results[key], key)

@@ -39,7 +39,7 @@ from relulab.engine.forward import (
     forward_statistics,
 )
 from relulab.experiments.base import Unit
-from relulab.experiments.context import RunContext
+from relulab.experiments.context import ProgressCallback, RunContext
 from relulab.experiments.sample_variance.config import SCHEMES, SampleVarianceConfig
 from relulab.nn.statistics import (
     BATCHED_SAMPLE_DIMS,
@@ -408,7 +408,7 @@ def gradient_result(
     context: RunContext,
     x: torch.Tensor,
     activation: str = "relu",
-    done=None,
+    done: ProgressCallback | None = None,
 ) -> UnitResult:
     """The stored gradient unit (:class:`Gradients`) of ``scheme``'s nets of ``width``, one per
     seed, under the random linear loss on ``x``, ``gradient_chunk`` networks at a time.

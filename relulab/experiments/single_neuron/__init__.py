@@ -33,7 +33,7 @@ from relulab.experiments.single_neuron.units import estimate_bytes, plan, unit_k
 
 __all__ = ["EXPERIMENT", "PRESETS", "SingleNeuronConfig", "analyse", "figures", "plan"]
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment[SingleNeuronConfig] = Experiment(
     name="single-neuron",
     title="Training dynamics of a single ReLU neuron",
     seed="001",

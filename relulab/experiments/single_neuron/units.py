@@ -27,6 +27,7 @@ from relulab.engine import BatchedAdam, BatchedSingleNeuron, train
 from relulab.experiments.base import Unit
 from relulab.experiments.context import RunContext
 from relulab.experiments.single_neuron.config import SingleNeuronConfig
+from relulab.nn.single_neuron import Parameterisation
 from relulab.records import UnitResult, UnitSchema, UnitView, array, curve, final
 from relulab.tasks import scalar_inputs, scalar_teacher
 
@@ -146,17 +147,21 @@ def train_conditions(
         context.dtype,
         context.device,
     )
-    groups: dict[tuple[str, str, str], list[int]] = {}
+    groups: dict[tuple[str, str, Parameterisation], list[int]] = {}
     for i, c in enumerate(conditions):
         groups.setdefault((c["activation"], c["teacher"], c["parameterisation"]), []).append(i)
     parts = []
     with context.progress(steps * len(groups), description) as advance:
         for (activation, teacher, parameterisation), indices in groups.items():
             chosen = [conditions[i] for i in indices]
+            w1, b1, w2, b2 = ([c[k] for c in chosen] for k in ("w1", "b1", "w2", "b2"))
             problem = BatchedSingleNeuron(
                 x,
                 _targets(x, teacher, chosen),
-                *([c[k] for c in chosen] for k in ("w1", "b1", "w2", "b2")),
+                w1,
+                b1,
+                w2,
+                b2,
                 activation=activation,
                 parameterisation=parameterisation,
             )

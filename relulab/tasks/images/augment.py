@@ -103,9 +103,9 @@ def dihedral(
             return torch.rot90(x, turns, dims=(-2, -1))
 
         out_images[chosen] = transform(flat[chosen])
-        if out_masks is not None:
+        if out_masks is not None and flat_masks is not None:  # both or neither
             out_masks[chosen] = transform(flat_masks[chosen])
-    result_masks = None if out_masks is None else out_masks.reshape(masks.shape)
+    result_masks = None if out_masks is None or masks is None else out_masks.reshape(masks.shape)
     return out_images.reshape(*lead, *flat.shape[1:]), result_masks
 
 
@@ -175,12 +175,15 @@ def elastic_warp(
     rows = torch.arange(h, device=flat.device, dtype=flat.dtype)[:, None] + field[:, 0]
     cols = torch.arange(w, device=flat.device, dtype=flat.dtype)[None, :] + field[:, 1]
     sampling = torch.stack([2 * cols / max(w - 1, 1) - 1, 2 * rows / max(h - 1, 1) - 1], dim=-1)
-    options = {"padding_mode": "reflection", "align_corners": True}
-    warped = functional.grid_sample(flat, sampling, mode="bilinear", **options)
+    warped = functional.grid_sample(
+        flat, sampling, mode="bilinear", padding_mode="reflection", align_corners=True
+    )
     warped_masks = None
     if masks is not None:
         flat_masks = masks.reshape(-1, 1, h, w).to(flat.dtype)
-        moved = functional.grid_sample(flat_masks, sampling, mode="nearest", **options)
+        moved = functional.grid_sample(
+            flat_masks, sampling, mode="nearest", padding_mode="reflection", align_corners=True
+        )
         warped_masks = moved.round().to(masks.dtype).reshape(masks.shape)
     return warped.reshape(*lead, *flat.shape[1:]), warped_masks
 
@@ -209,5 +212,7 @@ def isbi_augment(
         >>> m.unique().tolist()
         [1.0]
     """
-    images, masks = dihedral(images, masks, generator=generator)
-    return elastic_warp(images, masks, sigma=sigma, generator=generator)  # type: ignore[return-value]
+    turned, turned_masks = dihedral(images, masks, generator=generator)
+    warped, warped_masks = elastic_warp(turned, turned_masks, sigma=sigma, generator=generator)
+    assert warped_masks is not None  # masks were given
+    return warped, warped_masks

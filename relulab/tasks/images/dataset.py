@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -53,7 +53,7 @@ class ImageDataset:
     @property
     def image_shape(self) -> tuple[int, int, int]:
         """``(C, H, W)`` of one image."""
-        return tuple(self.train_images.shape[1:])  # type: ignore[return-value]
+        return tuple(self.train_images.shape[1:])
 
     def describe(self) -> str:
         """One line for a report: name, sizes, shape and source."""
@@ -64,7 +64,7 @@ class ImageDataset:
             f"images of {c}×{h}×{w}; {self.source}"
         )
 
-    def replace(self, **changes: object) -> ImageDataset:
+    def replace(self, **changes: Any) -> ImageDataset:
         """A copy with some fields changed (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
 

@@ -94,6 +94,7 @@ def _mnist_split(
     if missing:
         raise ImageDataError(f"{name}: {directories[0]} lacks {', '.join(missing)} (plain or .gz)")
     images_path, labels_path = found["images"], found["labels"]
+    assert images_path is not None and labels_path is not None  # else missing, above
     images, labels = read_idx(images_path), read_idx(labels_path)
     if images.dtype != np.uint8 or images.ndim != 3 or images.shape[1:] != (28, 28):
         raise ImageDataError(

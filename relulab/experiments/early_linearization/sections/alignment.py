@@ -6,6 +6,8 @@ ReLU or linear network ranks last, so an alignment or a contrast over it cannot 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from relulab.experiments.base import Results
@@ -114,13 +116,13 @@ def rescaled_spec(
     claim_id: str,
     statement: str,
     source: str,
-    measure_fn,
+    measure_fn: Callable[[Results, EarlyLinearizationConfig], Reading],
     *,
     figure: str,
     scope: str,
     counterexample: str = "",
     check: str = "",
-) -> ClaimSpec:
+) -> ClaimSpec[EarlyLinearizationConfig]:
     """An alignment claim judged by :func:`rescaled_aligned` on :func:`alignment_rows` (a check
     with ``check``)."""
     return ClaimSpec(
@@ -234,7 +236,7 @@ HIERARCHY_ALIGNED = rescaled_spec(
     counterexample=WEAK_BIAS + ": the ReLU loss parts from the linear one (g ≈ 0.2–0.24)",
 )
 
-HIERARCHY_PARTS = ClaimSpec(
+HIERARCHY_PARTS: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "hierarchy-part-without-bias",
     "Without bias terms the dynamics of linear and ReLU networks diverge (hierarchy).",
     source=f"{SEED} §4, Fig. 2B ('when removing bias terms the connection breaks down')",
@@ -281,7 +283,7 @@ XOR_ALIGNED = rescaled_spec(
     "bias-free one does (g ≈ 21)",
 )
 
-XOR_PARTS = ClaimSpec(
+XOR_PARTS: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "xor-part-without-bias",
     "On XOR the correspondence breaks down when bias terms are ablated.",
     source=f"{SEED} §4, Fig. 2D ('as before, the correspondence breaks down')",

@@ -53,7 +53,8 @@ def _per_c(
 def _divergence(units: dict, config: Config) -> tuple[dict[str, tuple[int, int]], dict]:
     """Divergence counts per c of the sweep for ``units`` (label: unit), and per c the seeds
     where any of them diverged."""
-    counts, masks = {}, {}
+    counts: dict[str, tuple[int, int]] = {}
+    masks: dict[float, np.ndarray] = {}
     for c in config.all_constants:
         part, masks[c] = group_counts(units, c=c)
         counts |= part
@@ -74,7 +75,7 @@ def _aligned_for_every_c(results: Results, config: Config) -> Reading:
     return Reading(measured, detail=detail, scale=scale(config), diverged=counts)
 
 
-ALIGNED_FOR_EVERY_C = ClaimSpec(
+ALIGNED_FOR_EVERY_C: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "c-sweep-aligned-for-every-c",
     "Loss curves display linear-aligned, stage-like learning in all cases where c > 0.",
     source=f"{SOURCE} (left)",
@@ -104,7 +105,7 @@ def _linear_units_rise(results: Results, config: Config) -> Reading:
     return Reading(measured, detail=detail, scale=scale(config), diverged=counts)
 
 
-LINEAR_UNITS_RISE = ClaimSpec(
+LINEAR_UNITS_RISE: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "c-sweep-linear-units-rise",
     "The fraction of effectively linear units shoots up early whenever c > 0: bias terms drive "
     "networks towards linearity irrespective of c.",
@@ -148,7 +149,7 @@ def _gating_small(results: Results, config: Config) -> Reading:
     return Reading(measured, detail=detail, scale=scale(config), diverged=counts)
 
 
-GATING_SMALL = ClaimSpec(
+GATING_SMALL: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "c-sweep-gating-small-unless-c-0",
     "The number of units that perform gating is small unless c = 0.",
     source=f"{SOURCE} (right-centre: 'the number of neurons which perform gating is small "

@@ -7,6 +7,9 @@ a diverged network ranks last (its group's mean is NaN, so the claim cannot hold
 
 from __future__ import annotations
 
+import numpy as np
+
+from relulab.analysis import Estimate
 from relulab.experiments.base import Results
 from relulab.experiments.claims import ClaimSpec, Reading
 from relulab.experiments.criteria import Above, AllOf, Below, Ordered
@@ -66,7 +69,7 @@ def reliance(
     c: float,
     delta: float | None = None,
     key: Key = Key.XOR_PLUS_LINEAR_RELU,
-):
+) -> np.ndarray:
     """Per bias-ReLU (``c > 0``) or bias-free ReLU (``c = 0``) network at Δ (default
     ``margin_delta``): the share of the four conflict points of its task (the XOR levels of
     the unit ``key``) it classifies by x3."""
@@ -93,7 +96,7 @@ def _bias_free_reliance(results: Results, config: Config) -> Reading:
     return _reliance_reading(results, config, 0.0)
 
 
-BIAS_RELU_USES_LINEAR = ClaimSpec(
+BIAS_RELU_USES_LINEAR: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "xor-linear-bias-relu-uses-linear-feature",
     "ReLU networks with bias terms strongly rely on the linear feature.",
     source=f"{SEED} §6.1, Fig. 5C",
@@ -106,7 +109,7 @@ BIAS_RELU_USES_LINEAR = ClaimSpec(
     "task through XOR, as the bias-free ones do (share 0)",
 )
 
-BIAS_FREE_USES_XOR = ClaimSpec(
+BIAS_FREE_USES_XOR: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "xor-linear-bias-free-uses-xor",
     "Bias-free ReLU networks make use of the non-linear (XOR) structure instead.",
     source=f"{SEED} §6.1, Fig. 5C",
@@ -130,7 +133,7 @@ def parallel_pair(results: Results, config: Config) -> tuple[measure.Parallel, m
 
 def _groups(
     results: Results, config: Config, field: str, order: tuple[str, str]
-) -> tuple[list[tuple[str, object]], str, dict[str, tuple[int, int]]]:
+) -> tuple[list[tuple[str, Estimate]], str, dict[str, tuple[int, int]]]:
     """Per group of the parallel task's ReLU networks (``order`` of "bias", "no bias"), the
     mean of ``field`` under the divergence policy, the notes, and the divergence counts."""
     bias, free = parallel_pair(results, config)
@@ -146,7 +149,9 @@ def _groups(
     return values, "; ".join(notes + [counts_text(counts)]), counts
 
 
-def _ordered_reading(results: Results, config: Config, field: str, order, extra="") -> Reading:
+def _ordered_reading(
+    results: Results, config: Config, field: str, order: tuple[str, str], extra: str = ""
+) -> Reading:
     values, detail, counts = _groups(results, config, field, order)
     detail = "; ".join(filter(None, [extra, detail]))
     return Reading(values, detail=detail, scale=scale(config), diverged=counts)
@@ -156,7 +161,7 @@ def _waiting(results: Results, config: Config) -> Reading:
     return _ordered_reading(results, config, "waiting", ("no bias", "bias"))
 
 
-WAITS_AT_LINEAR_LOSS = ClaimSpec(
+WAITS_AT_LINEAR_LOSS: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "parallel-waits-at-linear-loss",
     "Bias-ReLU learns the linear task first and waits at its loss; without bias the saddle is "
     "substantially less pronounced.",
@@ -183,7 +188,7 @@ RANK_BOTH = (
     "'represent the task in a fundamentally lower dimensional fashion' (§6.2) is a statement "
     "about the representation, so the centred Gram matrix must show it too"
 )
-LOWER_RANK = ClaimSpec(
+LOWER_RANK: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "parallel-lower-rank-with-bias",
     "Bias-ReLU networks have a strong low-rank bias: lower effective rank of HᵀH, and of the "
     "representation itself (centred).",
@@ -211,7 +216,7 @@ def _r2_both(results: Results, config: Config) -> Reading:
     return _ordered_reading(results, config, "r2_both", ("no bias", "bias"))
 
 
-LESS_EXPLAINED_WITHOUT_BIAS = ClaimSpec(
+LESS_EXPLAINED_WITHOUT_BIAS: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "parallel-less-variance-explained-without-bias",
     "For bias-free ReLU less overall representational variance is explained by a regression on "
     "both features.",
@@ -233,7 +238,7 @@ def _simple_overrepresented(results: Results, config: Config) -> Reading:
     return _ordered_reading(results, config, "r2_simple", ("no bias", "bias"))
 
 
-SIMPLE_OVERREPRESENTED = ClaimSpec(
+SIMPLE_OVERREPRESENTED: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "parallel-simple-overrepresented-with-bias",
     "ReLU networks with bias encode the linear task more strongly than bias-free ones.",
     source=f"{SEED} §6.2, Fig. 6D; appendix D",
@@ -260,7 +265,7 @@ def _simple_over_complex(results: Results, config: Config) -> Reading:
     return Reading(measured, detail=counts_text(counts), scale=scale(config), diverged=counts)
 
 
-SIMPLE_OVER_COMPLEX = ClaimSpec(
+SIMPLE_OVER_COMPLEX: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "parallel-simple-over-complex",
     "Both models represent the linear feature more prominently than the non-linear one.",
     source=f"{SEED} §6.2, Fig. 6D; appendix D",

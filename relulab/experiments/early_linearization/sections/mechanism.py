@@ -44,7 +44,7 @@ def _reading(
     results: Results,
     config: Config,
     mech: measure.Mechanism,
-    values,
+    values: np.ndarray,
     detail: str = "",
     twins: bool = False,
 ) -> Reading:
@@ -68,7 +68,7 @@ def _bias_mode_first(results: Results, config: Config) -> Reading:
     return _reading(results, config, mech, ratio, f"bias-mode T½ {half}")
 
 
-BIAS_MODE_FIRST = ClaimSpec(
+BIAS_MODE_FIRST: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "bias-mode-learned-first",
     "The bias mode (top singular value s0 = √(c² + 1/P)·‖ȳ‖) is learned first.",
     source=f"{SEED} §5.2, Prop. 1, eq. 5; Fig. 3D",
@@ -94,7 +94,7 @@ def _linear_theory(results: Results, config: Config) -> Reading:
     return _reading(results, config, mech, error, detail, twins=True)
 
 
-LINEAR_THEORY = ClaimSpec(
+LINEAR_THEORY: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "linear-theory-matches-linear-networks",
     "The exact deep-linear solutions (eq. 7) describe the simulated linear networks.",
     source=f"{SEED} appendix B, eq. 7/22; Fig. 2B",
@@ -116,7 +116,7 @@ def _bias_grows(results: Results, config: Config) -> Reading:
     return _reading(results, config, mech, mech.growth_ratio)
 
 
-BIAS_GROWS = ClaimSpec(
+BIAS_GROWS: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "bias-grows-faster-than-weights",
     "In the beginning of training the biases grow faster than the weights.",
     source=f"{SEED} §5.3, Fig. 3A",
@@ -138,7 +138,7 @@ def _most_always_on(results: Results, config: Config) -> Reading:
     return _reading(results, config, mech, mech.peak_on, detail)
 
 
-MOST_ALWAYS_ON = ClaimSpec(
+MOST_ALWAYS_ON: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "most-units-always-on-early",
     "Early in training most units are driven to be always active (linear regime).",
     source=f"{SEED} §5.3, Fig. 3C",
@@ -166,7 +166,7 @@ def _drift_back(results: Results, config: Config) -> Reading:
     return _reading(results, config, mech, mech.drift, detail)
 
 
-DRIFT_BACK = ClaimSpec(
+DRIFT_BACK: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "units-drift-back",
     "With further training units slowly drift back towards the non-linear regime.",
     source=f"{SEED} §5.3, Fig. 3C",
@@ -193,7 +193,7 @@ def _mean_target(results: Results, config: Config) -> Reading:
     return _reading(results, config, mech, mech.mean_function_gap, detail)
 
 
-MEAN_TARGET = ClaimSpec(
+MEAN_TARGET: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "early-function-is-mean-target",
     "The early bias-driven network function equals the mean target ȳ for every input.",
     source=f"{SEED} §5.2, Fig. 3D",
@@ -217,7 +217,7 @@ def _kinks(results: Results, config: Config) -> Reading:
     return _reading(results, config, mech, mech.negative_kinks, f"over all units: {every}")
 
 
-KINKS_NEGATIVE = ClaimSpec(
+KINKS_NEGATIVE: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "kinks-go-negative",
     "The vast majority of kink values −b_j/‖w_j‖ rapidly grow negative early in learning.",
     source=f"{SEED} §5.3, eq. 12; appendix C.6, Fig. 12",
@@ -239,7 +239,7 @@ def _few_dead(results: Results, config: Config) -> Reading:
     return _reading(results, config, mech, mech.dead_at_t_star)
 
 
-FEW_DEAD = ClaimSpec(
+FEW_DEAD: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "few-units-dead",
     "Only a small subset of units become dead (inactive on every input) while the majority "
     "enter the linear regime.",
@@ -264,7 +264,7 @@ def _drift_up(results: Results, config: Config) -> Reading:
     return Reading(measured, detail=detail, scale=rising.scale, diverged=rising.diverged)
 
 
-BIAS_DRIFT_UP = ClaimSpec(
+BIAS_DRIFT_UP: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "biases-drift-upward",
     "Many units with slightly negative initial bias still drift upward, slower than those "
     "with a positive one.",
@@ -304,7 +304,7 @@ def _gated(results: Results, config: Config) -> Reading:
     return _reading(results, config, mech, mech.gated_window_gap, detail)
 
 
-GATED_MODEL = ClaimSpec(
+GATED_MODEL: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "gated-linear-model-matches",
     "From t* on, the gated linear model W2 G W̃1 with the closed-form mode dynamics matches the "
     "ReLU network (almost) exactly.",
@@ -332,7 +332,7 @@ def _modes_lag(results: Results, config: Config) -> Reading:
     return _reading(results, config, mech, np.nanmean(delay, axis=1), detail, twins=True)
 
 
-MODES_LAG = ClaimSpec(
+MODES_LAG: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "relu-modes-lag-linear",
     "ReLU modes are learned after the linear network's (a positive hitting-time delay).",
     source=f"{SEED} §5.4, eq. 14; appendix F.4",
@@ -362,7 +362,7 @@ def _delay_predicted(results: Results, config: Config) -> Reading:
     return _reading(results, config, mech, ratio, detail, twins=True)
 
 
-DELAY_PREDICTED = ClaimSpec(
+DELAY_PREDICTED: ClaimSpec[EarlyLinearizationConfig] = ClaimSpec(
     "delay-predicted-by-gating",
     "Eq. 14 predicts the delay from the fraction of units gated off at initialisation.",
     source=f"{SEED} §5.4, eq. 14; appendix F.3–F.4",

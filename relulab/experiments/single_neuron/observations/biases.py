@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from relulab.analysis import first_match
+from relulab.analysis import Estimate, first_match
 from relulab.engine import STATE_CODES
 from relulab.experiments.base import Results
 from relulab.experiments.claims import ClaimSpec, Reading
@@ -61,7 +61,9 @@ OBSERVATION_1 = f"{SOURCE}, Observation 1"
 SEED_B2 = (-1.1, -1.2)  # converges, sticks (Observation 1) [S]
 
 
-def b2_region(results: Results, config: SingleNeuronConfig, parameterisation: str = "standard"):
+def b2_region(
+    results: Results, config: SingleNeuronConfig, parameterisation: str = "standard"
+) -> Estimate:
     """The transition region of the fine b2 sweep (b1 = 0)."""
     unit = neurons(results, Key.B2_BOUNDARY)
     return bracket(unit, "b2", True, parameterisation, config.converge_tol)
@@ -86,7 +88,7 @@ def _b1_dead(results: Results, config: SingleNeuronConfig) -> Reading:
     return stuck_reading(DEAD, b1s, chosen, _b1_label, config, Key.B1_SWEEP)
 
 
-B1_HYPERACTIVE = ClaimSpec(
+B1_HYPERACTIVE: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "b1-hyperactive-plateau",
     "With b2 = 0 and b1 > 1 the neuron starts hyperactive "
     "and the loss gets stuck around 0.02 (linear regression of ReLU).",
@@ -100,7 +102,7 @@ B1_HYPERACTIVE = ClaimSpec(
     "and 1.5 leaves that state and converges to the teacher",
 )
 
-B1_DEAD = ClaimSpec(
+B1_DEAD: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "b1-dead-plateau",
     "With b2 = 0 and b1 < −1 the neuron starts dead and the loss "
     "gets stuck around 0.1 (a constant fit of ReLU).",
@@ -143,7 +145,7 @@ def _b2_sticks(results: Results, config: SingleNeuronConfig) -> Reading:
     return stuck_reading(HYPERACTIVE, b2s, chosen, lambda _: "b2=-1.2", config, Key.B2_SWEEP)
 
 
-B2_CONVERGES = ClaimSpec(
+B2_CONVERGES: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "b2-minus-1.1-converges",
     "With b1 = 0, b2 = −1.1 the loss goes to zero.",
     source=f"{OBSERVATION_1} ('when b2 = −1.1, the loss can go to zero')",
@@ -160,7 +162,7 @@ B2_CONVERGES = ClaimSpec(
     post_hoc=(reached_zero_post_hoc(_b2_converges_at_end),),
 )
 
-B2_STICKS = ClaimSpec(
+B2_STICKS: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "b2-minus-1.2-sticks",
     "With b1 = 0, b2 = −1.2 the loss gets stuck around 0.02 and the neuron ends hyperactive.",
     source=OBSERVATION_1,
@@ -188,7 +190,7 @@ def _b2_boundary(results: Results, config: SingleNeuronConfig) -> Reading:
     )
 
 
-B2_BOUNDARY = ClaimSpec(
+B2_BOUNDARY: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "b2-boundary-between-seed-points",
     "The b2 below which the loss stops going to zero lies between −1.2 and −1.1.",
     source=f"{OBSERVATION_1} (−1.1 converges, −1.2 gets stuck)",
@@ -235,7 +237,7 @@ def _kink_drift(results: Results, config: SingleNeuronConfig) -> Reading:
     )
 
 
-KINK = ClaimSpec(
+KINK: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "kink-drifts-left",
     "The kink x_t = −b1/w1 starts at 0 and moves left during training; for b2 = −1.2 "
     "it passes −1 (balanced → hyperactive), for b2 = −1.1 it does not.",
@@ -287,7 +289,7 @@ def _teacher_bias(results: Results, config: SingleNeuronConfig) -> Reading:
     )
 
 
-TEACHER_BIAS = ClaimSpec(
+TEACHER_BIAS: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "teacher-bias-pushes-hyperactive",
     "Raising the bias of the target function also moves the neuron from balanced to hyperactive.",
     source=f"{OBSERVATION_1} ('Conversely, if we increase the bias of the target function…')",
@@ -343,7 +345,7 @@ def _least_squares_line(results: Results, config: SingleNeuronConfig) -> Reading
     )
 
 
-LEAST_SQUARES = ClaimSpec(
+LEAST_SQUARES: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "stuck-solution-is-least-squares-line",
     "The local minimum for b2 = −1.2 is the linear regression solution: the student's "
     "line equals the least-squares line through ReLU.",

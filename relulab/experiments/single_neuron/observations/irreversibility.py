@@ -342,7 +342,7 @@ def _irreversible_exact(results: Results, config: SingleNeuronConfig) -> Reading
     return _irreversible(results, config, exact=True)
 
 
-IRREVERSIBLE = ClaimSpec(
+IRREVERSIBLE: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "leaving-balanced-is-irreversible",
     "Once a neuron leaves the balanced state (dead or hyperactive), it is very hard to return: "
     "few neurons outside it come back.",

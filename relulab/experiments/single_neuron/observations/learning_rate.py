@@ -121,7 +121,7 @@ def _lr_boundary_at_end(results: Results, config: SingleNeuronConfig) -> Reading
     return _lr_boundary(results, config, reached=False)
 
 
-LR_CONVERGES = ClaimSpec(
+LR_CONVERGES: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "lr-0.2-converges",
     "With b1 = 0, b2 = −1, learning rate 0.2 optimises the loss to zero.",
     source=f"{OBSERVATION_2} ('When LR = 0.2, the model's loss can be optimized to zero')",
@@ -138,7 +138,7 @@ LR_CONVERGES = ClaimSpec(
     post_hoc=(reached_zero_post_hoc(_lr_converges_at_end),),
 )
 
-LR_KILLS = ClaimSpec(
+LR_KILLS: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "lr-0.4-kills",
     "With b1 = 0, b2 = −1, learning rate 0.4 kills the neuron: the loss only "
     "reaches 0.1 (constant fit).",
@@ -152,7 +152,7 @@ LR_KILLS = ClaimSpec(
     "survives and converges",
 )
 
-LR_BOUNDARY = ClaimSpec(
+LR_BOUNDARY: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "lr-boundary-between-seed-points",
     "The learning rate above which the neuron dies lies between 0.2 and 0.4.",
     source=f"{OBSERVATION_2} (0.2 converges, 0.4 kills)",
@@ -262,7 +262,7 @@ def _falls_then_dies(results: Results, config: SingleNeuronConfig) -> Reading:
     return Reading(measured, detail, scale_text, diverged=counts)
 
 
-FALLS_THEN_DIES = ClaimSpec(
+FALLS_THEN_DIES: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "lr-0.4-falls-fast-then-dies",
     "At lr 0.4 the loss first decreases quickly, then the neuron dies.",
     source=f"{OBSERVATION_2} ('the loss may decrease quickly, but at the cost of killing some "

@@ -257,7 +257,7 @@ def _exact_fits(results: Results, config: SingleNeuronConfig) -> Reading:
     )
 
 
-EXACT_FITS = ClaimSpec(
+EXACT_FITS: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "plateaus-are-exact-fits",
     "The stuck losses are exactly those of fitting ReLU by "
     "linear regression (hyperactive) and by a constant (dead).",

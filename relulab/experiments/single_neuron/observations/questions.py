@@ -39,7 +39,7 @@ def _reparam(results: Results, config: SingleNeuronConfig) -> Reading:
     )
 
 
-REPARAM = ClaimSpec(
+REPARAM: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "reparam-converges-from-lower-b2",
     "With the reparameterisation w·(x + b'), where b' sets the kink directly, the "
     "neuron converges from output biases b2 where the standard neuron gets stuck.",

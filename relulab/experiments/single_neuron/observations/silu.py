@@ -41,7 +41,7 @@ __all__ = [
 OBSERVATION_3 = f"{SOURCE}, Observation 3"
 
 
-def silu_loss(results: Results):
+def silu_loss(results: Results) -> tuple[np.ndarray, np.ndarray]:
     """The recorded steps and the SiLU student's loss curve."""
     silu = neurons(results, Key.SILU_VS_RELU)
     return silu.steps, silu.loss[first_match(silu.conditions, activation="silu")]
@@ -51,6 +51,7 @@ def _silu_divergence(results: Results) -> tuple[dict[str, tuple[int, int]], bool
     """The SiLU student's divergence count, and whether it diverged."""
     silu = neurons(results, Key.SILU_VS_RELU)
     i = first_match(silu.conditions, activation="silu")
+    assert i is not None  # the unit trains a SiLU student
     counts = diverged_counts({"silu student": silu}, {"silu student": [i]})
     return counts, bool(counts["silu student"][0])
 
@@ -61,10 +62,11 @@ def _silu_divergence(results: Results) -> tuple[dict[str, tuple[int, int]], bool
 def _relu_stuck(results: Results, config: SingleNeuronConfig) -> Reading:
     silu = neurons(results, Key.SILU_VS_RELU)
     relu = first_match(silu.conditions, activation="relu")
+    assert relu is not None  # and a ReLU one
     return stuck_reading(HYPERACTIVE, silu, [relu], lambda _: "ReLU", config, "relu student")
 
 
-RELU_STUCK = ClaimSpec(
+RELU_STUCK: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "relu-stuck-at-b2-minus-2",
     "ReLU at b2 = −2 (b1 = 0) does not recover: it stays on the hyperactive plateau.",
     source=OBSERVATION_3,
@@ -103,7 +105,7 @@ def _silu_recovers_at_end(results: Results, config: SingleNeuronConfig) -> Readi
     return _silu_recovers(results, config, reached=False)
 
 
-SILU_RECOVERS = ClaimSpec(
+SILU_RECOVERS: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "silu-recovers",
     "SiLU at b2 = −2 eventually reaches zero loss (up to machine precision).",
     source=f"{OBSERVATION_3} ('the loss can eventually reach zero (up to machine precision)')",
@@ -163,7 +165,7 @@ def _silu_saddle_in_steps(results: Results, config: SingleNeuronConfig) -> Readi
     return _silu_saddle(results, config, share=False)
 
 
-SILU_SADDLE = ClaimSpec(
+SILU_SADDLE: ClaimSpec[SingleNeuronConfig] = ClaimSpec(
     "silu-long-saddle",
     "SiLU gets stuck at a saddle point for a very long time before it converges.",
     source=f"{OBSERVATION_3} ('training gets stuck at saddle points for very long time, "
