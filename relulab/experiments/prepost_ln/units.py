@@ -121,7 +121,11 @@ def unit_views(config: PrePostConfig) -> dict[str, type[UnitView]]:
         >>> views["forward-post"].__name__, views["forward-pre-long"].__name__
         ('Stream', 'Walk')
     """
-    views = {Key.FORWARD_PRE: Stream, Key.FORWARD_POST: Stream, Key.FORWARD_PRE_LONG: Walk}
+    views: dict[Key, type[UnitView]] = {
+        Key.FORWARD_PRE: Stream,
+        Key.FORWARD_POST: Stream,
+        Key.FORWARD_PRE_LONG: Walk,
+    }
     views[Key.INFLUENCE] = Influence
     return {name: views[Key(name)] for name in unit_keys(config)}
 
