@@ -1,6 +1,6 @@
 """Keep the README and the docs pages in step with the committed records.
 
-``python -m relulab.report.docs_sync`` rewrites two generated sections.
+``python -m relulab.docs_sync`` rewrites two generated sections.
 
 **The scorecard** (README, between ``<!-- scorecard:begin -->`` and ``<!-- scorecard:end -->``):
 per experiment its claims by headline standing (:mod:`relulab.records.standing`) at the quick
@@ -64,7 +64,7 @@ BEGIN = "<!-- robustness:begin -->"
 END = "<!-- robustness:end -->"
 PRESET = "quick"  # every experiment has a record at this preset
 PAPER = "paper"  # records only where the paper-preset readings are affordable here
-SYNC_COMMAND = "python -m relulab.report.docs_sync"
+SYNC_COMMAND = "python -m relulab.docs_sync"
 SCORECARD_BEGIN = "<!-- scorecard:begin -->"
 SCORECARD_END = "<!-- scorecard:end -->"
 ROOT = Path(__file__).resolve().parents[1]  # the repository of an editable install
