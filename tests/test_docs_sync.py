@@ -43,6 +43,10 @@ def test_every_experiment_has_a_docs_page():
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_one_marker_pair(path):
+    check_one_marker_pair(path)
+
+
+def check_one_marker_pair(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.count(BEGIN) == 1 and text.count(END) == 1
     assert text.index(BEGIN) < text.index(END)
@@ -53,10 +57,14 @@ def test_one_marker_pair(path):
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_marked_section_matches_the_committed_records(path):
-    expected = expected_sections(ROOT)[path]
+    check_marked_section(path, ROOT)
+
+
+def check_marked_section(path: Path, root: Path) -> None:
+    expected = expected_sections(root)[path]
     found = marked_section(path.read_text(encoding="utf-8"), str(path))
     assert found == expected, (
-        f"{path.relative_to(ROOT)} is out of step with results/robustness/quick: run "
+        f"{path.relative_to(root)} is out of step with results/robustness/quick: run "
         f"`{SYNC_COMMAND}`"
     )
 

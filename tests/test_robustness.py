@@ -79,6 +79,10 @@ def test_every_alternative_passes_the_configs_own_validation(name, preset, confi
     the config's field checks and ``validate()`` with every other field at the preset. A preset
     refused on this machine for a reason of its own (init-training's paper preset without the
     real data sets) must refuse each alternative for that same reason and no other."""
+    check_alternatives_pass_validation(config)
+
+
+def check_alternatives_pass_validation(config) -> None:
     try:
         apply_overrides(config, [])
         refused = None
@@ -306,9 +310,13 @@ def _unit_sources(experiment) -> str:
 def test_judging_fields_are_never_read_by_the_units(name):
     """A ``judging`` field is judged on stored units (robustness re-judges instead of re-running),
     so the modules that compute the units must not read it."""
+    check_judging_fields_unread(get_experiment(name))
+
+
+def check_judging_fields_unread(experiment) -> None:
     import re
 
-    experiment = get_experiment(name)
+    name = experiment.name
     config = next(iter(experiment.presets.values()))
     judging = [f.name for f in dataclasses.fields(config) if f.metadata.get("judging")]
     source = _unit_sources(experiment)

@@ -262,10 +262,14 @@ def test_a_key_set_twice_is_refused():
 
 def test_every_preset_passes_the_generic_checks():
     for experiment in REGISTRY.values():
-        for config in experiment.presets.values():
-            check_fields(config)
-            if experiment.estimate_bytes is not None:
-                assert 0 < experiment.estimate_bytes(config) < 64 * 2**30
+        check_presets_pass_generic_checks(experiment)
+
+
+def check_presets_pass_generic_checks(experiment) -> None:
+    for config in experiment.presets.values():
+        check_fields(config)
+        if experiment.estimate_bytes is not None:
+            assert 0 < experiment.estimate_bytes(config) < 64 * 2**30
 
 
 def test_machine_bounds():

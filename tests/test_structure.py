@@ -139,9 +139,11 @@ def _test_names() -> set[str]:
 def test_every_claim_has_a_positive_and_a_negative_control(name):
     if name not in MIGRATED:
         pytest.skip("study not yet migrated to claim specs")
-    experiment = REGISTRY[name]
+    check_claim_controls(REGISTRY[name], _test_names())
+
+
+def check_claim_controls(experiment, names: set[str]) -> None:
     assert experiment.claims, "the experiment declares no claim specs"
-    names = _test_names()
     missing = [
         f"{spec.test_name}_{kind}"
         for spec in experiment.claims
@@ -155,7 +157,10 @@ def test_every_claim_has_a_positive_and_a_negative_control(name):
 def test_every_unit_key_is_produced_by_plan(name):
     if name not in MIGRATED:
         pytest.skip("study not yet migrated to claim specs")
-    experiment = REGISTRY[name]
+    check_unit_keys_produced_by_plan(REGISTRY[name])
+
+
+def check_unit_keys_produced_by_plan(experiment) -> None:
     assert experiment.unit_keys is not None, "the experiment declares no unit_keys"
     for preset, config in experiment.presets.items():
         planned = {unit.name for unit in experiment.plan(config)}
@@ -167,7 +172,10 @@ def test_every_unit_key_is_produced_by_plan(name):
 def test_every_study_is_a_package(name):
     if name not in MIGRATED:
         pytest.skip("study not yet migrated to claim specs")
-    package = EXPERIMENTS / name.replace("-", "_")
+    check_study_package(EXPERIMENTS / name.replace("-", "_"))
+
+
+def check_study_package(package: Path) -> None:
     missing = [
         module
         for module in STUDY_MODULES
@@ -182,10 +190,12 @@ def test_claim_ids_are_unique_and_analysis_evaluates_specs(name):
     ``CLAIMS``, or the part a config measures) rather than building claims by hand."""
     if name not in MIGRATED:
         pytest.skip("study not yet migrated to claim specs")
-    experiment = REGISTRY[name]
+    check_claim_specs(REGISTRY[name], EXPERIMENTS / name.replace("-", "_"))
+
+
+def check_claim_specs(experiment, package: Path) -> None:
     ids = [spec.id for spec in experiment.claims]
     assert len(ids) == len(set(ids))
-    package = EXPERIMENTS / name.replace("-", "_")
     claims_file = _claims_module(package, "claims")
     assert claims_file, f"{package} has no claims.py or claims/__init__.py"
     assert "evaluate(" in claims_file.read_text(encoding="utf-8"), "analyse must evaluate specs"
@@ -202,7 +212,10 @@ def test_every_claim_says_where_it_fails_and_every_check_why_it_is_one(name):
     """A claim is a statement the experiment's model could fail: it names the setting of the
     simulated system under which it does (its negative control runs that setting). A check says
     why the experiment could not fail it (issue 42)."""
-    experiment = REGISTRY[name]
+    check_counterexamples_and_checks(REGISTRY[name])
+
+
+def check_counterexamples_and_checks(experiment) -> None:
     missing = [s.id for s in experiment.claims if s.kind == "claim" and not s.counterexample]
     assert not missing, f"claims without a counterexample: {missing}"
     for spec in experiment.claims:
@@ -214,7 +227,10 @@ def test_every_claim_says_where_it_fails_and_every_check_why_it_is_one(name):
 def test_every_unit_has_a_declared_view(name):
     """Readers reach a unit's data by declared attribute (issue 42), and the runner checks
     every stored unit against its view before analysing it."""
-    experiment = REGISTRY[name]
+    check_unit_views(REGISTRY[name])
+
+
+def check_unit_views(experiment) -> None:
     assert experiment.unit_views is not None, "the experiment declares no unit_views"
     for preset, config in experiment.presets.items():
         views = experiment.unit_views(config)
@@ -406,7 +422,12 @@ def test_no_config_parameter_is_any_or_unannotated():
 def test_every_study_declares_its_experiment_config_type(name):
     """``EXPERIMENT: Experiment[ItsConfig]`` in the study's ``__init__.py`` (issue 48)."""
     experiment = REGISTRY[name]
-    init = EXPERIMENTS / experiment.plan.__module__.split(".")[2] / "__init__.py"
+    check_experiment_config_type(
+        experiment, EXPERIMENTS / experiment.plan.__module__.split(".")[2] / "__init__.py"
+    )
+
+
+def check_experiment_config_type(experiment, init: Path) -> None:
     declared = [
         ast.unparse(node.annotation)
         for node in ast.parse(init.read_text(encoding="utf-8")).body
