@@ -25,6 +25,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 import torch
@@ -32,6 +33,7 @@ from torch import nn
 
 from relulab import init
 from relulab.errors import describe_error
+from relulab.init.tensor import BiasFree
 from relulab.probe.advice import AdviceList
 from relulab.probe.core import ProbeData, ProbeResult, UnitAxisWarning, probe
 from relulab.probe.datafiles import (
@@ -203,7 +205,7 @@ _CALL_COLUMNS = ["layer", "name", "kind", "units", "unit_axis", "unit_axis_rule"
 
 
 def _probe_quietly(
-    model: nn.Module, data: ProbeData, **options: object
+    model: nn.Module, data: ProbeData, **options: Any
 ) -> tuple[ProbeResult, list[str]]:
     """The probe and the one-line texts of its warnings (the default-rule unit axis)."""
     with warnings.catch_warnings(record=True) as caught:
@@ -293,7 +295,7 @@ _BIAS_FREE_NOTES = ("bias added", "no bias: scaled, not centred", "no bias: weig
 
 
 def _apply_init(
-    model: nn.Module, name: str, data: ProbeData, seed: int, bias_free: init.BiasFree
+    model: nn.Module, name: str, data: ProbeData, seed: int, bias_free: BiasFree
 ) -> list[str]:
     """Apply init ``name`` to ``model`` (nothing for ``"default"``); the bias-free layers it
     handled by ``bias_free``. Raises :class:`~relulab.init.InitNotApplicableError`."""
@@ -315,7 +317,7 @@ def diagnose(
     activation_types: Sequence[type[nn.Module]] = (),
     batch_size: int | None = None,
     progress: Callable[[str, str], None] | None = None,
-    bias_free: init.BiasFree = "error",
+    bias_free: BiasFree = "error",
 ) -> Diagnosis:
     """Probe a fresh model per init (in ``mode``); an init that cannot apply to the model
     (:class:`~relulab.init.InitNotApplicableError`) is skipped and noted. A note that holds
@@ -355,7 +357,8 @@ def diagnose(
         "activation_types": tuple(activation_types),
         "batch_size": batch_size,
     }
-    frames, flags, skipped, names, notes, advice = [], [], {}, {}, [], {}
+    frames: list[pd.DataFrame] = []
+    flags, skipped, names, notes, advice = [], {}, {}, [], {}
     ranks: dict[str, list[str]] = {}
     bias_free_layers: dict[str, list[str]] = {}
     calls = pd.DataFrame(columns=_CALL_COLUMNS)
