@@ -383,9 +383,7 @@ def diagnose(
             ranks.setdefault(rank, []).append(name)
         names.update({layer.index: f"{layer.name} ({layer.kind})" for layer in result.layers})
         advice[name] = result.advice()
-        frame = result.frame
-        frame.insert(0, "init", name)
-        frames.append(frame)
+        frames.append(_with_init(result.frame, name))
         flags.append(table[_FLAG_COLUMNS].assign(init=name))
         if progress is not None:
             progress(name, "probed")
@@ -399,6 +397,12 @@ def diagnose(
     frame = pd.concat(frames, ignore_index=True)
     flag_frame = pd.concat(flags, ignore_index=True)[["init", *_FLAG_COLUMNS]]
     return Diagnosis(frame, mode, names, skipped, calls, notes, flag_frame, advice)
+
+
+def _with_init(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``frame`` with the init's name as its first column (inserted in place)."""
+    frame.insert(0, "init", name)
+    return frame
 
 
 def key_metrics(frame: pd.DataFrame) -> list[str]:
