@@ -124,7 +124,7 @@ def aliased_copies(
     return copies
 
 
-def _gradients(value: Tensor, parameters: list[Tensor]) -> list[Tensor]:
+def _gradients(value: Tensor, parameters: Sequence[Tensor]) -> list[Tensor]:
     """``∂value/∂parameters``, zeros for a parameter the output does not use (as ``vmap``'s
     ``grad`` gives)."""
     grads = torch.autograd.grad(value, parameters, allow_unused=True)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import overload
 
 import torch
 from torch import Tensor
@@ -90,6 +91,10 @@ def philox4x32(counter: Tensor, key: Tensor, rounds: int = 10) -> Tensor:
     return torch.stack((c0, c1, c2, c3), dim=-1)
 
 
+@overload
+def _split(values: Tensor) -> tuple[Tensor, Tensor]: ...
+@overload
+def _split(values: int) -> tuple[int, int]: ...
 def _split(values: Tensor | int) -> tuple[Tensor | int, Tensor | int]:
     """Low and high 32-bit words of non-negative int64 ``values`` (a tensor or an int)."""
     return values & _MASK32, (values >> 32) & _MASK32

@@ -30,8 +30,9 @@ __all__ = ["COUNTER_SCHEMES", "INIT_SCHEMES", "init_weight_stack", "per_network"
 COUNTER_SCHEMES = {"kaiming_normal": 2.0, "lecun_normal": 1.0, "normal": None}
 
 
-def per_network(value: float | Sequence[float] | Tensor, n_networks: int, name: str) -> list:
-    """Broadcast a scalar (or check a sequence) to one entry per network."""
+def per_network(value: object, n_networks: int, name: str) -> list:
+    """Broadcast a scalar (or check a sequence) to one entry per network; a string or a mapping
+    is a scalar, a tensor a sequence of its values."""
     if isinstance(value, Tensor):
         value = value.tolist()
     if isinstance(value, str) or not isinstance(value, Sequence):

@@ -26,10 +26,10 @@ without BatchNorm declares ``manual_backward`` and computes its gradients by han
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from typing import Literal, Protocol, overload
 
 import torch
 from torch import Tensor
@@ -237,7 +237,10 @@ class BatchedMLP(_StackedNetworks):
         """Output, hidden pre-activations (after BatchNorm, if any), every layer's input, and —
         with BatchNorm only — the hidden layers' outputs before it. The lean pass that
         :meth:`loss_and_grads` runs every step: no tensor op beyond the forward itself."""
-        h, preactivations, inputs, before_norm = x, [], [], []
+        h = x
+        preactivations: list[Tensor] = []
+        inputs: list[Tensor] = []
+        before_norm: list[Tensor] = []
         last = len(self.weights) - 1
         for layer, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
             inputs.append(h)
@@ -324,7 +327,7 @@ class _ReLUInPlace(torch.autograd.Function):
         return z
 
     @staticmethod
-    def backward(ctx, grad: Tensor) -> Tensor:
+    def backward(ctx, grad: Tensor) -> Tensor:  # type: ignore[override]  # torch: *grad_outputs
         (out,) = ctx.saved_tensors
         # a gradient that may be someone else's, or a backward that builds a graph
         # (create_graph: the out= form is not differentiable): the ordinary backward
@@ -336,6 +339,12 @@ class _ReLUInPlace(torch.autograd.Function):
 def _relu_in_place(z: Tensor) -> Tensor:
     """ReLU over ``z`` itself where that is safe (a tensor of its own, not a view)."""
     return torch.relu(z) if z._base is not None else _ReLUInPlace.apply(z)
+
+
+class _BlockActivation(Protocol):
+    """The activation of one residual block: ``block`` picks its per-neuron shifts."""
+
+    def __call__(self, z: Tensor, block: int) -> Tensor: ...
 
 
 @dataclass(frozen=True)
@@ -428,9 +437,11 @@ class BatchedResidualToy(_StackedNetworks):
     def _layer_norm(self, h: Tensor) -> Tensor:
         return torch.nn.functional.layer_norm(h, (self.spec.width,), eps=LN_EPS)
 
-    def _run(
-        self, x: Tensor, activate: Callable[[Tensor, int], Tensor], record: bool
-    ) -> Trace | Tensor:
+    @overload
+    def _run(self, x: Tensor, activate: _BlockActivation, record: Literal[False]) -> Tensor: ...
+    @overload
+    def _run(self, x: Tensor, activate: _BlockActivation, record: Literal[True]) -> Trace: ...
+    def _run(self, x: Tensor, activate: _BlockActivation, record: bool) -> Trace | Tensor:
         """The blocks in order (:func:`relulab.nn.residual_block`); a :class:`Trace` if
         ``record``, else only the output (no intermediate kept)."""
         # shared inputs stay (B, d) into the first block: its FC1 is then one 2-D GEMM
@@ -500,11 +511,12 @@ class BatchedResidualToy(_StackedNetworks):
             >>> [b.shape for b in toy.calibrate_shifts_(torch.randn(16, 4))]
             [torch.Size([3, 1, 8]), torch.Size([3, 1, 8])]
         """
-        self.neuron_shifts = []
+        shifts: list[Tensor] = []
+        self.neuron_shifts = shifts  # _activation reads them, block by block, as they are added
 
         def calibrated(z: Tensor, block: int) -> Tensor:
-            self.neuron_shifts.append(centring_shift(z, BATCHED_SAMPLE_DIMS, keepdim=True))
+            shifts.append(centring_shift(z, BATCHED_SAMPLE_DIMS, keepdim=True))
             return self._activation(z, block)
 
         self._run(x, calibrated, record=False)
-        return self.neuron_shifts
+        return shifts

@@ -40,7 +40,7 @@ def _per_network(vector: Tensor, like: Tensor) -> Tensor:
 def _is_dense(tensor: Tensor) -> bool:
     """Whether the tensor's elements fill one block of memory, in any order of dimensions
     (e.g. the MLP's input-major first weight), with no gaps and no overlaps."""
-    order = sorted(range(tensor.dim()), key=lambda dim: -tensor.stride(dim))
+    order = sorted(range(tensor.dim()), key=tensor.stride, reverse=True)  # stable, as -stride
     return tensor.permute(order).is_contiguous()
 
 

@@ -9,6 +9,7 @@ then ``(T, S, …)`` and its curve ``(S, T, …)``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import torch
@@ -40,9 +41,10 @@ def recording_steps(steps: int, every: int | Sequence[int] | np.ndarray) -> np.n
         if grid.size and (grid.min() < 0 or grid.max() > steps):
             raise ValueError(f"recording steps must lie in [0, {steps}]")
         return np.unique(np.concatenate([[0], grid, [steps]]))
-    if every <= 0:
-        raise ValueError(f"record_every must be positive, got {every}")
-    grid = np.arange(0, steps + 1, every)
+    step = cast(int, every)  # a scalar: np.isscalar does not narrow the type
+    if step <= 0:
+        raise ValueError(f"record_every must be positive, got {step}")
+    grid = np.arange(0, steps + 1, step)
     if grid[-1] != steps:
         grid = np.append(grid, steps)
     return grid

@@ -255,6 +255,8 @@ class BatchedSingleNeuron:
     def _loss_and_grads_by_prefix_sums(
         self, sums: _SortedPrefixSums
     ) -> tuple[Tensor, list[Tensor]]:
+        if self.slopes is None:  # __init__ chose this method only with slopes
+            raise RuntimeError("the prefix-sum loss needs a piecewise-linear activation")
         w1, b1, w2, b2 = self.theta.double().unbind(dim=1)
         negative, positive = (
             torch.tensor(v, dtype=torch.float64, device=self.theta.device) for v in self.slopes

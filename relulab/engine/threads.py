@@ -52,10 +52,11 @@ def train_threads(
         >>> train_threads(500_000), train_threads(None) == torch.get_num_threads()
         (1, True)
     """
-    if threads is None or (threads == "auto" and (work_per_step is None or compiled)):
+    if threads is None:
         return torch.get_num_threads()
     if threads == "auto":
-        return 1 if work_per_step < SMALL_STEP_WORK else torch.get_num_threads()
+        small = work_per_step is not None and not compiled and work_per_step < SMALL_STEP_WORK
+        return 1 if small else torch.get_num_threads()
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be 'auto', None or a positive count, got {threads!r}")
     return threads

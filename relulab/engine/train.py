@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 import torch
@@ -416,8 +416,8 @@ def _losses(
 ) -> tuple[Tensor, Any, dict[str, Tensor] | None]:
     """This step's per-network loss, gradients (``None`` after the last step) and, for a problem
     that records in the same pass, its observations."""
-    if in_one_pass:
-        return problem.recording_step(with_grads=step < steps)
+    if in_one_pass:  # isinstance(problem, RecordsInOnePass), checked once before the loop
+        return cast(RecordsInOnePass, problem).recording_step(with_grads=step < steps)
     if step < steps:
         loss, grads = problem.loss_and_grads()
         return loss, grads, None

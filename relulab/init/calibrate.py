@@ -279,10 +279,10 @@ def _register(session: _Session, blocks: list[WeightBlock]) -> list[Any]:
         else:
             attentions.setdefault(id(block.hook_module), (block.hook_module, []))[1].append(block)
     for module, group in attentions.values():
-        pre = partial(_attention_pre, session, group)
-        handles.append(module.register_forward_pre_hook(pre, with_kwargs=True))
-        post = partial(_attention_post, session, group)
-        handles.append(module.register_forward_hook(post, with_kwargs=True))
+        attention_pre = partial(_attention_pre, session, group)
+        handles.append(module.register_forward_pre_hook(attention_pre, with_kwargs=True))
+        attention_post = partial(_attention_post, session, group)
+        handles.append(module.register_forward_hook(attention_post, with_kwargs=True))
     return handles
 
 

@@ -144,7 +144,9 @@ def check_finite_values(scheme: str, values: Mapping[str, Tensor | None]) -> Non
         ValueError: rai_ would leave 1 non-finite value (NaN or ±inf) of 1 in weight...
     """
     for name, tensor in values.items():
-        bad = 0 if tensor is None else non_finite_count(tensor)
+        if tensor is None:
+            continue
+        bad = non_finite_count(tensor)
         if bad:
             plural = "" if bad == 1 else "s"
             raise ValueError(

@@ -145,9 +145,9 @@ def _check_layer(weight: Tensor, bias: object) -> None:
     if bias is not None and (
         not isinstance(bias, Tensor) or tuple(bias.shape) != (weight.shape[0],)
     ):
-        shape = tuple(bias.shape) if isinstance(bias, Tensor) else type(bias).__name__
+        got = tuple(bias.shape) if isinstance(bias, Tensor) else type(bias).__name__
         raise ValueError(
             f"correlated_: the bias must be None or have shape ({weight.shape[0]},) to match "
-            f"the weight {tuple(weight.shape)}, got {shape}; the scheme's parameters "
+            f"the weight {tuple(weight.shape)}, got {got}; the scheme's parameters "
             "(sigma_w2=, k=, …) go by keyword"
         )

@@ -77,13 +77,15 @@ def _join_tensors(tensors: list[Tensor], key: str = "") -> Tensor:
 
 
 def _join(batches: list[Batch]) -> Batch:
-    if all(isinstance(b, Tensor) for b in batches):
-        return _join_tensors(batches)
-    if not all(isinstance(b, Mapping) for b in batches):
+    tensors = [b for b in batches if isinstance(b, Tensor)]
+    if len(tensors) == len(batches):
+        return _join_tensors(tensors)
+    mappings = [b for b in batches if isinstance(b, Mapping)]
+    if len(mappings) != len(batches):
         raise TypeError("the batches mix tensors and mappings")
     joined: dict[str, Any] = {}
-    for key, first in batches[0].items():
-        values = [b[key] for b in batches]
+    for key, first in mappings[0].items():
+        values = [b[key] for b in mappings]
         joined[key] = _join_tensors(values, key) if isinstance(first, Tensor) else first
     return joined
 
@@ -111,6 +113,7 @@ def gather_batches(
         >>> gather_batches([{"x": torch.zeros(1, 2)}] * 3)["x"].shape
         torch.Size([3, 2])
     """
+    batches: list[Any]  # each a batch, or an (input, …) tuple for take
     if isinstance(data, Tensor | Mapping):
         batches = [data]
     else:

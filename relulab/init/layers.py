@@ -39,6 +39,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import torch
 from torch import Tensor, nn
@@ -217,7 +218,10 @@ class WeightBlock:
         if self.bias is not None:
             return
         weight = self.parameter
-        size = 3 * self.module.embed_dim if self.role == "in_proj" else self.shape[0]
+        if self.role == "in_proj":  # the module is an attention: its bias covers q, k and v
+            size = 3 * cast(nn.MultiheadAttention, self.module).embed_dim
+        else:
+            size = self.shape[0]
         bias = nn.Parameter(torch.zeros(size, dtype=weight.dtype, device=weight.device))
         setattr(self.module, self._bias_param, bias)
 

@@ -43,8 +43,8 @@ all schemes live in :mod:`relulab.init.schemes`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import torch
 from torch import Tensor, nn
@@ -118,7 +118,9 @@ def parameter_layers(model: nn.Module, data: Data | None = None) -> list[tuple[s
     return list(ordered.values())
 
 
-def check_biases(scheme: str, layers: list[tuple[str, nn.Module]], hint: str = "") -> None:
+def check_biases(
+    scheme: str, layers: Sequence[tuple[str, nn.Module] | WeightBlock], hint: str = ""
+) -> None:
     """Raise :class:`~relulab.init.InitNotApplicableError` naming the layers without a bias, for a
     scheme that sets every bias.
 
@@ -149,7 +151,9 @@ def _label(layer: tuple[str, nn.Module] | WeightBlock) -> str:
 
 
 def _bias_of(layer: tuple[str, nn.Module] | WeightBlock) -> Tensor | None:
-    return layer.bias if isinstance(layer, WeightBlock) else layer[1].bias
+    if isinstance(layer, WeightBlock):
+        return layer.bias
+    return cast("Tensor | None", layer[1].bias)  # torch types a module attribute | Module
 
 
 def capture(model: nn.Module, module: nn.Module, data: Data, what: str = "output") -> Tensor:
@@ -265,10 +269,10 @@ def rescale_layer_(
         >>> torch.allclose(layer(x).mean(dim=0), torch.zeros(4), atol=1e-5)
         True
     """
-    if centre and bias is None:
-        raise ValueError("centring sets the bias: the layer needs one")
     sample_dims = (batch_dims,) + tuple(range(batch_dims + 2, output.dim()))
     if centre:
+        if bias is None:
+            raise ValueError("centring sets the bias: the layer needs one")
         mean = output.mean(dim=sample_dims)
         bias.sub_(mean)
         output = output - _right_pad(mean.unsqueeze(batch_dims), output.dim())

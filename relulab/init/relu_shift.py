@@ -59,16 +59,18 @@ def analytic_relu_shift(
         >>> round(analytic_relu_shift(scheme="torch_default"), 4)
         0.2303
     """
-    if (pre_activation_std is None) == (scheme is None):
+    if scheme is None:
+        if pre_activation_std is None:
+            raise ValueError("give exactly one of pre_activation_std and scheme")
+        return pre_activation_std / math.sqrt(2 * math.pi)
+    if pre_activation_std is not None:
         raise ValueError("give exactly one of pre_activation_std and scheme")
-    if scheme is not None:
-        variance = FAN_IN_VARIANCE.get(scheme)
-        if variance is None:
-            raise ValueError(
-                f"no analytic shift for {scheme!r}; choose from {', '.join(FAN_IN_VARIANCE)}"
-            )
-        pre_activation_std = math.sqrt(variance * input_second_moment)
-    return pre_activation_std / math.sqrt(2 * math.pi)
+    variance = FAN_IN_VARIANCE.get(scheme)
+    if variance is None:
+        raise ValueError(
+            f"no analytic shift for {scheme!r}; choose from {', '.join(FAN_IN_VARIANCE)}"
+        )
+    return math.sqrt(variance * input_second_moment) / math.sqrt(2 * math.pi)
 
 
 def _check_input(name: str, z: Tensor) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields, replace
+from typing import cast
 
 import pandas as pd
 from torch import Tensor, nn
@@ -132,16 +133,17 @@ def layer_report(
         'Linear'
     """
     bias = getattr(layer, "bias", None)
+    weight = cast(Tensor, layer.weight)  # a layer's weight is a tensor; torch types it | Module
     return LayerReport(
         name,
         type(layer).__name__,
         scheme,
-        float(layer.weight.detach().std()),
+        float(weight.detach().std()),
         None if bias is None else float(bias.detach().mean()),
         None if output is None else float(output.mean()),
         None if output is None else float(output.square().mean()),
         iterations,
-        tuple(layer.weight.shape),
+        tuple(weight.shape),
     )
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from torch import Tensor, nn
@@ -56,6 +56,7 @@ from relulab.init.rai import raai_, rai_
 from relulab.init.report import block_report, complete_report
 from relulab.init.tensor import (
     BiasFree,
+    Draw,
     kaiming_normal_,
     kaiming_uniform_,
     lecun_normal_,
@@ -129,7 +130,7 @@ class Scheme:
         weight: Tensor,
         bias: Tensor | None,
         generator: torch.Generator | None = None,
-        **options: float,
+        **options: Any,
     ) -> None:
         """Initialise one layer in place: the weight by the scheme, the bias by its rule.
 
@@ -149,7 +150,7 @@ class Scheme:
             bias.zero_()
 
 
-_FLOAT64 = "float64"  # the registry's draw: float32 and float64 networks get the same numbers
+_FLOAT64: Draw = "float64"  # the registry's draw: float32 and float64 networks get the same numbers
 
 _ALL = (
     Scheme(
@@ -395,13 +396,12 @@ def apply_init_(
         2
     """
     chosen = get_scheme(scheme)
-    if not chosen.data_dependent:
+    apply = chosen.apply  # None: a per-tensor scheme (chosen.data_dependent is False)
+    if apply is None:
         return init_model_(
             model, scheme, generator, include=include, exclude=exclude, bias_free=bias_free
         )
     if data is None:
         raise ValueError(f"{scheme!r} is data-dependent: give the data to measure")
     options = {"bias_free": bias_free} if chosen.requires_bias else {}
-    return chosen.apply(
-        model, data, generator=generator, include=include, exclude=exclude, **options
-    )
+    return apply(model, data, generator=generator, include=include, exclude=exclude, **options)

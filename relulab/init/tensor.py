@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import torch
 from torch import Tensor
@@ -80,6 +80,9 @@ from torch.nn.init import (  # noqa: F401
 )
 
 from relulab.init.checks import check_finite_numbers
+
+if TYPE_CHECKING:  # torch's stubs type these names as Literals (private aliases, stubs only)
+    from torch.nn.init import _FanMode, _NonlinearityType
 
 __all__ = [
     "BIAS_FREE",
@@ -206,10 +209,15 @@ def _is_empty(tensor: Tensor) -> bool:
     return True
 
 
+def _torch_names(mode: str, nonlinearity: str) -> tuple[_FanMode, _NonlinearityType]:
+    """``mode`` and ``nonlinearity`` as torch's stubs type them (Literals); torch checks them."""
+    return cast("_FanMode", mode), cast("_NonlinearityType", nonlinearity)
+
+
 def _kaiming_gain(a: float, nonlinearity: str, gain: float | None) -> float:
     """torch's ``calculate_gain(nonlinearity, a)``, or ``gain`` when given directly."""
     if gain is None:
-        return calculate_gain(nonlinearity, a)
+        return calculate_gain(cast("_NonlinearityType", nonlinearity), a)  # torch checks it
     if a != 0 or nonlinearity != "leaky_relu":
         raise ValueError("give the gain either directly (gain=) or through a and nonlinearity")
     return gain
@@ -360,7 +368,9 @@ def kaiming_normal_(
     if _is_empty(tensor):
         return tensor
     if draw == "torch" and gain is None:
-        return torch.nn.init.kaiming_normal_(tensor, a, mode, nonlinearity, generator)
+        return torch.nn.init.kaiming_normal_(
+            tensor, a, *_torch_names(mode, nonlinearity), generator
+        )
     std = _kaiming_std(tensor, a, mode, nonlinearity, gain)
     if draw == "float64":
         return _fill_normal(tensor, std, generator)
@@ -406,7 +416,9 @@ def kaiming_uniform_(
     if _is_empty(tensor):
         return tensor
     if draw == "torch" and gain is None:
-        return torch.nn.init.kaiming_uniform_(tensor, a, mode, nonlinearity, generator)
+        return torch.nn.init.kaiming_uniform_(
+            tensor, a, *_torch_names(mode, nonlinearity), generator
+        )
     if draw == "float64":
         g = _kaiming_gain(a, nonlinearity, gain)
         return _fill_uniform(tensor, g * math.sqrt(3.0 / _fan(tensor, mode)), generator)

@@ -277,9 +277,9 @@ def layer_kind(module: nn.Module) -> LayerKind | None:
         if isinstance(module, kind.modules) or _is_duck(module, kind):
             return kind
     for base in type(module).__mro__:
-        kind = _LAYER_BY_CLASS.get(_qualified_name(base))
-        if kind is not None:
-            return kind
+        by_name = _LAYER_BY_CLASS.get(_qualified_name(base))
+        if by_name is not None:
+            return by_name
     return None
 
 

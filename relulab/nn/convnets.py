@@ -54,7 +54,11 @@ def channels(base: int, width: float) -> int:
 
 
 def _conv(
-    c_in: int, c_out: int, kernel: int, stride: int = 1, padding: int | tuple[int, ...] = 0
+    c_in: int,
+    c_out: int,
+    kernel: int,
+    stride: int = 1,
+    padding: int | tuple[int, int, int, int] = 0,  # (left, right, top, bottom)
 ) -> nn.Module:
     """A convolution with reflection padding (``nn.ReflectionPad2d`` then a valid conv)."""
     conv = nn.Conv2d(c_in, c_out, kernel, stride=stride)

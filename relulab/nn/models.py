@@ -21,7 +21,7 @@ def activation_module(name: str, relu_shift: float = 0.0, leaky_slope: float = 0
     """The ``nn.Module`` for an activation name; ReLU with a shift becomes :class:`ReLUMinusB`."""
     if relu_shift and name != "relu":
         raise ValueError("relu_shift applies to the ReLU activation only")
-    modules = {
+    modules: dict[str, Callable[[], nn.Module]] = {
         "relu": lambda: ReLUMinusB(relu_shift) if relu_shift else nn.ReLU(),
         "leaky_relu": lambda: nn.LeakyReLU(leaky_slope),
         "silu": nn.SiLU,

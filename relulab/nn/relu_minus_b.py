@@ -23,6 +23,8 @@ class ReLUMinusB(nn.Module):
     mean); :func:`relulab.init.calibrate_relu_shift_` measures a per-feature shift on data.
     """
 
+    b: Tensor  # a buffer (register_buffer below); declared so mypy sees a Tensor
+
     def __init__(self, b: float | Tensor = 0.0) -> None:
         super().__init__()
         # float64 keeps a Python float exact; forward casts to the activation's dtype

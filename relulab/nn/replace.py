@@ -24,6 +24,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from torch import Tensor, nn
 
@@ -251,11 +252,13 @@ def restore_activations(model: nn.Module, record: Replaced) -> None:
     record.undo()
 
 
-def _checked_types(types: Sequence[type[nn.Module]]) -> tuple[type[nn.Module], ...]:
-    types = tuple(types) if not isinstance(types, type) else (types,)
-    if not types or not all(isinstance(t, type) and issubclass(t, nn.Module) for t in types):
-        raise TypeError(f"types must be nn.Module classes, got {types!r}")
-    return types
+def _checked_types(
+    types: type[nn.Module] | Sequence[type[nn.Module]],
+) -> tuple[type[nn.Module], ...]:
+    checked = (types,) if isinstance(types, type) else tuple(types)
+    if not checked or not all(isinstance(t, type) and issubclass(t, nn.Module) for t in checked):
+        raise TypeError(f"types must be nn.Module classes, got {checked!r}")
+    return checked
 
 
 def _sites(
@@ -304,7 +307,8 @@ def _new_module(
         return copy.deepcopy(factory_or_module)
     if isinstance(factory_or_module, type) and issubclass(factory_or_module, nn.Module):
         return factory_or_module()
-    new = factory_or_module(name, original)
+    factory = cast(ModuleFactory, factory_or_module)  # neither a module nor a module class
+    new = factory(name, original)
     if not isinstance(new, nn.Module):
         raise TypeError(f"the factory returned {type(new).__name__} for {name!r}, not a module")
     return new

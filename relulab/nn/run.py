@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor, nn
@@ -47,7 +47,10 @@ def to_device(batch: Any, device: torch.device | None) -> Any:
     if isinstance(batch, Tensor):
         return batch.to(device)
     if isinstance(batch, Mapping):
-        return type(batch)({key: to_device(value, device) for key, value in batch.items()})
+        # the mapping's own type, built from a dict (dict, BatchEncoding, …); Mapping has no
+        # constructor in its type, hence the cast
+        rebuild = cast(Any, type(batch))
+        return rebuild({key: to_device(value, device) for key, value in batch.items()})
     if isinstance(batch, tuple | list):
         return type(batch)(to_device(value, device) for value in batch)
     return batch

@@ -25,6 +25,12 @@ Parameterisation = Literal["standard", "reparam"]
 class SingleNeuron(nn.Module):
     """One hidden neuron, scalar input and output; see the module docstring for the formulas."""
 
+    # parameters registered by setattr in __init__; declared so mypy sees them as tensors
+    w1: nn.Parameter
+    b1: nn.Parameter
+    w2: nn.Parameter
+    b2: nn.Parameter
+
     def __init__(
         self,
         w1: float = 1.0,

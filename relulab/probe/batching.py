@@ -111,7 +111,7 @@ def unit_rows(tensor: Tensor, unit_axis: int, mask: Tensor | None = None) -> Ten
     axis = unit_axis % tensor.dim()
     units = tensor.shape[axis]
     token_axis = _token_axis(tensor, axis, mask)
-    if token_axis is None:
+    if token_axis is None or mask is None:  # (no mask: no token axis)
         return tensor.movedim(axis, -1).reshape(-1, units)
     moved = tensor.movedim((0, token_axis, axis), (0, 1, -1))
     return moved[mask.to(device=tensor.device, dtype=torch.bool)].reshape(-1, units)
@@ -127,7 +127,7 @@ def zero_padding(tensor: Tensor, unit_axis: int, mask: Tensor | None) -> Tensor:
         [[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
     """
     token_axis = _token_axis(tensor, unit_axis, mask)
-    if token_axis is None:
+    if token_axis is None or mask is None:  # (no mask: no token axis)
         return tensor
     shape = [1] * tensor.dim()
     shape[0], shape[token_axis] = mask.shape
@@ -188,8 +188,8 @@ class LayerAccumulator:
         self.count += rows.shape[0]
         self.samples += batch_size
         self.rows_aligned = self.rows_aligned and z.shape[0] == batch_size
-        if self.z_sum is None:
-            self.z_sum, self.z_sq_sum, self.z_max, self.z_min = sums
+        if self.z_sum is None or self.z_sq_sum is None or self.z_max is None or self.z_min is None:
+            self.z_sum, self.z_sq_sum, self.z_max, self.z_min = sums  # the first batch: all four
             return
         self.z_sum += sums[0]
         self.z_sq_sum += sums[1]

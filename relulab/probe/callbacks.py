@@ -101,20 +101,24 @@ def _lightning_base() -> type:
     try:
         from lightning.pytorch import Callback
     except ImportError:
-        try:
-            from pytorch_lightning import Callback
-        except ImportError:
-            raise ImportError(
-                "RelulabLightningCallback needs PyTorch Lightning: pip install 'relulab[lightning]'"
-            ) from None
-    return Callback
+        pass
+    else:
+        return Callback
+    try:
+        from pytorch_lightning import Callback as LegacyCallback
+    except ImportError:
+        raise ImportError(
+            "RelulabLightningCallback needs PyTorch Lightning: pip install 'relulab[lightning]'"
+        ) from None
+    return LegacyCallback
 
 
 @functools.cache
 def _lightning_callback() -> type:
     Callback = _lightning_base()
 
-    class RelulabLightningCallback(_MonitorHolder, Callback):
+    # a base class found at run time, which mypy cannot check
+    class RelulabLightningCallback(_MonitorHolder, Callback):  # type: ignore[misc, valid-type]
         """A Lightning ``Callback`` that runs a :class:`~relulab.probe.Monitor` on the
         ``LightningModule`` being fitted.
 

@@ -353,6 +353,8 @@ def _run_batches(
             if loss_fn == "model":
                 loss = _model_loss(output)
             else:
+                if targets is None or isinstance(loss_fn, str):  # _check_request refused these
+                    raise ProbeError("a loss_fn measures gradients with targets, or is 'model'")
                 prediction = _output_tensor(output)
                 target = targets[start : start + step].to(prediction.device)
                 reduction = reduction or _loss_reduction(loss_fn, prediction, target)

@@ -19,6 +19,7 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import torch
@@ -308,7 +309,9 @@ def _read_member(
     return _Read(_first_samples(part), shape[0] if shape else None)
 
 
-def _rows_to_read(shape: tuple[int, ...], fortran: bool, samples: int) -> tuple[int, str]:
+def _rows_to_read(
+    shape: tuple[int, ...], fortran: bool, samples: int
+) -> tuple[int, Literal["C", "F"]]:
     """How many rows of an array of ``shape`` to read, and their order: the first
     ``samples`` of a C-order array, all of a Fortran-order one."""
     if not shape:

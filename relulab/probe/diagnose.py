@@ -25,6 +25,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 import torch
@@ -32,6 +33,7 @@ from torch import nn
 
 from relulab import init
 from relulab.errors import describe_error
+from relulab.init.tensor import BiasFree
 from relulab.probe.advice import AdviceList
 from relulab.probe.core import ProbeData, ProbeResult, UnitAxisWarning, probe
 from relulab.probe.datafiles import (
@@ -203,7 +205,7 @@ _CALL_COLUMNS = ["layer", "name", "kind", "units", "unit_axis", "unit_axis_rule"
 
 
 def _probe_quietly(
-    model: nn.Module, data: ProbeData, **options: object
+    model: nn.Module, data: ProbeData, **options: Any
 ) -> tuple[ProbeResult, list[str]]:
     """The probe and the one-line texts of its warnings (the default-rule unit axis)."""
     with warnings.catch_warnings(record=True) as caught:
@@ -293,7 +295,7 @@ _BIAS_FREE_NOTES = ("bias added", "no bias: scaled, not centred", "no bias: weig
 
 
 def _apply_init(
-    model: nn.Module, name: str, data: ProbeData, seed: int, bias_free: init.BiasFree
+    model: nn.Module, name: str, data: ProbeData, seed: int, bias_free: BiasFree
 ) -> list[str]:
     """Apply init ``name`` to ``model`` (nothing for ``"default"``); the bias-free layers it
     handled by ``bias_free``. Raises :class:`~relulab.init.InitNotApplicableError`."""
@@ -315,7 +317,7 @@ def diagnose(
     activation_types: Sequence[type[nn.Module]] = (),
     batch_size: int | None = None,
     progress: Callable[[str, str], None] | None = None,
-    bias_free: init.BiasFree = "error",
+    bias_free: BiasFree = "error",
 ) -> Diagnosis:
     """Probe a fresh model per init (in ``mode``); an init that cannot apply to the model
     (:class:`~relulab.init.InitNotApplicableError`) is skipped and noted. A note that holds
@@ -355,7 +357,8 @@ def diagnose(
         "activation_types": tuple(activation_types),
         "batch_size": batch_size,
     }
-    frames, flags, skipped, names, notes, advice = [], [], {}, {}, [], {}
+    frames: list[pd.DataFrame] = []
+    flags, skipped, names, notes, advice = [], {}, {}, [], {}
     ranks: dict[str, list[str]] = {}
     bias_free_layers: dict[str, list[str]] = {}
     calls = pd.DataFrame(columns=_CALL_COLUMNS)
@@ -380,9 +383,7 @@ def diagnose(
             ranks.setdefault(rank, []).append(name)
         names.update({layer.index: f"{layer.name} ({layer.kind})" for layer in result.layers})
         advice[name] = result.advice()
-        frame = result.frame
-        frame.insert(0, "init", name)
-        frames.append(frame)
+        frames.append(_with_init(result.frame, name))
         flags.append(table[_FLAG_COLUMNS].assign(init=name))
         if progress is not None:
             progress(name, "probed")
@@ -396,6 +397,12 @@ def diagnose(
     frame = pd.concat(frames, ignore_index=True)
     flag_frame = pd.concat(flags, ignore_index=True)[["init", *_FLAG_COLUMNS]]
     return Diagnosis(frame, mode, names, skipped, calls, notes, flag_frame, advice)
+
+
+def _with_init(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``frame`` with the init's name as its first column (inserted in place)."""
+    frame.insert(0, "init", name)
+    return frame
 
 
 def key_metrics(frame: pd.DataFrame) -> list[str]:

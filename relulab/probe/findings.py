@@ -168,13 +168,13 @@ def _finite(layer: MeasuredCall, metric: str) -> float | None:
 
 #: A finder: from the calls and a threshold, the values that cross it by call, and the
 #: reference values they are compared with (a decay's first calls), by call.
-Finder = Callable[[list["MeasuredCall"], float], tuple[dict[str, float], dict[str, float]]]
+Finder = Callable[[Sequence["MeasuredCall"], float], tuple[dict[str, float], dict[str, float]]]
 
 
 def _at_or_above(metric: str, families: Sequence[str] | None = None) -> Finder:
     """A finder: the calls (of ``families``) whose ``metric`` is at or above the threshold."""
 
-    def find(layers: list[MeasuredCall], threshold: float) -> tuple[dict, dict]:
+    def find(layers: Sequence[MeasuredCall], threshold: float) -> tuple[dict, dict]:
         chosen = [layer for layer in layers if families is None or layer.family in families]
         values = {layer.name: _finite(layer, metric) for layer in chosen}
         return {name: v for name, v in values.items() if v is not None and v >= threshold}, {}
@@ -182,15 +182,15 @@ def _at_or_above(metric: str, families: Sequence[str] | None = None) -> Finder:
     return find
 
 
-def _decayed(layers: list[MeasuredCall], threshold: float) -> tuple[dict, dict]:
+def _decayed(layers: Sequence[MeasuredCall], threshold: float) -> tuple[dict, dict]:
     """Per kind of activation (``ReLU``, ``GELUActivation``, …: a transformer's pooler is not
     the next layer of its MLPs), the later calls whose sample-variance share is below both the
     threshold and the first call's, and those first calls (the references)."""
     below: dict[str, float] = {}
     references: dict[str, float] = {}
     for kind in dict.fromkeys(layer.kind for layer in layers):
-        shares = [(layer.name, _finite(layer, SHARE)) for layer in layers if layer.kind == kind]
-        shares = [(name, value) for name, value in shares if value is not None]
+        found = [(layer.name, _finite(layer, SHARE)) for layer in layers if layer.kind == kind]
+        shares = [(name, value) for name, value in found if value is not None]
         if len(shares) < 2:
             continue
         (first, reference), later = shares[0], shares[1:]
@@ -274,7 +274,10 @@ def flag_inputs(inputs: Sequence[InputScale], thresholds: AdviceThresholds) -> F
     Returns:
         A :class:`Flagged` (its threshold the first aspect's that was crossed), or ``None``.
     """
-    parts, statistics, limits, measured = [], [], [], {}
+    parts: list[str] = []
+    statistics: list[str] = []
+    limits: list[float] = []
+    measured: dict[str, float] = {}
     for statistic, name, attribute, text in INPUT_CHECKS:
         limit = getattr(thresholds, name)
         chosen = [

@@ -202,9 +202,10 @@ class CallRecorder(TorchFunctionMode):
         function, axis = producer
         weight = bias = None
         if function in PRODUCER_ARGUMENTS:  # F.linear(x, W, b); addmm(b, x, W): W stored (in, out)
-            (w_position, w_name), (b_position, b_name) = PRODUCER_ARGUMENTS[function]
+            (w_position, w_name), bias_argument = PRODUCER_ARGUMENTS[function]
             weight = _argument(args, kwargs, w_position, w_name)
-            bias = _argument(args, kwargs, b_position, b_name)
+            if bias_argument is not None:  # a layer kind may declare no bias argument
+                bias = _argument(args, kwargs, *bias_argument)
         layout = WEIGHTED_PRODUCERS.get(function)
         path = self._caller_path()
         self._remember(make_producer(path, function, axis, output, weight, bias, layout))

@@ -218,10 +218,11 @@ class Recorder(TorchFunctionMode):
     # -- modules ------------------------------------------------------------------------------
     def _pre(self, module: nn.Module, args: tuple, kwargs: dict) -> None:
         call = None
-        if id(module) in self.activations:
+        family = self.families.get(id(module))
+        if family is not None:  # an activation (self.activations holds exactly these)
             z = args[0] if args else next(iter(kwargs.values()), None)
             key = (self.names.get(id(module), ""), None)
-            call = self._open(key, self.families[id(module)], z)
+            call = self._open(key, family, z)
         self._stack.append((module, call))
 
     def _post(self, module: nn.Module, args: tuple, output: Any) -> None:
@@ -377,6 +378,8 @@ def _non_finite_statistics(call: _Call, effective_rank: bool) -> dict[str, float
 
 
 def _histogram(call: _Call, r: dict[str, Tensor]) -> Histogram:
+    if call.edges is None:
+        raise ProbeError(f"activation call {call.name} has no histogram edges")
     low, high = call.edges
     mean, variance = r["z_mean"], r["z_var"]
     return Histogram(

@@ -407,7 +407,7 @@ class Monitor:
         batch, mask = self._device_batch()
         recorder = Recorder(
             self.model,
-            self.config.activation_types,
+            tuple(self.config.activation_types),  # a tuple already (MonitorConfig makes it one)
             self.config.unit_axis,
             keep_rows=self.config.effective_rank,
             mask=mask,

@@ -76,17 +76,16 @@ def monitor_advice(
         ("unstandardised_inputs", flag_inputs(inputs, AdviceThresholds())),
     ]
     deaths = {}
-    if thresholds.dead_fraction is not None:
-        deaths = units_died(history, learning_rates, thresholds.dead_fraction)
+    limit = thresholds.dead_fraction
+    if limit is not None:
+        deaths = units_died(history, learning_rates, limit)
         deaths = {layer: death for layer, death in deaths.items() if layer in last.statistics}
-    if deaths:
+    if deaths and limit is not None:  # (deaths are only found with a limit)
         detail = "units died during training, " + deaths_text(deaths.values())
         values = {layer: death.value_after for layer, death in deaths.items()}
         families = frozenset(last.families[layer] for layer in deaths)
-        flagged = Flagged(
-            tuple(deaths), "dead_fraction", values, thresholds.dead_fraction, families, detail
-        )
-        flags.append(("units_died", flagged))
+        died = Flagged(tuple(deaths), "dead_fraction", values, limit, families, detail)
+        flags.append(("units_died", died))
     flags += _crossing_flags(last, set(deaths), thresholds)
     for finding, flagged in flags:
         if flagged is None:

@@ -76,7 +76,7 @@ from relulab.nn.statistics import (
     unit_states_from_extremes,
 )
 from relulab.probe.advice import AdviceList, advise
-from relulab.probe.batching import LayerAccumulator
+from relulab.probe.batching import LayerAccumulator, ProbeError
 from relulab.probe.findings import AdviceThresholds
 from relulab.probe.upstream import InputScale
 
@@ -372,7 +372,9 @@ def _rank_metrics(rows: Tensor, prefix: str) -> dict[str, float]:
     return {
         f"{prefix}_uncentred": effective_rank(rows, centred=False),
         f"{prefix}_centred": effective_rank(rows, centred=True),
-        f"{prefix}_centred_cap": float(effective_rank_cap(*rows.shape, centred=True)),
+        f"{prefix}_centred_cap": float(
+            effective_rank_cap(rows.shape[0], rows.shape[1], centred=True)
+        ),
     }
 
 
@@ -426,8 +428,11 @@ def layer_metrics(acc: LayerAccumulator, features: np.ndarray | None) -> dict[st
     """
     if not accumulated_finite(acc):
         return _non_finite_metrics(acc, features)
-    mean, variance = sample_moments_from_sums(acc.z_sum, acc.z_sq_sum, acc.count)
-    states = unit_states_from_extremes(acc.z_min, acc.z_max)
+    z_sum, z_sq_sum, z_min, z_max = acc.z_sum, acc.z_sq_sum, acc.z_min, acc.z_max
+    if z_sum is None or z_sq_sum is None or z_min is None or z_max is None:
+        raise ProbeError(f"activation call {acc.name} has no measured batch")
+    mean, variance = sample_moments_from_sums(z_sum, z_sq_sum, acc.count)
+    states = unit_states_from_extremes(z_min, z_max)
     named = (
         states.fractions(torch.float64)
         if acc.family == "rectifier"
@@ -435,7 +440,7 @@ def layer_metrics(acc: LayerAccumulator, features: np.ndarray | None) -> dict[st
     )
     m2, v2 = squared_mean_and_variance(mean, variance, reduce="mean")
     metrics = {key: float(value) for key, value in named.items()}
-    if acc.h_sum is not None:
+    if acc.h_sum is not None and acc.h_sq_sum is not None:  # set together, by add_output
         h_mean, h_variance = sample_moments_from_sums(acc.h_sum, acc.h_sq_sum, acc.count)
         metrics["delta"] = float(delta_from_means(h_mean))
         metrics["delta_relative"] = float(relative_delta(h_mean, h_variance))

@@ -127,7 +127,8 @@ def execute(
     """
     with contextlib.ExitStack() as stack:
         if executor is None:
-            executor = stack.enter_context(make_executor(quiet=quiet))
+            made: Executor = make_executor(quiet=quiet)  # the protocol, not a union of three
+            executor = stack.enter_context(made)
         (outcome,) = execute_runs([run], executor, quiet=quiet, warn=warn, robustness=robustness)
     if outcome.error is not None:
         raise outcome.error

@@ -202,7 +202,7 @@ def prepare_robustness(
         record_keys=keys,
         allow_dirty=allow_dirty,
     )
-    grid = {key: [] for key in keys}
+    grid: dict[str, list[str]] = {key: [] for key in keys}
     for v in variants:
         for item in v.overrides:
             field, _, text = item.partition("=")

@@ -20,6 +20,7 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from relulab.engine.checkpoint import CHECKPOINT_DIRNAME
@@ -27,6 +28,7 @@ from relulab.files import TEMP_PREFIX
 from relulab.records.robustness import ROBUSTNESS_FILENAME
 from relulab.store import STORE_FILENAME, SWEEP_FILENAME, RunStore, StoreError, read_sweep_record
 
+fcntl: ModuleType | None  # None where the platform has no fcntl
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows

@@ -164,8 +164,9 @@ def _check_sweep_dir(
             f"--out {out} holds a {kind} of {stored.experiment!r}, not {experiment!r}; "
             "choose another"
         )
-    asked = {"preset": preset or stored.preset, "--set": sorted(fixed)}
-    held = {"preset": stored.preset or preset, "--set": sorted(stored.fixed)}  # '': not recorded
+    # a preset of '' was not recorded; the grid joins these below
+    asked: dict[str, object] = {"preset": preset or stored.preset, "--set": sorted(fixed)}
+    held: dict[str, object] = {"preset": stored.preset or preset, "--set": sorted(stored.fixed)}
     differs = [key for key in asked if asked[key] != held[key]]
     if grid is not None and not _widens(grid, stored.grid):
         asked["--grid"], held["--grid"] = grid, dict(stored.grid)
@@ -262,7 +263,9 @@ def prepare_points(
             same setting; and whatever :func:`~relulab.runner.prepare_run` raises.
     """
     experiment = get_experiment(name)
-    points, runs, seen = [], [], {}
+    points: list[SweepPoint] = []
+    runs: list[PreparedRun] = []
+    seen: dict[str, str] = {}  # point name → its overrides
     for index, overrides in enumerate(point_overrides):
         try:
             config = apply_overrides(

@@ -65,6 +65,7 @@ from scipy.optimize import brentq
 from scipy.special import ndtr, roots_jacobi
 
 from relulab.theory.correlated import covariance_coefficients
+from relulab.theory.kernels import ArrayLike
 
 __all__ = [
     "APPROXIMATIONS",
@@ -153,9 +154,7 @@ def beta_quadrature(alpha: float = 2.0, n: int = 48) -> tuple[np.ndarray, np.nda
     return (1.0 + x) / 2.0, w * alpha * 2.0 ** (-alpha)
 
 
-def shifted_relu_moments(
-    mu: np.ndarray, s: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def shifted_relu_moments(mu: ArrayLike, s: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r""":math:`P(u > 0)`, :math:`E[u^+]`, :math:`E[(u^+)^2]` for :math:`u \sim N(\mu, s^2)`.
 
     .. math::

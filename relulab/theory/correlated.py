@@ -89,7 +89,6 @@ PARAMETERISATIONS = (
     "one_plus_k",
     "precision",
 )
-_NEEDS_FAN_IN = ("pairwise", "correlation")
 
 
 def check_row_covariance(a: float, b: float) -> None:
@@ -120,16 +119,14 @@ def covariance_coefficients(
         (1.0, -0.9900990099009901)
     """
     k = float(k)
-    if parameterisation in _NEEDS_FAN_IN and (fan_in is None or fan_in < 2):
-        raise ValueError(f"the {parameterisation!r} reading needs fan_in ≥ 2, got {fan_in}")
     if parameterisation == "additive":
         a, b = 1.0, k
     elif parameterisation == "negated":
         a, b = 1.0, -k
     elif parameterisation == "pairwise":
-        a, b = 1.0 - k / fan_in, k
+        a, b = 1.0 - k / _fan_in(parameterisation, fan_in), k
     elif parameterisation == "correlation":
-        a, b = 1.0 - k, k * fan_in
+        a, b = 1.0 - k, k * _fan_in(parameterisation, fan_in)
     elif parameterisation == "one_plus_k":
         a, b = 1.0 + k, -k
     elif parameterisation == "precision":
@@ -143,6 +140,13 @@ def covariance_coefficients(
         )
     check_row_covariance(a, b)
     return a, b
+
+
+def _fan_in(parameterisation: str, fan_in: int | None) -> int:
+    """``fan_in``, which the ``pairwise`` and ``correlation`` readings need (≥ 2)."""
+    if fan_in is None or fan_in < 2:
+        raise ValueError(f"the {parameterisation!r} reading needs fan_in ≥ 2, got {fan_in}")
+    return fan_in
 
 
 def row_covariance(fan_in: int, sigma_w2: float, a: float, b: float) -> np.ndarray:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from relulab.theory.kernels import ActivationKernel, ReLUFamilyKernel
+from relulab.theory.kernels import ActivationKernel, ArrayLike, ReLUFamilyKernel
 
 __all__ = [
     "PhaseDiagram",
@@ -53,9 +53,9 @@ UNBOUNDED = 1e12  # a length above this is treated as divergent
 
 def length_map(
     kernel: ActivationKernel,
-    q: np.ndarray,
-    sigma_w2: np.ndarray,
-    sigma_b2: np.ndarray,
+    q: ArrayLike,
+    sigma_w2: ArrayLike,
+    sigma_b2: ArrayLike,
     a: float = 1.0,
     b: float = 0.0,
 ) -> np.ndarray:
@@ -83,11 +83,11 @@ def length_map(
 
 def covariance_map(
     kernel: ActivationKernel,
-    q1: np.ndarray,
-    q2: np.ndarray,
-    q12: np.ndarray,
-    sigma_w2: np.ndarray,
-    sigma_b2: np.ndarray,
+    q1: ArrayLike,
+    q2: ArrayLike,
+    q12: ArrayLike,
+    sigma_w2: ArrayLike,
+    sigma_b2: ArrayLike,
     a: float = 1.0,
     b: float = 0.0,
 ) -> np.ndarray:
@@ -233,8 +233,8 @@ def correlation_trajectory(
         >>> lengths.tolist(), round(float(correlations[1]), 6)
         ([2.0, 2.0, 2.0], 0.31831)
     """
-    q = sigma_w2 * a * q0 + sigma_b2
-    q12 = sigma_w2 * a * c0 * q0 + sigma_b2
+    q: ArrayLike = sigma_w2 * a * q0 + sigma_b2
+    q12: ArrayLike = sigma_w2 * a * c0 * q0 + sigma_b2
     lengths, correlations = [q], [q12 / q]
     for _ in range(depth - 1):
         q, q12 = (
