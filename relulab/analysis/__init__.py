@@ -1,6 +1,7 @@
 """Analysis of stored results, shared by every experiment: pure NumPy/SciPy functions.
 
 * :mod:`relulab.analysis.intervals` — measured values with confidence intervals.
+* :mod:`relulab.analysis.multiplicity` — many intervals judged together (Holm, Bonferroni).
 * :mod:`relulab.analysis.selection` — picking networks by their condition, group means.
 * :mod:`relulab.analysis.curves` — plateaus, first crossings, log and power-law slopes,
   interpolated crossings, boundaries of a sweep.
@@ -42,15 +43,13 @@ from relulab.analysis.intervals import (
     Estimate,
     argmin_ci,
     correlation_ci,
-    holm,
     mean_ci,
     mean_difference_ci,
-    p_beyond,
     proportion_ci,
     rows_statistic_ci,
-    simultaneous_level,
     statistic_ci,
 )
+from relulab.analysis.multiplicity import holm, p_beyond, simultaneous_level
 from relulab.analysis.selection import first_match, group_means, where
 
 __all__ = [

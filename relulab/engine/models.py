@@ -327,7 +327,7 @@ class _ReLUInPlace(torch.autograd.Function):
         return z
 
     @staticmethod
-    def backward(ctx, grad: Tensor) -> Tensor:  # type: ignore[override]  # torch: *grad_outputs
+    def backward(ctx, grad: Tensor) -> Tensor:
         (out,) = ctx.saved_tensors
         # a gradient that may be someone else's, or a backward that builds a graph
         # (create_graph: the out= form is not differentiable): the ordinary backward

@@ -10,7 +10,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from relulab.analysis.intervals import Estimate, holm, p_beyond
+from relulab.analysis.intervals import Estimate
+from relulab.analysis.multiplicity import holm, p_beyond
 from relulab.experiments.criteria.scalar import (
     Above,
     Below,
