@@ -4,6 +4,7 @@ what ``--jobs 1`` stores (claims, metrics, unit payloads), and a unit that keeps
 reported after Ray's retries while the other units are stored. Skipped only where Ray is not
 installed (``pip install relulab[ray]``; the ``test`` extra includes it)."""
 
+import builtins
 import json
 import os
 import shutil
@@ -52,6 +53,9 @@ def cluster():
     # by an earlier local cluster; this private one on 127.0.0.1 and its driver (this process)
     # run without, whatever the user's home holds.
     saved = os.environ.get(AUTH_MODE)
+    # Ray's driver swaps builtins.print for its own (tqdm_ray.safe_print) once it joins a
+    # cluster and never puts it back; later tests in this process must see Python's own.
+    printer = builtins.print
     os.environ[AUTH_MODE] = "disabled"
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join((source, tests))}
     head = subprocess.Popen(
@@ -87,6 +91,7 @@ def cluster():
             os.killpg(head.pid, signal.SIGKILL)
             head.wait()
         shutil.rmtree(temp, ignore_errors=True)
+        builtins.print = printer
         if saved is None:
             os.environ.pop(AUTH_MODE, None)
         else:

@@ -1139,7 +1139,7 @@ def test_unet_layout_preserves_sizes():
 def test_paper_preset_runs_on_real_format_files(tmp_path):
     """The paper path (real files, refuses stand-ins) at a tiny size; on the CPU, the same code
     a ``--device cuda`` run takes (the device only changes where tensors live)."""
-    from test_images import write_cifar, write_isbi
+    from tests.tasks.test_images import write_cifar, write_isbi
 
     data = tmp_path / "data"
     write_cifar(data, n=4)

@@ -107,7 +107,7 @@ def test_tiny_run_on_the_standin_writes_everything_and_resumes(tmp_path):
 def test_paper_preset_on_small_real_format_files(tmp_path):
     """Real MNIST IDX files (gzipped) and CIFAR-10 python batches, written here and read back
     through the loaders; CIFAR-10 gives the fig. 8 claims instead of the MNIST ones."""
-    from test_images import write_cifar, write_mnist
+    from tests.tasks.test_images import write_cifar, write_mnist
 
     write_mnist(tmp_path / "mnist", n_train=300, n_test=12)
     out = tmp_path / "mnist-run"
@@ -125,7 +125,7 @@ def test_paper_preset_on_small_real_format_files(tmp_path):
 def test_fashion_mnist_runs_the_mnist_claims_under_its_own_ids(tmp_path):
     """Fashion-MNIST files (MNIST's format) take MNIST's settings and claims, named for the data
     they were measured on, and the scale says the seed's statements are about MNIST."""
-    from test_images import write_mnist
+    from tests.tasks.test_images import write_mnist
 
     write_mnist(tmp_path / "fashion", n_train=300, n_test=12)
     out = tmp_path / "fashion-run"
