@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 
-import parallel_toy
 import pytest
 import torch
 
 from relulab import cli, progress
 from relulab.experiments import REGISTRY
 from relulab.experiments.context import RunContext
+from tests.runner import parallel_toy
 
 UNIT_LINE = re.compile(
     r"relulab: (?P<run>[\w=. -]+): unit '(?P<unit>[\w-]+)' (?P<outcome>done|failed)"

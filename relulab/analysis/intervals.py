@@ -26,8 +26,8 @@ built on an estimate follows the interval, not the point value (:mod:`relulab.ex
 have: under the null, a 95 % BCa interval of a mean difference excluded the truth on one side in
 13 % of draws at n = 3 and 6.7 % at n = 5 (nominal 2.5 %), and a BCa interval of a mean still
 missed 3.5 % / 3.7 % per side at n = 30 (measured for issue 28, normal samples, 6000 draws).
-The jackknife-t intervals keep their level: ``tests/test_coverage.py`` simulates the null for
-every interval function at n = 3, 5, 10 and 30 and holds each side's miss rate to
+The jackknife-t intervals keep their level: ``tests/analysis/test_coverage.py`` simulates the null
+for every interval function at n = 3, 5, 10 and 30 and holds each side's miss rate to
 2.5 % ± 1 % (discrete intervals — a proportion's, the argmin's grid set — may only miss less).
 
 The bootstrap (``method="bca"``) is seeded, so a report rebuilt from the same store shows the

@@ -13,8 +13,9 @@ batched optimisers (:class:`~relulab.engine.BatchedSGD`, :class:`~relulab.engine
 step all copies at once as on the ``vmap`` path. A training-mode forward updates a copy's
 BatchNorm statistics in place, in its slice of the stacked buffers. Each copy's computation is
 the plain module's, so a copy trains bit for bit as it would alone (and as in any batch); it
-equals the ``vmap`` path's grouped convolution to rounding (``tests/test_engine_functional.py``).
-Which path is faster depends on the device (:func:`default_execution`).
+equals the ``vmap`` path's grouped convolution to rounding
+(``tests/engine/test_engine_functional.py``). Which path is faster depends on the device
+(:func:`default_execution`).
 """
 
 from __future__ import annotations

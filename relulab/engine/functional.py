@@ -27,8 +27,8 @@ memory. ``"auto"`` takes the fastest on the device, as measured by ``relulab ben
 **BatchNorm.** Buffers are stacked too and passed to ``functional_call`` per network
 (``in_dims=0``), so a training-mode forward updates *each copy's own* running mean, variance and
 batch count in place, exactly as ``nn.BatchNorm`` does in a plain loop (checked in
-``tests/test_engine_functional.py``); :meth:`FunctionalFamily.eval` makes the forward use them.
-Observation (:meth:`FunctionalFamily.forward` with ``update_buffers=False``,
+``tests/engine/test_engine_functional.py``); :meth:`FunctionalFamily.eval` makes the forward use
+them. Observation (:meth:`FunctionalFamily.forward` with ``update_buffers=False``,
 :meth:`FunctionalFamily.trace`, :meth:`FunctionalFamily.layer_statistics`) runs on copies of the
 buffers and leaves them as they were. A network whose loss is non-finite keeps its buffers from
 before that step (it is frozen whole). :func:`~relulab.engine.train` evaluates the loss at steps

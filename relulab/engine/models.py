@@ -278,7 +278,7 @@ class BatchedMLP(_StackedNetworks):
         ``half_sum``, :math:`2r/(B\,d_{out})` for ``mse``), going down the layers:
         :math:`\partial W_l = g_l^\top h_{l-1}`, :math:`\partial b_l = \sum_i g_l`,
         :math:`g_{l-1} = (g_l W_l) \odot \sigma'(z_{l-1})`; the shift of ReLU−b does not enter.
-        Checked against torch autograd + optimisers in ``tests/test_engine_families.py``.
+        Checked against torch autograd + optimisers in ``tests/engine/test_engine_families.py``.
         """
         output, preactivations, inputs, _ = self._forward(x)
         residual = output - y

@@ -10,7 +10,7 @@ network):
     L_s = \frac1N \sum_n (f_{sn} - y_{sn})^2 .
 
 The gradients are written out by hand (one fused pass over the ``S×N`` array instead of an
-autograd graph); ``tests/test_engine_single_neuron.py`` checks them against autograd. With
+autograd graph); ``tests/engine/test_engine_single_neuron.py`` checks them against autograd. With
 :math:`\delta_{sn} = 2 (f_{sn} - y_{sn}) / N` and
 :math:`e_{sn} = \delta_{sn} w_{2s} \sigma'(z_{sn})`:
 :math:`\partial_{w_2} L = \sum_n \delta\,\sigma(z)`, :math:`\partial_{b_2} L = \sum_n \delta`,

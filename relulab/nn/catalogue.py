@@ -13,7 +13,7 @@ the Hugging Face classes (by qualified name, so that ``transformers`` is never i
 ``hidden_act`` config strings, its functional forms (``"F.relu"``, ``"torch.relu_"``,
 ``"Tensor.relu"``), its family, its elementwise function, its slopes when piecewise linear,
 and the name of its mean-field kernel in :data:`relulab.theory.kernels.KERNELS` (theory stays
-torch-free: the catalogue points into it by name). ``tests/test_catalogue.py`` fails for a
+torch-free: the catalogue points into it by name). ``tests/nn/test_catalogue.py`` fails for a
 ``torch.nn`` activation or weighted layer that is neither declared nor listed in its
 ``EXCLUDED`` mapping with a reason.
 

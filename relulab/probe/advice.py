@@ -35,8 +35,8 @@ benchmark (``relulab bench remedies``, its committed table read by
 :mod:`relulab.probe.evidence`) measured it to lower the held-out loss of a broken network
 showing the finding, and to raise it in none; the advice says by how much. The others are
 *withheld* and listed as such (:attr:`AdviceList.withheld`) with their numbers. The statistic
-checks of ``tests/test_advice.py`` show that each remedy moves its statistic; only the benchmark
-says whether training gains.
+checks of ``tests/probe/test_advice.py`` show that each remedy moves its statistic; only the
+benchmark says whether training gains.
 
 The thresholds (:class:`AdviceThresholds`) are those of :class:`relulab.probe.Thresholds`, the
 monitor's, where it has one (read from it, so there is one place to change them); the

@@ -15,7 +15,7 @@ activations; 1: every hidden node) to the last, per network; every estimate is o
 covers several inits judges every one (:class:`~relulab.experiments.criteria.Every`) on
 intervals simultaneous over them. That symmetric inits sit at P(h ≤ 0) = ½ and that RAI/RAAI
 lie below it hold by symmetry and by construction: they are tests
-(``tests/test_correlated_init.py``), not claims.
+(``tests/experiments/correlated_init/test_correlated_init.py``), not claims.
 """
 
 from __future__ import annotations

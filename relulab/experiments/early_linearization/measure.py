@@ -10,8 +10,9 @@ representations) live in :mod:`.readouts`, the alignment rows and eq. 14's slow-
 :mod:`.rescaling`; both are re-exported here. The small pure functions
 (:func:`bias_mode_ratio`, :func:`delay_ratio`, :func:`plateau_step`,
 :func:`mean_target_deviation`, :func:`alignment_table`, :func:`decline_after_plateau`) are what
-the claims judge, so the controls in ``tests/test_early_linearization.py`` can feed them
-closed-form data.
+the claims judge, so the controls in
+``tests/experiments/early_linearization/test_early_linearization.py`` can feed them closed-form
+data.
 """
 
 from __future__ import annotations

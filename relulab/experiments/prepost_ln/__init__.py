@@ -16,9 +16,9 @@ stream where that lies beyond 100 blocks; Post-LN's cosine "does not approach 1"
 not shrink as a power of l); its rank collapse is judged at the figure's α = 100; and
 Observation 2's vanishing influence of early layers is measured against Pre-LN on the same
 weights. That Post-LN pins the norm at √d is LayerNorm's definition, not a finding: it is a test
-(``tests/test_prepost_ln.py``) and a metric, not a claim; for the same reason Post-LN's flat
-cosine is a check (run and shown, never counted): LayerNorm and independently drawn blocks make
-how far one block turns a sample the same at every depth.
+(``tests/experiments/prepost_ln/test_prepost_ln.py``) and a metric, not a claim; for the same reason
+Post-LN's flat cosine is a check (run and shown, never counted): LayerNorm and independently drawn
+blocks make how far one block turns a sample the same at every depth.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Every claim is a reading of simulated networks with n and a confidence interval 
 and names the setting under which it fails; five statements the experiment could not fail
 (identities of the setup, or relulab's theory against its own simulation) are checks, run and
 shown but never counted (issue 42). Identities of the infinite-width theory (m/v increasing,
-sub-exponential approach) are tests (``tests/test_sample_variance.py``).
+sub-exponential approach) are tests (``tests/experiments/sample_variance/test_sample_variance.py``).
 """
 
 from __future__ import annotations
