@@ -28,7 +28,7 @@ import shutil
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 
@@ -149,26 +149,59 @@ class FileCheckpoint:
         fault_point(f"checkpoint-saved:{self.label}")
 
 
-def _stream(problem: Any) -> Any:
+@runtime_checkable
+class Resumable(Protocol):
+    """What a checkpoint saves and restores of an optimiser or a minibatch stream."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class DrawsMinibatches(Protocol):
+    """A problem that draws its data from a stream (:class:`relulab.engine.Minibatches`)."""
+
+    batches: Any
+
+
+@runtime_checkable
+class HoldsStackedBuffers(Protocol):
+    """A family whose networks keep stacked buffers (BatchNorm statistics:
+    :class:`relulab.engine.FunctionalFamily`)."""
+
+    buffers: dict[str, torch.Tensor]
+
+
+def _stream(problem: Any) -> Resumable | None:
     """The problem's minibatch stream, if it has one; it must say where it is."""
-    stream = getattr(problem, "batches", None)
-    if stream is not None and not hasattr(stream, "state_dict"):
+    if not isinstance(problem, DrawsMinibatches) or problem.batches is None:
+        return None
+    if not isinstance(problem.batches, Resumable):
         raise ValueError(
             f"a checkpoint needs a resumable minibatch stream (state_dict), not "
-            f"{type(stream).__name__}: use relulab.engine.Minibatches / PerNetworkBatches"
+            f"{type(problem.batches).__name__}: use relulab.engine.Minibatches / "
+            "PerNetworkBatches"
         )
-    return stream
+    return problem.batches
+
+
+@runtime_checkable
+class TrainsAFamily(Protocol):
+    """A problem that trains a family of networks (:class:`relulab.engine.FunctionalProblem`)."""
+
+    family: Any
 
 
 def _buffers(problem: Any) -> dict[str, torch.Tensor]:
-    family = getattr(problem, "family", None)
-    return dict(getattr(family, "buffers", {}) or {})
+    family = problem.family if isinstance(problem, TrainsAFamily) else None
+    return dict(family.buffers or {}) if isinstance(family, HoldsStackedBuffers) else {}
 
 
 def problem_state(problem: Any, optimiser: Any) -> dict[str, Any]:
     """Copies of everything a training's continuation depends on outside the loop: the
     parameters, buffers, the optimiser's and the stream's state, torch's random states."""
-    if not hasattr(optimiser, "state_dict"):
+    if not isinstance(optimiser, Resumable):
         raise ValueError(f"a checkpoint needs an optimiser with state_dict, not {optimiser}")
     stream = _stream(problem)
     device = problem.params[0].device
