@@ -16,6 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from relulab.engine.losses import get_loss
+
 __all__ = ["jax_available", "jax_two_layer_gd", "naive_loop"]
 
 
@@ -28,13 +30,13 @@ def naive_loop(
     loss: str,
 ) -> float:
     """Train each module for ``steps`` full-batch steps, one after the other; wall seconds."""
+    loss_fn = get_loss(loss, "per_network")
     started = time.perf_counter()
     for module in modules:
         optimiser = make_optimiser(module.parameters())
         for _ in range(steps):
             optimiser.zero_grad()
-            squared = (module(x) - y).square()
-            (squared.mean() if loss == "mse" else 0.5 * squared.sum()).backward()
+            loss_fn(module(x), y).backward()
             optimiser.step()
     return time.perf_counter() - started
 

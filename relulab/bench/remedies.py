@@ -35,12 +35,12 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F  # noqa: N812
 from torch import nn
 
 from relulab import init
 from relulab.analysis import mean_ci, superiority_ci
 from relulab.bench.broken import CASES, VARIANTS, Case, Size, Split
+from relulab.engine.losses import get_loss
 from relulab.nn import ReLUMinusB, replace_activations
 from relulab.probe import Monitor, advise, probe
 from relulab.probe.upstream import non_finite_parameters, standardise
@@ -168,9 +168,7 @@ def apply_remedy(how: str, case: Case, size: Size, seed: int) -> Trial | None:
 
 
 def _loss(kind: str, output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    if kind == "cross_entropy":
-        return F.cross_entropy(output, target)
-    return F.mse_loss(output, target)
+    return get_loss(kind, "per_network")(output, target)
 
 
 def train(trial: Trial, size: Size, seed: int, loss: str, monitor: Monitor | None = None) -> float:

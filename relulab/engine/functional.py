@@ -61,7 +61,7 @@ from relulab.engine.copies import (
     loop_loss_and_grads,
 )
 from relulab.engine.family import BatchedFamily, Trace
-from relulab.engine.losses import LOSSES, get_loss
+from relulab.engine.losses import LOSSES, LossName, get_loss
 from relulab.engine.streams import minibatches
 from relulab.init import InitReport, apply_init_, get_scheme
 from relulab.nn.catalogue import ACTIVATIONS, layer_module_types
@@ -503,9 +503,9 @@ class FunctionalProblem:
         family: the copies.
         batches: an iterator of ``(x, y)`` minibatches (e.g. :func:`minibatches`), shared by
             all copies, or with the network axis first when ``per_network``.
-        loss: a name of :data:`FUNCTIONAL_LOSSES` (``mse``, ``cross_entropy``: means over the
-            batch, and over positions for dense targets) or one network's
-            ``(output, target) → scalar``.
+        loss: a name of :data:`FUNCTIONAL_LOSSES` (``mse`` and ``cross_entropy``: means over the
+            batch, and over positions for dense targets; ``half_sum``: half the summed squared
+            error, :mod:`relulab.engine.losses`) or one network's ``(output, target) → scalar``.
         per_network: whether each batch has the network axis first.
         observe_fn: ``family → {name: (S,)}``, extra observables at recording steps.
 
@@ -522,7 +522,7 @@ class FunctionalProblem:
         self,
         family: FunctionalFamily,
         batches: Iterator[tuple[Tensor, Tensor]],
-        loss: Literal["mse", "cross_entropy"] | Callable[[Tensor, Tensor], Tensor] = "mse",
+        loss: LossName | Callable[[Tensor, Tensor], Tensor] = "mse",
         per_network: bool = False,
         observe_fn: Callable[[FunctionalFamily], dict[str, Tensor]] | None = None,
     ) -> None:

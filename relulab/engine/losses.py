@@ -40,6 +40,10 @@ def _batched_half_sum(output: Tensor, target: Tensor) -> Tensor:
     return 0.5 * (output - target).square().sum(dim=(1, 2))
 
 
+def _half_sum(output: Tensor, target: Tensor) -> Tensor:
+    return 0.5 * (output - target).square().sum()
+
+
 @dataclass(frozen=True)
 class Loss:
     """One named loss and its forms (module docstring); a form it lacks is ``None``.
@@ -72,7 +76,12 @@ LOSSES: dict[str, Loss] = {
             per_network=nn.functional.mse_loss,
             squared_scale=lambda samples, outputs: 1.0 / (samples * outputs),
         ),
-        Loss("half_sum", batched=_batched_half_sum, squared_scale=lambda samples, outputs: 0.5),
+        Loss(
+            "half_sum",
+            batched=_batched_half_sum,
+            per_network=_half_sum,
+            squared_scale=lambda samples, outputs: 0.5,
+        ),
         Loss("cross_entropy", per_network=nn.functional.cross_entropy),
     )
 }

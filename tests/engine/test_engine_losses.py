@@ -29,7 +29,7 @@ from relulab.engine.train import Compilable, KnowsStepWork, RecordsInOnePass
 def test_the_type_and_the_registry_name_the_same_losses():
     assert set(get_args(LossName)) == set(LOSSES)
     assert all(name == loss.name for name, loss in LOSSES.items())
-    assert set(FUNCTIONAL_LOSSES) == {"mse", "cross_entropy"}
+    assert set(FUNCTIONAL_LOSSES) == {"mse", "half_sum", "cross_entropy"}  # every form
 
 
 def test_the_batched_forms_are_the_formulas_the_problems_used():
@@ -73,9 +73,9 @@ def test_the_manual_backward_starts_from_the_registrys_scale():
         ),
         (
             lambda: FunctionalProblem(
-                FunctionalFamily(lambda: nn.Linear(2, 1), 1), iter([]), "half_sum"
+                FunctionalFamily(lambda: nn.Linear(2, 1), 1), iter([]), "hinge"
             ),
-            "loss 'half_sum' has no per_network form; choose mse or cross_entropy or a callable",
+            "unknown loss 'hinge'; choose mse or half_sum or cross_entropy or a callable",
         ),
         (
             lambda: BatchedMLP(MLPSpec((2, 1)), 1).loss_and_grads(
