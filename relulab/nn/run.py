@@ -41,6 +41,9 @@ def to_device(batch: Any, device: torch.device | None) -> Any:
     Example:
         >>> to_device({"ids": torch.zeros(2), "name": "x"}, torch.device("cpu"))["name"]
         'x'
+        >>> from collections import namedtuple
+        >>> to_device(namedtuple("Batch", "x y")(torch.zeros(2), 1), torch.device("cpu")).y
+        1
     """
     if device is None:
         return batch
@@ -51,6 +54,8 @@ def to_device(batch: Any, device: torch.device | None) -> Any:
         # constructor in its type, hence the cast
         rebuild = cast(Any, type(batch))
         return rebuild({key: to_device(value, device) for key, value in batch.items()})
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):  # a namedtuple: by position
+        return type(batch)(*(to_device(value, device) for value in batch))
     if isinstance(batch, tuple | list):
         return type(batch)(to_device(value, device) for value in batch)
     return batch
