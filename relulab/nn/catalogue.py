@@ -99,7 +99,7 @@ class ActivationKind:
 
 
 def _act(name: str, family: Family, modules: tuple = (), **fields: object) -> ActivationKind:
-    return ActivationKind(name, family, modules, **fields)  # type: ignore[arg-type]
+    return ActivationKind(name, family, modules, **fields)  # type: ignore[arg-type]  # keywords of the dataclass
 
 
 def _all(*paths: str) -> tuple[str, ...]:
@@ -188,7 +188,7 @@ class LayerKind:
 
 
 def _layer(name: str, axis: int, modules: tuple = (), **fields: object) -> LayerKind:
-    return LayerKind(name, axis, modules, **fields)  # type: ignore[arg-type]
+    return LayerKind(name, axis, modules, **fields)  # type: ignore[arg-type]  # keywords of the dataclass
 
 
 _HF_CONV1D = tuple(f"transformers.{m}.Conv1D" for m in ("pytorch_utils", "modeling_utils"))

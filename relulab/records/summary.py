@@ -133,6 +133,7 @@ class SummaryRecord:
 
     def verdicts(self) -> dict[str, Verdict]:
         """Every claim's and check's verdict by id."""
+        # the field admits "" only until __post_init__ fills it in
         return {c.id: c.verdict for c in self.all_claims}  # type: ignore[misc]
 
     def to_dict(self) -> dict[str, Any]:

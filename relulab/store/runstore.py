@@ -51,7 +51,7 @@ def _reading(method: F) -> F:
                 "refusing to use it"
             ) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the method's signature
 
 
 def _json(value: Any) -> str:

@@ -154,7 +154,10 @@ class Counts:
 
     def total(self, starts: tuple[str, ...] = COUNTED) -> tuple[int, int, int]:
         """(outside, balanced again, back for good) over ``starts``."""
-        return tuple(sum(part[s] for s in starts) for part in (self.left, self.again, self.good))  # type: ignore[return-value]
+        left, again, good = (
+            sum(part[s] for s in starts) for part in (self.left, self.again, self.good)
+        )
+        return left, again, good
 
 
 Tally = dict[tuple[str, str], Counts]
@@ -185,7 +188,8 @@ def group_counts(
     """(outside the balanced state, balanced again at a later record, back for good), summed
     over a group's units, for the networks with the given ``starts``."""
     rows = [counts.total(starts) for (g, _), counts in tally.items() if g == group]
-    return tuple(sum(row[j] for row in rows) for j in range(3))  # type: ignore[return-value]
+    left, again, good = (sum(row[j] for row in rows) for j in range(3))
+    return left, again, good
 
 
 def exact_fraction(returned: int, left: int) -> Estimate:
