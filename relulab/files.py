@@ -62,17 +62,21 @@ def _probe_writable(directory: Path, label: str, path: Path) -> None:
     os.unlink(name)
 
 
-def check_path_name(path: str | Path, label: str) -> None:
+def check_path_name(
+    path: str | Path, label: str, error: type[ValueError] = OutputPathError
+) -> None:
     """Refuse a path that is empty (or blank), holds a NUL or has a component over 255 bytes —
     the name alone, nothing on disk is looked at. An empty string would otherwise mean the
-    working directory, silently.
+    working directory, silently. Paths written and paths read (:mod:`relulab.reading`) are
+    checked here alike.
 
     Args:
         path: the path as given.
         label: how the user named it, for the message (``--out``, ``log_dir``).
+        error: the ``ValueError`` to raise (a reader's ``InputFileError``).
 
     Raises:
-        OutputPathError: a ``ValueError``.
+        OutputPathError: a ``ValueError`` (or ``error``).
 
     Example:
         >>> check_path_name("", "log_dir")
@@ -82,12 +86,12 @@ def check_path_name(path: str | Path, label: str) -> None:
     """
     text = os.fspath(path)
     if not text.strip():
-        raise OutputPathError(f"{label} must not be empty")
+        raise error(f"{label} must not be empty")
     if "\x00" in text:
-        raise OutputPathError(f"{label} contains a NUL character")
+        raise error(f"{label} contains a NUL character")
     for part in Path(text).parts:
         if len(os.fsencode(part)) > 255:
-            raise OutputPathError(f"{label} {text[:60]}…: a path component is over 255 bytes")
+            raise error(f"{label} {text[:60]}…: a path component is over 255 bytes")
 
 
 def check_output_dir(path: str | Path, label: str = "--out") -> Path:

@@ -25,6 +25,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from relulab.files import check_path_name
+
 __all__ = [
     "MAX_JSON_BYTES",
     "MAX_JSON_DEPTH",
@@ -151,12 +153,8 @@ def check_input_file(
         ...
         relulab.reading.InputFileError: --data /dev/zero is a character device, not a regular file
     """
-    text = os.fspath(path)
-    if not text.strip():
-        raise InputFileError(f"{label} must not be empty")
-    if "\x00" in text:
-        raise InputFileError(f"{label} contains a NUL character")
-    path = Path(text)
+    check_path_name(path, label, InputFileError)
+    path = Path(path)
     status = _stat(path, label)
     if not stat.S_ISREG(status.st_mode):
         raise _not_regular(path, label, status.st_mode)
